@@ -1,0 +1,136 @@
+//! Atomic whole-file replacement and memory-mapped reading.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// The runtime folder for private temporaries, relative to the workspace.
+pub const TMP_DIR: &str = ".scriptorium/tmp";
+
+/// Bytes of a file: memory-mapped when large, read into memory otherwise.
+#[derive(Debug)]
+pub enum FileBytes {
+    /// A small file read whole.
+    Owned(Vec<u8>),
+    /// A large file mapped read-only.
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Owned(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
+/// Files at least this large are memory-mapped by [`read_file`].
+pub const MAP_THRESHOLD: u64 = 1 << 20;
+
+/// Reads a file, memory-mapping it when it is at least [`MAP_THRESHOLD`].
+///
+/// The map is read-only. Archive files are only ever replaced by rename,
+/// never modified in place, so a mapped file keeps its bytes while mapped;
+/// a person truncating the file in place while it is mapped is the one case
+/// this cannot guard against (reads would fault), which is the usual
+/// obligation of memory-mapped I/O.
+pub fn read_file(path: &Path) -> Result<FileBytes> {
+    let file = File::open(path).map_err(|e| Error::io(e, "cannot open", path))?;
+    let len = file.metadata().map_err(|e| Error::io(e, "cannot stat", path))?.len();
+    if len >= MAP_THRESHOLD {
+        // SAFETY: the map is read-only and archive files are replaced by
+        // rename, never written in place (see above).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(e, "cannot map", path))?;
+        return Ok(FileBytes::Mapped(map));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(|e| Error::io(e, "cannot read", path))?;
+    Ok(FileBytes::Owned(bytes))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let d = File::open(dir).map_err(|e| Error::io(e, "cannot open directory", dir))?;
+        d.sync_all().map_err(|e| Error::io(e, "cannot fsync directory", dir))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents, fsyncing each parent a new
+/// directory was created in.
+pub fn create_dir_durable(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() {
+            create_dir_durable(parent)?;
+        }
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
+        Err(e) => return Err(Error::io(e, "cannot create directory", dir)),
+    }
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn temp_path(tmp_dir: &Path) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    tmp_dir.join(format!("write-{}-{nanos:x}-{n}.tmp", std::process::id()))
+}
+
+/// Replaces `target` (inside workspace `root`) with `bytes` atomically: a
+/// private temporary under `<root>/.scriptorium/tmp/`, written, flushed and
+/// fsynced, given mode 0644, renamed over the target, and the target's
+/// directory fsynced. A crash leaves the old file or the new one, never a
+/// mixture.
+pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp_dir = root.join(TMP_DIR);
+    create_dir_durable(&tmp_dir)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    create_dir_durable(dir)?;
+    let tmp = temp_path(&tmp_dir);
+    let result = (|| {
+        let mut opts = OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        let mut f = opts.open(&tmp).map_err(|e| Error::io(e, "cannot create", &tmp))?;
+        f.write_all(bytes).map_err(|e| Error::io(e, "cannot write", &tmp))?;
+        f.flush().map_err(|e| Error::io(e, "cannot flush", &tmp))?;
+        f.sync_all().map_err(|e| Error::io(e, "cannot fsync", &tmp))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(fs::Permissions::from_mode(0o644))
+                .map_err(|e| Error::io(e, "cannot set the mode of", &tmp))?;
+        }
+        drop(f);
+        fs::rename(&tmp, target).map_err(|e| Error::io(e, "cannot rename into place", target))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,86 @@
+//! Tests for speaker normalisation and labels.
+
+use super::*;
+use proptest::prelude::*;
+
+fn check(raw: &str, expected: &str) {
+    assert_eq!(normalise(raw), expected, "normalise({raw:?})");
+    assert!(is_normalised(expected), "{expected:?} should be normalised");
+}
+
+#[test]
+fn normalise_vectors() {
+    check("Ada", "Ada");
+    check("  Ada \t Lovelace\n", "Ada Lovelace");
+    check("Mal [admin]: x", "Mal (admin)꞉ x");
+    check("a\u{0}b", "ab");
+    check("\u{202E}evil\u{202C}", "evil");
+    check("zero\u{200B}width", "zerowidth");
+    check("line\u{2028}sep\u{85}x\u{A0}y", "line sep x y");
+    check("\u{200B}", "");
+    check(&"x".repeat(70), &"x".repeat(64));
+    // The cut can leave a trailing space, which is trimmed.
+    check(&format!("{} b", "a".repeat(63)), &"a".repeat(63));
+    check("--", "--");
+    check("-x", "-x");
+}
+
+#[test]
+fn labels() {
+    assert_eq!(label(Some("Ada"), Some("7391")).unwrap(), "Ada (7391)");
+    assert_eq!(label(None, Some("-100--42")).unwrap(), "-100--42");
+    assert_eq!(label(Some("user"), None).unwrap(), "user");
+    assert_eq!(label(Some(" "), Some("\u{200B}")), None);
+    assert_eq!(label(Some("Ada"), Some("\u{200B}")).unwrap(), "Ada");
+}
+
+#[test]
+fn stored_round_trip_examples() {
+    let s = Speaker::from_transport(Some("666"), Some("Mal [admin]: x")).unwrap();
+    assert_eq!(s.label(), "Mal (admin)꞉ x (666)");
+    assert_eq!(s.display(), Some("Mal (admin)꞉ x"));
+    assert_eq!(Speaker::from_stored(s.label(), "666"), Some(s));
+    // A label that does not match the id is refused.
+    assert_eq!(Speaker::from_stored("Ada (7391)", "7392"), None);
+    // A display that is not normalised is refused.
+    assert_eq!(Speaker::from_stored("Ada  B", ""), None);
+    assert_eq!(Speaker::from_stored("", ""), None);
+    // Display-only "user".
+    let u = Speaker::from_stored("user", "").unwrap();
+    assert_eq!((u.id(), u.display()), (None, Some("user")));
+}
+
+#[test]
+fn format_table_is_sorted() {
+    for w in FORMAT_RANGES.windows(2) {
+        assert!(w[0].1 < w[1].0);
+    }
+    assert!(is_format_char('\u{200B}'));
+    assert!(is_format_char('\u{E0041}'));
+    assert!(!is_format_char('a'));
+    assert!(!is_format_char('\u{2028}'));
+}
+
+proptest! {
+    #[test]
+    fn normalise_is_idempotent(s in any::<String>()) {
+        let n = normalise(&s);
+        prop_assert!(is_normalised(&n));
+        prop_assert_eq!(normalise(&n), n.clone());
+        prop_assert!(n.chars().count() <= MAX_PART_CHARS);
+        prop_assert!(!n.contains(['[', ']', ':', '\n']));
+    }
+
+    #[test]
+    fn is_normalised_agrees(s in "[ a\\[:\u{200B}\t]{0,6}") {
+        prop_assert_eq!(is_normalised(&s), normalise(&s) == s);
+    }
+
+    #[test]
+    fn transport_then_stored(id in proptest::option::of(any::<String>()), display in proptest::option::of(any::<String>())) {
+        if let Some(s) = Speaker::from_transport(id.as_deref(), display.as_deref()) {
+            let stored_id = s.id().unwrap_or("");
+            prop_assert_eq!(Speaker::from_stored(s.label(), stored_id), Some(s.clone()));
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! placeholder main replaced below
+fn main() {}
