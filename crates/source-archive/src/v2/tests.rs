@@ -20,12 +20,17 @@ fn file(frames: &[String]) -> Vec<u8> {
 }
 
 fn good() -> String {
-    frame_bytes("chat/t/m0", "user", "<!-- speaker-id:7391 -->\n", "1", "[2026-08-09T10:11:12Z] Ada (7391): hi")
+    good_with("m0")
+}
+
+fn good_with(m: &str) -> String {
+    frame_bytes(&format!("chat/t/{m}"), "user", "<!-- speaker-id:7391 -->\n", "1", "[2026-08-09T10:11:12Z] Ada (7391): hi")
 }
 
 /// The bad frame (second in the file) must stop the parser at its start.
 fn check_refused(bad: String, why: &str) {
-    let bytes = file(&[good(), bad, good().replace("m0", "m9")]);
+    let bytes = file(&[good(), bad, good_with("m9")]);
+    assert!(parse(&file(&[good(), good_with("m9")]), None).is_ok());
     let parsed = parse_prefix(&bytes, None);
     assert_eq!(parsed.frames.len(), 1, "{why}: {:?}", parsed.error);
     let d = parsed.error.expect(why);
@@ -68,17 +73,17 @@ fn non_canonical_values_stop_the_parser() {
         (frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z]user: hi"), "no space after ]"),
         (frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada (7392): hi"), "label/id mismatch"),
         (frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada  (7391): hi"), "display not normalised"),
-        (frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] (7391): hi"), "display-only with id-looking label"),
         (frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] : hi"), "empty display"),
         (frame_bytes("chat/t/.m1", "user", "", "1", rec).replace("chat/t/.m1", "chat/.t/m1"), "hash mismatch"),
         (frame_bytes("chat/.t/m1", "user", "", "1", rec), "thread starts with a dot"),
         (frame_bytes("chat/t/m1", "user", "<!-- trust:trusted -->\n", "1", rec), "unknown trust line"),
         (frame_bytes("chat/t/m1", "user", &format!("{}<!-- trust:pending -->\n", sp("1")), "1", "[2026-08-09T10:11:12Z] 1: hi"), "comment order"),
-        (good().replace("m0", "m1").replacen("\n", "\r\n", 2), "CRLF in comment lines"),
-        (good().replace("m0", "m1").replace("hi", "\u{FFFD}").replace('\u{FFFD}', "\u{1}"), "control char body is fine"),
+        (good_with("m1").replacen("\n", "\r\n", 3), "CRLF in comment lines"),
+        (good_with("m1").replace("hi", "\u{1}"), "control char body is fine"),
+        (frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] (7391): hi"), "display-only with an id-looking display is fine"),
     ];
     for (bad, why) in cases {
-        if why == "control char body is fine" {
+        if why.ends_with("is fine") {
             let bytes = file(&[good(), bad]);
             assert!(parse(&bytes, None).is_ok(), "{why}");
             continue;
@@ -100,7 +105,7 @@ fn non_canonical_values_stop_the_parser() {
     bytes[k] = 0xFF;
     assert_eq!(parse_prefix(&bytes, None).frames.len(), 0);
     // Uppercase anchor hex.
-    let upper = good().replace("m0", "m1");
+    let upper = good_with("m1");
     let h = crate::id::anchor_hash(b"chat/t/m1");
     check_refused(upper.replace(&h, &h.to_uppercase()), "uppercase anchor");
     // A file that names another conversation than expected.

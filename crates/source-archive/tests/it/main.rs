@@ -1,0 +1,33 @@
+//! Integration tests of the archive layer: the FORMAT.md test vector, batch
+//! refusal and replay on a real workspace, property round trips, and the
+//! replay of the committed fuzz corpora.
+
+mod append;
+mod corpus;
+mod roundtrip;
+mod vector;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every file under `root` with its bytes.
+pub(crate) fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
