@@ -99,6 +99,13 @@ pub fn normalise(value: &str) -> String {
 /// True iff `value == normalise(value)`, checked without allocating for the
 /// common case.
 pub fn is_normalised(value: &str) -> bool {
+    if value.len() <= MAX_PART_CHARS && value.is_ascii() {
+        let b = value.as_bytes();
+        let ends_ok = b.first() != Some(&b' ') && b.last() != Some(&b' ');
+        return ends_ok
+            && !b.windows(2).any(|w| w == b"  ")
+            && b.iter().all(|&c| (c == b' ' || c.is_ascii_graphic()) && !matches!(c, b'[' | b']' | b':'));
+    }
     let mut chars = 0usize;
     let mut prev_space = true; // a leading space is not normalised
     for c in value.chars() {

@@ -14,7 +14,6 @@
 //! that).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt;
 
 use nom::branch::alt;
@@ -23,7 +22,7 @@ use nom::combinator::{map, opt, value};
 use nom::sequence::{delimited, terminated};
 use nom::IResult;
 
-use crate::id::{anchor_hash_bytes, check_identifier, SourceId};
+use crate::id::{anchor_hash_bytes, SourceId};
 use crate::pct;
 use crate::record::{Role, SourceRecord, MAX_RECORD_LINES};
 use crate::speaker::{self, Speaker};
@@ -90,7 +89,10 @@ impl fmt::Display for Diagnostic {
 }
 
 /// One valid frame, borrowing from the parsed bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Identifiers stay in their encoded (canonical) form; the accessors decode
+/// them on demand, so parsing allocates nothing for the common frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame<'a> {
     /// Byte offset of the frame's separator line.
     pub offset: usize,
@@ -100,19 +102,13 @@ pub struct Frame<'a> {
     pub len: usize,
     /// The encoded text form of the source id.
     pub source_text: &'a str,
-    /// The provider, decoded.
-    pub provider: Cow<'a, str>,
-    /// The thread, decoded.
-    pub thread: Cow<'a, str>,
-    /// The message id, decoded.
-    pub message: Cow<'a, str>,
     /// The role.
     pub role: Role,
     /// True when the frame carries `<!-- trust:pending -->`.
     pub pending: bool,
-    /// `None` for a speakerless frame; the decoded `speaker-id` value (empty
+    /// `None` for a speakerless frame; the encoded `speaker-id` value (empty
     /// for a display-only identity) for a trusted one.
-    pub speaker_id: Option<Cow<'a, str>>,
+    pub speaker_id_encoded: Option<&'a str>,
     /// The display recovered from the label (trusted identities only).
     pub speaker_display: Option<&'a str>,
     /// The header label (the role for a speakerless frame).
@@ -123,17 +119,48 @@ pub struct Frame<'a> {
     pub body: &'a str,
 }
 
-impl Frame<'_> {
+fn decoded(encoded: &str) -> Cow<'_, str> {
+    if is_plain(encoded.as_bytes()) {
+        Cow::Borrowed(encoded)
+    } else {
+        Cow::Owned(pct::decode_canonical(encoded.as_bytes()).expect("a valid frame holds canonical values"))
+    }
+}
+
+impl<'a> Frame<'a> {
+    fn part(&self, k: usize) -> &'a str {
+        self.source_text.split('/').nth(k).expect("a valid frame's id has three parts")
+    }
+
+    /// The provider, decoded.
+    pub fn provider(&self) -> Cow<'a, str> {
+        decoded(self.part(0))
+    }
+
+    /// The thread, decoded.
+    pub fn thread(&self) -> Cow<'a, str> {
+        decoded(self.part(1))
+    }
+
+    /// The message id, decoded.
+    pub fn message(&self) -> Cow<'a, str> {
+        decoded(self.part(2))
+    }
+
+    /// The decoded `speaker-id` value: `None` when speakerless, empty for a
+    /// display-only identity.
+    pub fn speaker_id(&self) -> Option<Cow<'a, str>> {
+        self.speaker_id_encoded.map(decoded)
+    }
+
     /// The trusted identity of this frame, if any.
     pub fn speaker(&self) -> Option<Speaker> {
-        self.speaker_id
-            .as_ref()
-            .and_then(|id| Speaker::from_stored(self.label, id))
+        self.speaker_id().and_then(|id| Speaker::from_stored(self.label, &id))
     }
 
     /// An owned record equal to the one that was written.
     pub fn to_record(&self) -> SourceRecord {
-        let id = SourceId::new(&self.provider, &self.thread, &self.message)
+        let id = SourceId::new(&self.provider(), &self.thread(), &self.message())
             .expect("a valid frame holds a valid source id");
         SourceRecord::from_parts_unchecked(
             id,
@@ -225,20 +252,31 @@ fn marker(i: &[u8]) -> Res<'_, &[u8]> {
     terminated(tag(MARKER), tag("\n"))(i)
 }
 
-/// Decodes a canonical PCT value, borrowing when it needs no decoding.
-fn decode(encoded: &[u8]) -> Result<Cow<'_, str>, pct::PctError> {
-    let mut prev_dash = false;
-    let plain = encoded.iter().all(|&b| {
-        let ok = b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~') || (b == b'-' && !prev_dash);
-        prev_dash = b == b'-';
-        ok
-    });
-    if plain {
-        // Only ASCII bytes, so this is valid UTF-8.
-        Ok(Cow::Borrowed(std::str::from_utf8(encoded).map_err(|_| pct::PctError::InvalidUtf8)?))
-    } else {
-        pct::decode_canonical(encoded).map(Cow::Owned)
+/// Bytes written raw by PCT (`-` aside).
+const UNRESERVED: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'~';
+        b += 1;
     }
+    t
+};
+
+/// True when `encoded` needs no decoding: unreserved bytes and single `-`.
+fn is_plain(encoded: &[u8]) -> bool {
+    let mut prev_dash = false;
+    for &b in encoded {
+        if UNRESERVED[usize::from(b)] {
+            prev_dash = false;
+        } else if b == b'-' && !prev_dash {
+            prev_dash = true;
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 fn ascii(b: &[u8]) -> &str {
@@ -246,16 +284,125 @@ fn ascii(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or("")
 }
 
+/// Sorts `keys` by their high 32 bits (stable, LSD radix, four passes).
+fn radix_sort_high32(keys: &mut Vec<u64>) {
+    let mut buf = vec![0u64; keys.len()];
+    for pass in 0..4 {
+        let shift = 32 + 8 * pass;
+        let mut counts = [0usize; 257];
+        for &k in keys.iter() {
+            counts[((k >> shift) & 0xFF) as usize + 1] += 1;
+        }
+        for d in 0..256 {
+            counts[d + 1] += counts[d];
+        }
+        for &k in keys.iter() {
+            let d = ((k >> shift) & 0xFF) as usize;
+            buf[counts[d]] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(keys, &mut buf);
+    }
+}
+
+/// The index of the first frame whose source id already appeared earlier
+/// in `frames`. `keys` holds `anchor << 32 | index` for every frame.
+///
+/// Equivalent to checking each frame against a set of the ids before it,
+/// but a sort of the anchor hashes (already computed, uniformly random) is
+/// several times cheaper than a hash set's random probes at archive scale.
+fn first_duplicate(frames: &[Frame<'_>], mut keys: Vec<u64>) -> Option<usize> {
+    radix_sort_high32(&mut keys);
+    let mut first: Option<usize> = None;
+    let mut run = 0;
+    while run < keys.len() {
+        let anchor = keys[run] >> 32;
+        let mut end = run + 1;
+        while end < keys.len() && keys[end] >> 32 == anchor {
+            end += 1;
+        }
+        if end - run > 1 {
+            // Same anchor: compare the ids themselves (in frame order).
+            let idx: Vec<usize> = keys[run..end].iter().map(|k| (k & 0xFFFF_FFFF) as usize).collect();
+            for (j, &later) in idx.iter().enumerate().skip(1) {
+                if idx[..j].iter().any(|&e| frames[e].source_text == frames[later].source_text) {
+                    first = Some(first.map_or(later, |f| f.min(later)));
+                    break;
+                }
+            }
+        }
+        run = end;
+    }
+    first
+}
+
+/// A speaker id seen earlier in the file and what validating it gave.
+struct KnownSpeaker<'a> {
+    encoded: &'a [u8],
+    normalised: String,
+}
+
 struct Parser<'a> {
     bytes: &'a [u8],
-    expect: Option<(Cow<'a, str>, Cow<'a, str>)>,
-    seen: HashSet<&'a str>,
+    /// The longest valid UTF-8 prefix of `bytes`, validated once.
+    text: &'a str,
+    /// The encoded provider and thread every frame must name.
+    expect: Option<(String, String)>,
+    /// Why the expected provider/thread can hold no valid frame at all.
+    expect_error: Option<String>,
+    /// `anchor << 32 | frame index` for every frame, for duplicate detection.
+    keys: Vec<u64>,
+    /// Recently validated speaker ids (speakers repeat within a thread).
+    speakers: Vec<KnownSpeaker<'a>>,
+}
+
+/// Checks one encoded identifier part.
+fn check_encoded(what: &str, encoded: &[u8], path_component: bool) -> Result<(), String> {
+    if !is_plain(encoded) {
+        let value = pct::decode_canonical(encoded)
+            .map_err(|e| format!("{what} {:?}: {}", String::from_utf8_lossy(encoded), e.describe()))?;
+        if value.contains('\0') {
+            return Err(format!("{what} contains NUL"));
+        }
+    }
+    if encoded.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if encoded.len() > crate::id::MAX_ENCODED_BYTES {
+        return Err(format!("{what} is longer than {} bytes encoded", crate::id::MAX_ENCODED_BYTES));
+    }
+    if path_component && encoded[0] == b'.' {
+        return Err(format!("{what} starts with '.'"));
+    }
+    Ok(())
 }
 
 impl<'a> Parser<'a> {
+    /// The normalised form of a speaker id, validating it the first time.
+    fn speaker(&mut self, raw: &'a [u8]) -> Result<usize, String> {
+        if let Some(k) = self.speakers.iter().position(|s| s.encoded == raw) {
+            return Ok(k);
+        }
+        let id = if raw.is_empty() {
+            String::new()
+        } else {
+            check_encoded("speaker-id", raw, false)?;
+            decoded(ascii(raw)).into_owned()
+        };
+        if self.speakers.len() == 16 {
+            self.speakers.clear();
+        }
+        self.speakers.push(KnownSpeaker {
+            encoded: raw,
+            normalised: speaker::normalise(&id),
+        });
+        Ok(self.speakers.len() - 1)
+    }
+
     /// Parses one frame at `at`; `Err(reason)` when it is not valid.
-    fn frame(&mut self, at: usize, line: u64) -> Result<(Frame<'a>, u64), String> {
-        let i = &self.bytes[at..];
+    fn frame(&mut self, at: usize, line: u64, frames: &[Frame<'a>]) -> Result<(Frame<'a>, u64), String> {
+        let bytes = self.bytes;
+        let i = &bytes[at..];
         let truncated = |_| "truncated or malformed frame".to_owned();
         let (i, _) = separator(i).map_err(|_: nom::Err<()>| "expected an empty separator line".to_owned())?;
         let (i, hash) = anchor_line(i).map_err(|_| "expected `<a id=\"source-HASH8\"></a>`".to_owned())?;
@@ -272,27 +419,24 @@ impl<'a> Parser<'a> {
         let (Some(p), Some(t), Some(m), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return Err(format!("source id {source_text:?} is not provider/thread/message"));
         };
-        let bad = |what: &str, e: pct::PctError| format!("{what} in source id {source_text:?}: {}", e.describe());
-        let provider = decode(p).map_err(|e| bad("provider", e))?;
-        let thread = decode(t).map_err(|e| bad("thread", e))?;
-        let message = decode(m).map_err(|e| bad("message", e))?;
-        if source.len() > 3 * crate::id::MAX_ENCODED_BYTES + 2 || p.len() > 200 || t.len() > 200 || m.len() > 200 {
-            return Err(format!("source id {source_text:?} has a part longer than 200 bytes"));
-        }
-        for (what, v, path) in [("provider", &provider, true), ("thread", &thread, true), ("message", &message, false)] {
-            check_identifier(what, v, path).map_err(|e| e.message().to_owned())?;
+        if let Some(e) = &self.expect_error {
+            return Err(e.clone());
         }
         match &self.expect {
-            Some((ep, et)) if *ep != provider || *et != thread => {
-                return Err(format!(
-                    "source id {source_text:?} names another conversation than this file's ({}/{})",
-                    pct::encode(ep),
-                    pct::encode(et)
-                ))
+            Some((ep, et)) => {
+                if ep.as_bytes() != p || et.as_bytes() != t {
+                    return Err(format!(
+                        "source id {source_text:?} names another conversation than this file's ({ep}/{et})"
+                    ));
+                }
             }
-            Some(_) => {}
-            None => self.expect = Some((provider.clone(), thread.clone())),
+            None => {
+                check_encoded("provider", p, true)?;
+                check_encoded("thread", t, true)?;
+                self.expect = Some((ascii(p).to_owned(), ascii(t).to_owned()));
+            }
         }
+        check_encoded("message", m, false)?;
         let want = anchor_hash_bytes(source);
         let mut got = [0u8; 4];
         for (k, pair) in hash.chunks(2).enumerate() {
@@ -302,19 +446,12 @@ impl<'a> Parser<'a> {
         if got != want {
             return Err(format!("anchor hash {} does not match source id {source_text:?}", ascii(hash)));
         }
-        if !self.seen.insert(source_text) {
-            return Err(format!("duplicate source id {source_text:?}"));
-        }
+        let key = (u64::from(u32::from_be_bytes(want)) << 32) | frames.len() as u64;
 
         // The speaker-id value.
-        let speaker_id = match speaker {
+        let known = match speaker {
             None => None,
-            Some(raw) if raw.is_empty() => Some(Cow::Borrowed("")),
-            Some(raw) => {
-                let id = decode(raw).map_err(|e| format!("speaker-id {:?}: {}", ascii(raw), e.describe()))?;
-                check_identifier("speaker-id", &id, false).map_err(|e| e.message().to_owned())?;
-                Some(id)
-            }
+            Some(raw) => Some(self.speaker(raw)?),
         };
 
         // N: decimal, no leading zero, 1..=1,000,000.
@@ -331,64 +468,63 @@ impl<'a> Parser<'a> {
         let end = lfs
             .nth(n - 1)
             .ok_or_else(|| format!("truncated record: fewer than {n} complete lines"))?;
-        let record = std::str::from_utf8(&i[..end]).map_err(|_| "record is not valid UTF-8".to_owned())?;
+        let start = bytes.len() - i.len();
+        if start + end > self.text.len() {
+            return Err("record is not valid UTF-8".to_owned());
+        }
+        let record = &self.text[start..start + end];
 
         // [TIMESTAMP] LABEL: BODY
         let rest = record.strip_prefix('[').ok_or("record does not start with `[`")?;
-        let close = rest.find(']').ok_or("record timestamp is not closed by `]`")?;
+        let close = memchr::memchr(b']', rest.as_bytes()).ok_or("record timestamp is not closed by `]`")?;
         let ts = &rest[..close];
         if !timestamp::is_valid(ts) {
             return Err(format!("record timestamp {ts:?} is not RFC 3339 UTC with `Z`"));
         }
         let rest = rest[close + 1..].strip_prefix(' ').ok_or("expected a space after the timestamp")?;
-        let colon = rest.find(':').ok_or("record has no `LABEL: ` header")?;
+        let colon = memchr::memchr(b':', rest.as_bytes()).ok_or("record has no `LABEL: ` header")?;
         let label = &rest[..colon];
         let body = rest[colon + 1..].strip_prefix(' ').ok_or("expected `: ` after the label")?;
-        let speaker_display = match &speaker_id {
+        let speaker_display = match known {
             None => {
                 if label != role.as_str() {
                     return Err(format!("speakerless record's label {label:?} is not its role"));
                 }
                 None
             }
-            Some(id) => match stored_display(label, id) {
+            Some(k) => match stored_display(label, &self.speakers[k].normalised) {
                 Some(d) => d,
-                None => return Err(format!("label {label:?} is not label(display, id) for speaker-id {id:?}")),
+                None => {
+                    return Err(format!(
+                        "label {label:?} is not label(display, id) for speaker-id {:?}",
+                        ascii(speaker.unwrap_or_default())
+                    ))
+                }
             },
         };
 
-        let consumed = (self.bytes.len() - i.len()) - at + end + 1;
+        let consumed = (bytes.len() - i.len()) - at + end + 1;
         let frame = Frame {
             offset: at,
             line,
             len: consumed,
             source_text,
-            provider,
-            thread,
-            message,
             role,
             pending,
-            speaker_id,
+            speaker_id_encoded: speaker.map(ascii),
             speaker_display,
             label,
             timestamp: ts,
             body,
         };
+        self.keys.push(key);
         Ok((frame, header_lines + n as u64))
     }
 }
 
-/// The display a stored label implies, if the pair is valid
-/// (see [`Speaker::from_stored`]); allocation-free when the id is already
-/// normalised.
-fn stored_display<'l>(label: &'l str, id: &str) -> Option<Option<&'l str>> {
-    let owned;
-    let i: &str = if speaker::is_normalised(id) {
-        id
-    } else {
-        owned = speaker::normalise(id);
-        &owned
-    };
+/// The display a stored label implies, given the normalised id `i`, if the
+/// pair is valid (see [`Speaker::from_stored`]).
+fn stored_display<'l>(label: &'l str, i: &str) -> Option<Option<&'l str>> {
     let display = if i.is_empty() {
         Some(label)
     } else if label == i {
@@ -420,15 +556,36 @@ pub fn parse_prefix<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Parsed<'
         });
         return parsed;
     };
+    let expect = expect.map(|e| (pct::encode(e.provider), pct::encode(e.thread)));
+    let expect_error = expect.as_ref().and_then(|(p, t)| {
+        check_encoded("provider", p.as_bytes(), true)
+            .and_then(|()| check_encoded("thread", t.as_bytes(), true))
+            .err()
+            .map(|e| format!("this file's own name is not a valid conversation: {e}"))
+    });
+    // Validate UTF-8 once for the whole input; a frame reaching past the
+    // valid prefix is invalid. Record boundaries fall on LF bytes, so slicing
+    // the validated text there is always on a character boundary.
+    let text = match simdutf8::basic::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(_) => match simdutf8::compat::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => simdutf8::basic::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
+        },
+    };
     let mut parser = Parser {
         bytes,
-        expect: expect.map(|e| (Cow::Owned(e.provider.to_owned()), Cow::Owned(e.thread.to_owned()))),
-        seen: HashSet::new(),
+        text,
+        expect,
+        expect_error,
+        keys: Vec::with_capacity(bytes.len() / 400),
+        speakers: Vec::new(),
     };
+    parsed.frames.reserve(bytes.len() / 400);
     let mut at = MARKER.len() + 1;
     let mut line = 2u64;
     while at < bytes.len() {
-        match parser.frame(at, line) {
+        match parser.frame(at, line, &parsed.frames) {
             Ok((frame, lines)) => {
                 at += frame.len;
                 line += lines;
@@ -441,6 +598,16 @@ pub fn parse_prefix<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Parsed<'
         }
     }
     parsed.valid_len = at;
+    if let Some(k) = first_duplicate(&parsed.frames, parser.keys) {
+        let f = parsed.frames[k];
+        parsed.frames.truncate(k);
+        parsed.valid_len = f.offset;
+        parsed.error = Some(Diagnostic {
+            offset: f.offset,
+            line: f.line,
+            reason: format!("duplicate source id {:?}", f.source_text),
+        });
+    }
     parsed
 }
 

@@ -205,3 +205,29 @@ fn body_is_never_structure() {
     assert_eq!(frames[5].body, "\n<!-- record-lines:1 -->\n\u{2028}");
     assert!(frames[5].pending);
 }
+
+#[test]
+fn a_duplicate_stops_the_parser_even_when_its_frame_is_also_bad() {
+    // The duplicate of m0 is itself malformed (bad label): the prefix ends there.
+    let bad_dup = frame_bytes("chat/t/m0", "user", "", "1", "[2026-08-09T10:11:12Z] assistant: x");
+    let bytes = file(&[good(), good_with("m1"), bad_dup, good_with("m2")]);
+    let p = parse_prefix(&bytes, None);
+    assert_eq!(p.frames.len(), 2);
+    // A later duplicate after a good run.
+    let bytes = file(&[good(), good_with("m1"), good_with("m2"), good_with("m1"), good_with("m3")]);
+    let p = parse_prefix(&bytes, None);
+    assert_eq!(p.frames.len(), 3);
+    let d = p.error.unwrap();
+    assert!(d.reason.contains("duplicate"), "{}", d.reason);
+    assert_eq!(d.offset, p.valid_len);
+    assert_eq!(d.line, 2 + 3 * 7);
+}
+
+#[test]
+fn radix_sort_is_a_stable_sort_by_anchor() {
+    let mut keys: Vec<u64> = (0..1000u64).map(|i| ((i * 7919 % 13) << 32) | i).collect();
+    let mut expected = keys.clone();
+    expected.sort_by_key(|k| k >> 32);
+    radix_sort_high32(&mut keys);
+    assert_eq!(keys, expected);
+}
