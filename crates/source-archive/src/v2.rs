@@ -281,8 +281,17 @@ fn is_plain(encoded: &[u8]) -> bool {
 
 fn ascii(b: &[u8]) -> &str {
     // Callers pass bytes matched by ASCII-only combinators.
-    std::str::from_utf8(b).unwrap_or("")
+    if b.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(b) }
+    } else {
+        ""
+    }
 }
+
+/// How many bytes of input are validated as UTF-8 at a time: small enough
+/// that a chunk is still in cache when its frames are parsed.
+const UTF8_CHUNK: usize = 64 * 1024;
 
 /// Sorts `keys` by their high 32 bits (stable, LSD radix, four passes).
 fn radix_sort_high32(keys: &mut Vec<u64>) {
@@ -344,8 +353,10 @@ struct KnownSpeaker<'a> {
 
 struct Parser<'a> {
     bytes: &'a [u8],
-    /// The longest valid UTF-8 prefix of `bytes`, validated once.
-    text: &'a str,
+    /// `bytes[..valid_to]` is known to be valid UTF-8.
+    valid_to: usize,
+    /// True once invalid UTF-8 was found at `valid_to`.
+    invalid_utf8: bool,
     /// The encoded provider and thread every frame must name.
     expect: Option<(String, String)>,
     /// Why the expected provider/thread can hold no valid frame at all.
@@ -378,6 +389,41 @@ fn check_encoded(what: &str, encoded: &[u8], path_component: bool) -> Result<(),
 }
 
 impl<'a> Parser<'a> {
+    /// Validates UTF-8 forward in cache-sized chunks until `bytes[..end]`
+    /// is covered; false when invalid UTF-8 comes first.
+    fn utf8_until(&mut self, end: usize) -> bool {
+        while self.valid_to < end {
+            if self.invalid_utf8 {
+                return false;
+            }
+            let chunk_end = (self.valid_to + UTF8_CHUNK).max(end).min(self.bytes.len());
+            match simdutf8::compat::from_utf8(&self.bytes[self.valid_to..chunk_end]) {
+                Ok(_) => self.valid_to = chunk_end,
+                Err(e) => {
+                    // A character cut by the chunk's end is read again with
+                    // the next chunk; anything else is invalid.
+                    let cut = e.error_len().is_none() && chunk_end < self.bytes.len();
+                    self.valid_to += e.valid_up_to();
+                    self.invalid_utf8 = !cut;
+                }
+            }
+        }
+        true
+    }
+
+    /// `bytes[start..end]` as text. The caller has checked
+    /// `utf8_until(end)` and both ends are character boundaries (they follow
+    /// or precede an ASCII byte).
+    fn text(&self, start: usize, end: usize) -> &'a str {
+        debug_assert!(end <= self.valid_to);
+        let b = &self.bytes[start..end];
+        debug_assert!(std::str::from_utf8(b).is_ok());
+        // SAFETY: `bytes[..valid_to]` was validated as UTF-8 by `utf8_until`
+        // and the slice starts and ends on character boundaries, so it is
+        // valid UTF-8 on its own.
+        unsafe { std::str::from_utf8_unchecked(b) }
+    }
+
     /// The normalised form of a speaker id, validating it the first time.
     fn speaker(&mut self, raw: &'a [u8]) -> Result<usize, String> {
         if let Some(k) = self.speakers.iter().position(|s| s.encoded == raw) {
@@ -458,7 +504,7 @@ impl<'a> Parser<'a> {
         if n[0] == b'0' {
             return Err("record-lines has a leading zero (or is zero)".to_owned());
         }
-        let n: usize = ascii(n).parse().map_err(|_| "record-lines is not a number".to_owned())?;
+        let n = n.iter().fold(0usize, |acc, &d| acc * 10 + usize::from(d - b'0'));
         if n > MAX_RECORD_LINES {
             return Err(format!("record-lines {n} exceeds {MAX_RECORD_LINES}"));
         }
@@ -469,10 +515,10 @@ impl<'a> Parser<'a> {
             .nth(n - 1)
             .ok_or_else(|| format!("truncated record: fewer than {n} complete lines"))?;
         let start = bytes.len() - i.len();
-        if start + end > self.text.len() {
+        if !self.utf8_until(start + end) {
             return Err("record is not valid UTF-8".to_owned());
         }
-        let record = &self.text[start..start + end];
+        let record = self.text(start, start + end);
 
         // [TIMESTAMP] LABEL: BODY
         let rest = record.strip_prefix('[').ok_or("record does not start with `[`")?;
@@ -563,19 +609,10 @@ pub fn parse_prefix<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Parsed<'
             .err()
             .map(|e| format!("this file's own name is not a valid conversation: {e}"))
     });
-    // Validate UTF-8 once for the whole input; a frame reaching past the
-    // valid prefix is invalid. Record boundaries fall on LF bytes, so slicing
-    // the validated text there is always on a character boundary.
-    let text = match simdutf8::basic::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(_) => match simdutf8::compat::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => simdutf8::basic::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
-        },
-    };
     let mut parser = Parser {
         bytes,
-        text,
+        valid_to: 0,
+        invalid_utf8: false,
         expect,
         expect_error,
         keys: Vec::with_capacity(bytes.len() / 400),
