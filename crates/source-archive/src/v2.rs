@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_while, take_while1, take_while_m_n};
+use nom::bytes::complete::{take_while, take_while1, take_while_m_n};
 use nom::combinator::{map, opt, value};
 use nom::sequence::{delimited, terminated};
 use nom::IResult;
@@ -195,6 +195,18 @@ pub struct Expect<'e> {
 }
 
 type Res<'a, T> = IResult<&'a [u8], T, ()>;
+
+/// nom's `tag` for a constant byte string, compared with one `starts_with`
+/// (a fixed-length memcmp) instead of byte by byte.
+fn tag<'a>(t: &'static str) -> impl Fn(&'a [u8]) -> Res<'a, &'a [u8]> {
+    move |i: &'a [u8]| {
+        if i.starts_with(t.as_bytes()) {
+            Ok((&i[t.len()..], &i[..t.len()]))
+        } else {
+            Err(nom::Err::Error(()))
+        }
+    }
+}
 
 fn is_pct_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'-' | b'%')
@@ -396,8 +408,19 @@ impl<'a> Parser<'a> {
             if self.invalid_utf8 {
                 return false;
             }
-            let chunk_end = (self.valid_to + UTF8_CHUNK).max(end).min(self.bytes.len());
-            match simdutf8::compat::from_utf8(&self.bytes[self.valid_to..chunk_end]) {
+            let mut chunk_end = (self.valid_to + UTF8_CHUNK).max(end).min(self.bytes.len());
+            // End the chunk on a character boundary when one is near.
+            let mut back = 0;
+            while back < 3 && chunk_end > end && chunk_end < self.bytes.len() && (self.bytes[chunk_end] & 0xC0) == 0x80 {
+                chunk_end -= 1;
+                back += 1;
+            }
+            let chunk = &self.bytes[self.valid_to..chunk_end];
+            if simdutf8::basic::from_utf8(chunk).is_ok() {
+                self.valid_to = chunk_end;
+                continue;
+            }
+            match simdutf8::compat::from_utf8(chunk) {
                 Ok(_) => self.valid_to = chunk_end,
                 Err(e) => {
                     // A character cut by the chunk's end is read again with
