@@ -34,10 +34,46 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "budget", "is", "fine", "we", "should", "ship", "on", "friday", "please", "remember", "that",
-    "Ada", "prefers", "short", "answers", "deploy", "staging", "review", "merge", "tests", "passed",
-    "meeting", "moved", "to", "Tuesday", "cost", "estimate", "50k", "Flask", "tracker", "invoice",
-    "über", "café", "日本語", "ok", "thanks", "- [ ]", "`cargo test`", "[2026-08-09] INFO ready",
+    "the",
+    "budget",
+    "is",
+    "fine",
+    "we",
+    "should",
+    "ship",
+    "on",
+    "friday",
+    "please",
+    "remember",
+    "that",
+    "Ada",
+    "prefers",
+    "short",
+    "answers",
+    "deploy",
+    "staging",
+    "review",
+    "merge",
+    "tests",
+    "passed",
+    "meeting",
+    "moved",
+    "to",
+    "Tuesday",
+    "cost",
+    "estimate",
+    "50k",
+    "Flask",
+    "tracker",
+    "invoice",
+    "über",
+    "café",
+    "日本語",
+    "ok",
+    "thanks",
+    "- [ ]",
+    "`cargo test`",
+    "[2026-08-09] INFO ready",
 ];
 
 /// One realistic record of `thread` number `n`.
@@ -67,8 +103,16 @@ pub fn record(rng: &mut Rng, thread: &str, n: usize) -> SourceRecord {
         _ => (Role::User, Speaker::from_transport(Some("7391"), Some("Ada Lovelace"))),
     };
     let id = SourceId::new("openprogram", thread, &format!("msg_{n:08x}")).expect("generated ids are valid");
-    let ts = format!("2026-08-{:02}T{:02}:{:02}:{:02}.{:03}Z", 1 + n % 28, n % 24, n % 60, (n / 60) % 60, n % 1000);
-    SourceRecord::new(id, role, &ts, speaker, rng.range(0, 50) == 0, body).expect("generated records are valid")
+    let ts = format!(
+        "2026-08-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        1 + n % 28,
+        n % 24,
+        n % 60,
+        (n / 60) % 60,
+        n % 1000
+    );
+    SourceRecord::new(id, role, &ts, speaker, rng.range(0, 50) == 0, body)
+        .expect("generated records are valid")
 }
 
 /// A v2 file of at least `min_bytes`, its frame count and its LF count.

@@ -41,7 +41,11 @@ fn run(what: &str, cmd: &mut Command) -> Result<()> {
 }
 
 fn fuzz(seconds: u64, targets: &[String]) -> Result<()> {
-    let have = Command::new("cargo").args(["fuzz", "--version"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let have = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !have {
         bail!("cargo-fuzz is not installed; run `cargo install cargo-fuzz --locked`");
     }
@@ -75,7 +79,10 @@ fn fuzz(seconds: u64, targets: &[String]) -> Result<()> {
 
 fn ci() -> Result<()> {
     run("rustfmt", cargo().args(["fmt", "--all", "--check"]))?;
-    run("clippy", cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))?;
+    run(
+        "clippy",
+        cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]),
+    )?;
     run("tests (tidy and fuzz corpus replay included)", cargo().args(["test", "--workspace", "--locked"]))?;
     run("benches as tests", cargo().args(["bench", "--workspace", "--locked", "--", "--test"]))?;
     fuzz(CI_FUZZ_SECONDS, &[])?;
@@ -86,7 +93,11 @@ fn ci() -> Result<()> {
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_else(|| "unknown cpu".to_owned());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let rustc = Command::new("rustc")
@@ -139,7 +150,11 @@ fn main() -> Result<()> {
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 if a == "--seconds" {
-                    seconds = it.next().context("--seconds needs a value")?.parse().context("--seconds takes an integer")?;
+                    seconds = it
+                        .next()
+                        .context("--seconds needs a value")?
+                        .parse()
+                        .context("--seconds takes an integer")?;
                 } else {
                     targets.push(a.clone());
                 }

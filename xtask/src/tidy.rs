@@ -66,12 +66,8 @@ fn rank(name: &str) -> Option<usize> {
 
 /// Dependency edges and the allow-list, for one `cargo metadata` output.
 fn check_dependencies(meta: &Value, problems: &mut Vec<String>) {
-    let local: Vec<&str> = meta["packages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let local: Vec<&str> =
+        meta["packages"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
     for pkg in meta["packages"].as_array().into_iter().flatten() {
         let name = pkg["name"].as_str().unwrap_or("?");
         for dep in pkg["dependencies"].as_array().into_iter().flatten() {

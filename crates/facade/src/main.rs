@@ -60,7 +60,9 @@ fn io_fail(e: io::Error) -> ExitCode {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return ExitCode::from(1);
     }
-    let line = json::to_line(&serde_json::json!({"error": {"code": "IO", "message": format!("writing output: {e}")}}));
+    let line = json::to_line(
+        &serde_json::json!({"error": {"code": "IO", "message": format!("writing output: {e}")}}),
+    );
     let _ = writeln!(io::stderr().lock(), "{line}");
     ExitCode::from(1)
 }

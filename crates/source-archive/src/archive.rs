@@ -74,11 +74,16 @@ impl Archive {
                 }
                 let rel = format!("sources/{pname}/_v2/{name}");
                 let bytes = fsio::read_file(&pdir.join("_v2").join(&name))?;
-                let (p, t) = (pct::decode_canonical(pname.as_bytes()), pct::decode_canonical(stem.as_bytes()));
+                let (p, t) =
+                    (pct::decode_canonical(pname.as_bytes()), pct::decode_canonical(stem.as_bytes()));
                 let (Ok(p), Ok(t)) = (p, t) else {
                     archive.problems.push(FileProblem {
                         path: rel,
-                        diagnostic: Diagnostic { offset: 0, line: 1, reason: "file name is not a canonical PCT provider/thread".into() },
+                        diagnostic: Diagnostic {
+                            offset: 0,
+                            line: 1,
+                            reason: "file name is not a canonical PCT provider/thread".into(),
+                        },
                     });
                     continue;
                 };
@@ -111,10 +116,7 @@ impl Archive {
         if let Some(r) = self.v2.get(id) {
             return Some(Found::V2(r));
         }
-        self.legacy
-            .iter()
-            .find(|(_, r)| r.id.as_ref() == Some(id))
-            .map(|(p, r)| Found::Legacy(p, r))
+        self.legacy.iter().find(|(_, r)| r.id.as_ref() == Some(id)).map(|(p, r)| Found::Legacy(p, r))
     }
 
     /// Every v2 record, ordered by source id.
@@ -154,7 +156,9 @@ pub fn dump(path: &Path) -> Result<Dump> {
         Error::new(kind, format!("cannot read {}: {e}", path.display())).with_path(path)
     })?;
     if meta.is_dir() {
-        return Err(Error::invalid(format!("{} is a directory, not an archive file", path.display())).with_path(path));
+        return Err(
+            Error::invalid(format!("{} is a directory, not an archive file", path.display())).with_path(path)
+        );
     }
     let bytes = fsio::read_file(path)?;
     let parent = path.parent();
@@ -164,7 +168,10 @@ pub fn dump(path: &Path) -> Result<Dump> {
             .then(|| {
                 let provider = parent?.parent()?.file_name()?.to_str()?;
                 let thread = path.file_name()?.to_str()?.strip_suffix(".md")?;
-                Some((pct::decode_canonical(provider.as_bytes()).ok()?, pct::decode_canonical(thread.as_bytes()).ok()?))
+                Some((
+                    pct::decode_canonical(provider.as_bytes()).ok()?,
+                    pct::decode_canonical(thread.as_bytes()).ok()?,
+                ))
             })
             .flatten();
         let expect = names.as_ref().map(|(p, t)| Expect { provider: p, thread: t });

@@ -47,14 +47,7 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error {
-            kind,
-            message: message.into(),
-            path: None,
-            line: None,
-            offset: None,
-            source: None,
-        }
+        Error { kind, message: message.into(), path: None, line: None, offset: None, source: None }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {

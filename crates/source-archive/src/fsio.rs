@@ -91,10 +91,8 @@ pub fn create_dir_durable(dir: &Path) -> Result<()> {
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn temp_path(tmp_dir: &Path) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     tmp_dir.join(format!("write-{}-{nanos:x}-{n}.tmp", std::process::id()))
 }

@@ -26,9 +26,7 @@ pub fn check_identifier(what: &str, value: &str, path_component: bool) -> Result
         )));
     }
     if path_component && value.starts_with('.') {
-        return Err(Error::invalid(format!(
-            "{what} {value:?} starts with '.'; it is also a path component"
-        )));
+        return Err(Error::invalid(format!("{what} {value:?} starts with '.'; it is also a path component")));
     }
     Ok(())
 }
@@ -51,27 +49,19 @@ impl SourceId {
         check_identifier("provider", provider, true)?;
         check_identifier("thread", thread, true)?;
         check_identifier("message", message, false)?;
-        Ok(SourceId {
-            provider: provider.to_owned(),
-            thread: thread.to_owned(),
-            message: message.to_owned(),
-        })
+        Ok(SourceId { provider: provider.to_owned(), thread: thread.to_owned(), message: message.to_owned() })
     }
 
     /// Parses the text form (three canonical encoded parts joined by `/`).
     pub fn parse(text: &str) -> Result<SourceId> {
         let mut parts = text.split('/');
-        let (Some(p), Some(t), Some(m), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(p), Some(t), Some(m), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return Err(Error::invalid(format!(
-                "source id {text:?} is not provider/thread/message"
-            )));
+            return Err(Error::invalid(format!("source id {text:?} is not provider/thread/message")));
         };
         let decode = |what: &str, v: &str| {
-            pct::decode_canonical(v.as_bytes()).map_err(|e| {
-                Error::invalid(format!("{what} {v:?} in source id: {}", e.describe()))
-            })
+            pct::decode_canonical(v.as_bytes())
+                .map_err(|e| Error::invalid(format!("{what} {v:?} in source id: {}", e.describe())))
         };
         SourceId::new(&decode("provider", p)?, &decode("thread", t)?, &decode("message", m)?)
     }
@@ -160,12 +150,7 @@ mod tests {
 
     #[test]
     fn anchors_of_the_test_vector() {
-        for (m, hash) in [
-            ("m1", "99a7df07"),
-            ("m2", "af37cd7e"),
-            ("m3", "7ecc327f"),
-            ("m6", "82a463b6"),
-        ] {
+        for (m, hash) in [("m1", "99a7df07"), ("m2", "af37cd7e"), ("m3", "7ecc327f"), ("m6", "82a463b6")] {
             let id = SourceId::new("chat", "team-1", m).unwrap();
             assert_eq!(id.anchor(), format!("source-{hash}"));
             assert_eq!(id.v2_path(), "sources/chat/_v2/team-1.md");

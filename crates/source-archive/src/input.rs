@@ -47,10 +47,7 @@ impl InputRecord {
     pub fn into_record(self) -> Result<SourceRecord> {
         let id = SourceId::new(&self.provider, &self.thread, &self.message)?;
         let role = Role::parse(&self.role).ok_or_else(|| {
-            Error::invalid(format!(
-                "role {:?} is not one of user, assistant, system",
-                self.role
-            ))
+            Error::invalid(format!("role {:?} is not one of user, assistant, system", self.role))
         })?;
         if let Some(sid) = &self.speaker_id {
             check_identifier("speaker_id", sid, false)?;
@@ -68,8 +65,7 @@ fn serde_message(e: &serde_json::Error) -> String {
 
 /// Parses one JSON object into a checked record.
 pub fn parse_record(json: &str) -> Result<SourceRecord> {
-    let input: InputRecord =
-        serde_json::from_str(json).map_err(|e| Error::invalid(serde_message(&e)))?;
+    let input: InputRecord = serde_json::from_str(json).map_err(|e| Error::invalid(serde_message(&e)))?;
     input.into_record()
 }
 
@@ -85,9 +81,9 @@ fn read_records_dyn(mut reader: Box<dyn BufRead + '_>) -> Result<Vec<SourceRecor
     let mut line = 0u64;
     loop {
         buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::new(crate::ErrorKind::Io, format!("reading input: {e}")).with_line(line + 1))?;
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
+            Error::new(crate::ErrorKind::Io, format!("reading input: {e}")).with_line(line + 1)
+        })?;
         if n == 0 {
             break;
         }
@@ -145,7 +141,9 @@ mod tests {
 
     #[test]
     fn nulls_are_absent() {
-        let r = parse_record(&OK.replace("}", r#","speaker_id":null,"speaker_display":null,"pending":null}"#)).unwrap();
+        let r =
+            parse_record(&OK.replace("}", r#","speaker_id":null,"speaker_display":null,"pending":null}"#))
+                .unwrap();
         assert_eq!(r.speaker(), None);
         assert!(!r.is_pending());
     }

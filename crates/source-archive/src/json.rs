@@ -82,16 +82,10 @@ impl RecordView {
     /// known); `provider`/`thread` fall back to `fallback` when it names no id.
     pub fn of_legacy(r: &LegacyRecord, path: &str, fallback: Option<(&str, &str)>) -> RecordView {
         let (provider, thread, message) = match &r.id {
-            Some(id) => (
-                Some(id.provider().to_owned()),
-                Some(id.thread().to_owned()),
-                Some(id.message().to_owned()),
-            ),
-            None => (
-                fallback.map(|f| f.0.to_owned()),
-                fallback.map(|f| f.1.to_owned()),
-                None,
-            ),
+            Some(id) => {
+                (Some(id.provider().to_owned()), Some(id.thread().to_owned()), Some(id.message().to_owned()))
+            }
+            None => (fallback.map(|f| f.0.to_owned()), fallback.map(|f| f.1.to_owned()), None),
         };
         RecordView {
             source_id: r.id.as_ref().map(|id| id.text()),

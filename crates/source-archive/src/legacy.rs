@@ -150,10 +150,7 @@ pub fn speaker_hint(content: &str) -> Option<SpeakerHint> {
     if display.trim().is_empty() || id.trim().is_empty() || display.contains('\n') {
         return None;
     }
-    Some(SpeakerHint {
-        display: display.to_owned(),
-        id: id.to_owned(),
-    })
+    Some(SpeakerHint { display: display.to_owned(), id: id.to_owned() })
 }
 
 /// Reads every record of a legacy file. Never fails and never panics;
@@ -171,9 +168,7 @@ pub fn parse(bytes: &[u8]) -> Vec<LegacyRecord> {
         lines.push((start, &text[start..]));
     }
     let strip_cr = |l: &str| l.strip_suffix('\r').unwrap_or(l).to_owned();
-    let headers: Vec<usize> = (0..lines.len())
-        .filter(|&k| record_line(lines[k].1).is_some())
-        .collect();
+    let headers: Vec<usize> = (0..lines.len()).filter(|&k| record_line(lines[k].1).is_some()).collect();
     let mut out = Vec::with_capacity(headers.len());
     for (h, &k) in headers.iter().enumerate() {
         let (offset, line) = lines[k];
@@ -286,7 +281,8 @@ second line\n\
 
     #[test]
     fn never_panics_on_odd_input() {
-        for input in ["", "\n", "[", "[2024-03-15T10:00:00Z] user:", "\u{FEFF}[2024-03-15T10:00:00Z] user: x"] {
+        for input in ["", "\n", "[", "[2024-03-15T10:00:00Z] user:", "\u{FEFF}[2024-03-15T10:00:00Z] user: x"]
+        {
             let _ = parse(input.as_bytes());
         }
         assert_eq!(parse(b"[2024-03-15T10:00:00Z] user:").len(), 1);

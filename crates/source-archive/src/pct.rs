@@ -151,10 +151,7 @@ pub fn decode_lenient(encoded: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            match (
-                bytes.get(i + 1).and_then(|&b| hex_val(b)),
-                bytes.get(i + 2).and_then(|&b| hex_val(b)),
-            ) {
+            match (bytes.get(i + 1).and_then(|&b| hex_val(b)), bytes.get(i + 2).and_then(|&b| hex_val(b))) {
                 (Some((h, _)), Some((l, _))) => {
                     out.push((h << 4) | l);
                     i += 3;

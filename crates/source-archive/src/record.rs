@@ -87,14 +87,7 @@ impl SourceRecord {
                 "content needs {lines} lines; a record holds at most {MAX_RECORD_LINES}"
             )));
         }
-        Ok(SourceRecord {
-            id,
-            role,
-            timestamp: timestamp.to_owned(),
-            speaker,
-            pending,
-            content,
-        })
+        Ok(SourceRecord { id, role, timestamp: timestamp.to_owned(), speaker, pending, content })
     }
 
     pub(crate) fn from_parts_unchecked(
@@ -105,14 +98,7 @@ impl SourceRecord {
         pending: bool,
         content: String,
     ) -> SourceRecord {
-        SourceRecord {
-            id,
-            role,
-            timestamp,
-            speaker,
-            pending,
-            content,
-        }
+        SourceRecord { id, role, timestamp, speaker, pending, content }
     }
 
     /// The source id.

@@ -121,8 +121,7 @@ pub fn is_normalised(value: &str) -> bool {
             continue;
         }
         prev_space = false;
-        if c.is_whitespace() || c.is_control() || is_format_char(c) || matches!(c, '[' | ']' | ':')
-        {
+        if c.is_whitespace() || c.is_control() || is_format_char(c) || matches!(c, '[' | ']' | ':') {
             return false;
         }
     }
@@ -173,11 +172,7 @@ impl Speaker {
         let d = display.map(normalise).unwrap_or_default();
         let i = id.map(normalise).unwrap_or_default();
         let label = join_label(&d, &i)?;
-        Some(Speaker {
-            id: id.map(str::to_owned),
-            display: (!d.is_empty()).then_some(d),
-            label,
-        })
+        Some(Speaker { id: id.map(str::to_owned), display: (!d.is_empty()).then_some(d), label })
     }
 
     /// Recovers an identity from a v2 header label and the decoded

@@ -70,7 +70,7 @@ pub fn is_valid(s: &str) -> bool {
 pub fn is_valid_legacy(s: &str) -> bool {
     match date_time(s.as_bytes()).and_then(fraction) {
         Some(b"Z") => true,
-        Some([sign, h1, h2, b':', m1, m2]) if matches!(sign, b'+' | b'-') => {
+        Some([b'+' | b'-', h1, h2, b':', m1, m2]) => {
             matches!(digits(&[*h1, *h2]), Some(h) if h <= 23)
                 && matches!(digits(&[*m1, *m2]), Some(m) if m <= 59)
         }

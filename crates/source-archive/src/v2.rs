@@ -217,11 +217,7 @@ fn lower_hex(b: u8) -> bool {
 }
 
 fn anchor_line(i: &[u8]) -> Res<'_, &[u8]> {
-    delimited(
-        tag("<a id=\"source-"),
-        take_while_m_n(8, 8, lower_hex),
-        tag("\"></a>\n"),
-    )(i)
+    delimited(tag("<a id=\"source-"), take_while_m_n(8, 8, lower_hex), tag("\"></a>\n"))(i)
 }
 
 fn source_line(i: &[u8]) -> Res<'_, &[u8]> {
@@ -249,11 +245,7 @@ fn speaker_line(i: &[u8]) -> Res<'_, Option<&[u8]>> {
 }
 
 fn record_lines_line(i: &[u8]) -> Res<'_, &[u8]> {
-    delimited(
-        tag("<!-- record-lines:"),
-        take_while_m_n(1, 7, |b: u8| b.is_ascii_digit()),
-        tag(" -->\n"),
-    )(i)
+    delimited(tag("<!-- record-lines:"), take_while_m_n(1, 7, |b: u8| b.is_ascii_digit()), tag(" -->\n"))(i)
 }
 
 fn separator(i: &[u8]) -> Res<'_, &[u8]> {
@@ -411,7 +403,11 @@ impl<'a> Parser<'a> {
             let mut chunk_end = (self.valid_to + UTF8_CHUNK).max(end).min(self.bytes.len());
             // End the chunk on a character boundary when one is near.
             let mut back = 0;
-            while back < 3 && chunk_end > end && chunk_end < self.bytes.len() && (self.bytes[chunk_end] & 0xC0) == 0x80 {
+            while back < 3
+                && chunk_end > end
+                && chunk_end < self.bytes.len()
+                && (self.bytes[chunk_end] & 0xC0) == 0x80
+            {
                 chunk_end -= 1;
                 back += 1;
             }
@@ -461,10 +457,7 @@ impl<'a> Parser<'a> {
         if self.speakers.len() == 16 {
             self.speakers.clear();
         }
-        self.speakers.push(KnownSpeaker {
-            encoded: raw,
-            normalised: speaker::normalise(&id),
-        });
+        self.speakers.push(KnownSpeaker { encoded: raw, normalised: speaker::normalise(&id) });
         Ok(self.speakers.len() - 1)
     }
 
@@ -475,8 +468,10 @@ impl<'a> Parser<'a> {
         let truncated = |_| "truncated or malformed frame".to_owned();
         let (i, _) = separator(i).map_err(|_: nom::Err<()>| "expected an empty separator line".to_owned())?;
         let (i, hash) = anchor_line(i).map_err(|_| "expected `<a id=\"source-HASH8\"></a>`".to_owned())?;
-        let (i, source) = source_line(i).map_err(|_| "expected `<!-- source:PROVIDER/THREAD/MESSAGE -->`".to_owned())?;
-        let (i, role) = role_line(i).map_err(|_| "expected `<!-- role:user|assistant|system -->`".to_owned())?;
+        let (i, source) =
+            source_line(i).map_err(|_| "expected `<!-- source:PROVIDER/THREAD/MESSAGE -->`".to_owned())?;
+        let (i, role) =
+            role_line(i).map_err(|_| "expected `<!-- role:user|assistant|system -->`".to_owned())?;
         let (i, pending) = pending_line(i).map_err(truncated)?;
         let (i, speaker) = speaker_line(i).map_err(truncated)?;
         let (i, n) = record_lines_line(i).map_err(|_| "expected `<!-- record-lines:N -->`".to_owned())?;
@@ -485,7 +480,8 @@ impl<'a> Parser<'a> {
         // The source id: three canonical parts, the file's own provider/thread.
         let source_text = ascii(source);
         let mut parts = source.split(|&b| b == b'/');
-        let (Some(p), Some(t), Some(m), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(p), Some(t), Some(m), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(format!("source id {source_text:?} is not provider/thread/message"));
         };
         if let Some(e) = &self.expect_error {
@@ -534,9 +530,7 @@ impl<'a> Parser<'a> {
 
         // Exactly N lines, each ending in LF.
         let mut lfs = memchr::memchr_iter(b'\n', i);
-        let end = lfs
-            .nth(n - 1)
-            .ok_or_else(|| format!("truncated record: fewer than {n} complete lines"))?;
+        let end = lfs.nth(n - 1).ok_or_else(|| format!("truncated record: fewer than {n} complete lines"))?;
         let start = bytes.len() - i.len();
         if !self.utf8_until(start + end) {
             return Err("record is not valid UTF-8".to_owned());
@@ -612,11 +606,7 @@ fn stored_display<'l>(label: &'l str, i: &str) -> Option<Option<&'l str>> {
 /// `expect` is the (provider, thread) the file stands for; when `None`, the
 /// first frame decides and every later frame must agree. Never panics.
 pub fn parse_prefix<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Parsed<'a> {
-    let mut parsed = Parsed {
-        frames: Vec::new(),
-        valid_len: 0,
-        error: None,
-    };
+    let mut parsed = Parsed { frames: Vec::new(), valid_len: 0, error: None };
     let Ok((_, _)) = marker(bytes) else {
         parsed.error = Some(Diagnostic {
             offset: 0,

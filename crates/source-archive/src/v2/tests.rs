@@ -24,7 +24,13 @@ fn good() -> String {
 }
 
 fn good_with(m: &str) -> String {
-    frame_bytes(&format!("chat/t/{m}"), "user", "<!-- speaker-id:7391 -->\n", "1", "[2026-08-09T10:11:12Z] Ada (7391): hi")
+    frame_bytes(
+        &format!("chat/t/{m}"),
+        "user",
+        "<!-- speaker-id:7391 -->\n",
+        "1",
+        "[2026-08-09T10:11:12Z] Ada (7391): hi",
+    )
 }
 
 /// The bad frame (second in the file) must stop the parser at its start.
@@ -58,8 +64,14 @@ fn non_canonical_values_stop_the_parser() {
         (frame_bytes("chat/t/a%2", "user", "", "1", rec), "truncated escape"),
         (frame_bytes("chat/t/a%ZZ", "user", "", "1", rec), "bad escape"),
         (frame_bytes("chat/t/%FF", "user", "", "1", rec), "invalid UTF-8"),
-        (frame_bytes("chat/t/m1", "user", &sp("%2d"), "1", "[2026-08-09T10:11:12Z] -: hi"), "lowercase speaker hex"),
-        (frame_bytes("chat/t/m1", "user", &sp("a--b"), "1", "[2026-08-09T10:11:12Z] a--b: hi"), "raw -- in speaker id"),
+        (
+            frame_bytes("chat/t/m1", "user", &sp("%2d"), "1", "[2026-08-09T10:11:12Z] -: hi"),
+            "lowercase speaker hex",
+        ),
+        (
+            frame_bytes("chat/t/m1", "user", &sp("a--b"), "1", "[2026-08-09T10:11:12Z] a--b: hi"),
+            "raw -- in speaker id",
+        ),
         (frame_bytes("chat/t/m1", "user", "", "2", rec), "record-lines too large"),
         (frame_bytes("chat/t/m1", "user", "", "01", rec), "leading zero"),
         (frame_bytes("chat/t/m1", "user", "", "0", rec), "zero lines"),
@@ -67,20 +79,47 @@ fn non_canonical_values_stop_the_parser() {
         (frame_bytes("other/t/m1", "user", "", "1", rec), "another provider"),
         (frame_bytes("chat/u/m1", "user", "", "1", rec), "another thread"),
         (frame_bytes("chat/t/m1", "tool", "", "1", "[2026-08-09T10:11:12Z] tool: hi"), "unknown role"),
-        (frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z] assistant: hi"), "label is not the role"),
-        (frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12+00:00] user: hi"), "offset timestamp"),
+        (
+            frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z] assistant: hi"),
+            "label is not the role",
+        ),
+        (
+            frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12+00:00] user: hi"),
+            "offset timestamp",
+        ),
         (frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z] user:hi"), "no space after colon"),
         (frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z]user: hi"), "no space after ]"),
-        (frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada (7392): hi"), "label/id mismatch"),
-        (frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada  (7391): hi"), "display not normalised"),
+        (
+            frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada (7392): hi"),
+            "label/id mismatch",
+        ),
+        (
+            frame_bytes("chat/t/m1", "user", &sp("7391"), "1", "[2026-08-09T10:11:12Z] Ada  (7391): hi"),
+            "display not normalised",
+        ),
         (frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] : hi"), "empty display"),
-        (frame_bytes("chat/t/.m1", "user", "", "1", rec).replace("chat/t/.m1", "chat/.t/m1"), "hash mismatch"),
+        (
+            frame_bytes("chat/t/.m1", "user", "", "1", rec).replace("chat/t/.m1", "chat/.t/m1"),
+            "hash mismatch",
+        ),
         (frame_bytes("chat/.t/m1", "user", "", "1", rec), "thread starts with a dot"),
         (frame_bytes("chat/t/m1", "user", "<!-- trust:trusted -->\n", "1", rec), "unknown trust line"),
-        (frame_bytes("chat/t/m1", "user", &format!("{}<!-- trust:pending -->\n", sp("1")), "1", "[2026-08-09T10:11:12Z] 1: hi"), "comment order"),
+        (
+            frame_bytes(
+                "chat/t/m1",
+                "user",
+                &format!("{}<!-- trust:pending -->\n", sp("1")),
+                "1",
+                "[2026-08-09T10:11:12Z] 1: hi",
+            ),
+            "comment order",
+        ),
         (good_with("m1").replacen("\n", "\r\n", 3), "CRLF in comment lines"),
         (good_with("m1").replace("hi", "\u{1}"), "control char body is fine"),
-        (frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] (7391): hi"), "display-only with an id-looking display is fine"),
+        (
+            frame_bytes("chat/t/m1", "user", &sp(""), "1", "[2026-08-09T10:11:12Z] (7391): hi"),
+            "display-only with an id-looking display is fine",
+        ),
     ];
     for (bad, why) in cases {
         if why.ends_with("is fine") {
@@ -116,7 +155,13 @@ fn non_canonical_values_stop_the_parser() {
 
 #[test]
 fn marker_is_required() {
-    for bytes in [&b""[..], b"\n", b"<!-- openprogram-source-archive:v2 -->", b"<!-- openprogram-source-archive:v1 -->\n", b" <!-- openprogram-source-archive:v2 -->\n"] {
+    for bytes in [
+        &b""[..],
+        b"\n",
+        b"<!-- openprogram-source-archive:v2 -->",
+        b"<!-- openprogram-source-archive:v1 -->\n",
+        b" <!-- openprogram-source-archive:v2 -->\n",
+    ] {
         let p = parse_prefix(bytes, None);
         assert_eq!((p.frames.len(), p.valid_len), (0, 0));
         assert_eq!(p.error.unwrap().offset, 0);
@@ -176,14 +221,19 @@ fn every_comment_byte_corruption_stops_at_that_frame() {
                 assert!(p.frames.len() >= k);
                 let in_count = {
                     let line_start = bytes[..pos].iter().rposition(|&c| c == b'\n').map_or(0, |x| x + 1);
-                    bytes[line_start..].starts_with(b"<!-- record-lines:") && b[pos].is_ascii_digit() && bytes[pos].is_ascii_digit()
+                    bytes[line_start..].starts_with(b"<!-- record-lines:")
+                        && b[pos].is_ascii_digit()
+                        && bytes[pos].is_ascii_digit()
                 };
                 if in_count && p.frames.len() > k {
                     let got = &p.frames[k];
-                    let n: usize = std::str::from_utf8(&b[f.offset..]).ok().and_then(|s| {
-                        let s = &s[s.find("record-lines:")? + 13..];
-                        s[..s.find(' ')?].parse().ok()
-                    }).unwrap();
+                    let n: usize = std::str::from_utf8(&b[f.offset..])
+                        .ok()
+                        .and_then(|s| {
+                            let s = &s[s.find("record-lines:")? + 13..];
+                            s[..s.find(' ')?].parse().ok()
+                        })
+                        .unwrap();
                     assert_eq!(got.body.matches('\n').count() + 1, n, "frame {k} byte {pos}");
                     assert_ne!(got, &frames[k]);
                 } else {

@@ -34,7 +34,11 @@ fn collisions_refuse_the_whole_batch() {
     let root = ws.path();
     // Within the batch: the valid first record is not written either.
     refused(root, &[rec("chat", "new", "1"), rec("x", "a", "1"), rec("X", "b", "1")], ErrorKind::Conflict);
-    refused(root, &[rec("chat", "new", "1"), rec("p", "Thread", "1"), rec("p", "thread", "1")], ErrorKind::Conflict);
+    refused(
+        root,
+        &[rec("chat", "new", "1"), rec("p", "Thread", "1"), rec("p", "thread", "1")],
+        ErrorKind::Conflict,
+    );
     // NFC: a decomposed é against a composed one.
     refused(root, &[rec("caf\u{e9}", "t", "1"), rec("cafe\u{301}", "t", "1")], ErrorKind::Conflict);
     // Against disk: provider directories and _v2 thread files.
@@ -80,4 +84,19 @@ fn a_replayed_batch_changes_no_byte() {
     assert_eq!((r.appended, r.duplicates), (1, 1));
     twice = rec("chat", "team-1", "m9");
     assert_eq!(append::append(root, &[twice]).unwrap().duplicates, 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn never_writes_through_a_symbolic_link() {
+    let ws = seeded();
+    let outside = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    std::os::unix::fs::symlink(outside.path(), root.join("sources/evil")).unwrap();
+    refused(root, &[rec("evil", "t", "1")], ErrorKind::InvalidArgument);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    std::fs::create_dir_all(root.join("sources/p/_v2")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("t.md"), root.join("sources/p/_v2/t.md")).unwrap();
+    refused(root, &[rec("p", "t", "1")], ErrorKind::InvalidArgument);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

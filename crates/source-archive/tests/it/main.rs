@@ -18,7 +18,14 @@ pub(crate) fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         let Ok(rd) = std::fs::read_dir(&dir) else { continue };
         for e in rd {
             let p = e.unwrap().path();
-            if p.is_dir() {
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    target.to_string_lossy().into_owned().into_bytes(),
+                );
+            } else if p.is_dir() {
                 stack.push(p);
             } else {
                 out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());

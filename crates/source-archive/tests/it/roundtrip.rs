@@ -59,7 +59,8 @@ fn record() -> impl Strategy<Value = Option<(SourceRecord, Option<String>, Optio
         "[0-9]{1,9}",
     )
         .prop_map(|(thread, message, id, display, body, role, pending, frac)| {
-            let id = id.filter(|i| scriptorium_source_archive::id::check_identifier("speaker_id", i, false).is_ok());
+            let id = id
+                .filter(|i| scriptorium_source_archive::id::check_identifier("speaker_id", i, false).is_ok());
             let sid = SourceId::new("chat", &thread, &message).ok()?;
             let role = [Role::User, Role::Assistant, Role::System][role];
             let ts = format!("2026-08-09T10:11:12.{frac}Z");

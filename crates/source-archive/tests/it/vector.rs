@@ -22,7 +22,8 @@ fn append_writes_the_exact_bytes_and_dump_reads_them_back() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(ws.path().join("sources/chat/_v2/team-1.md")).unwrap().permissions().mode();
+        let mode =
+            std::fs::metadata(ws.path().join("sources/chat/_v2/team-1.md")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o644);
     }
     // The temporary folder holds nothing once the write is done.
