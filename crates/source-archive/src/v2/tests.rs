@@ -281,3 +281,26 @@ fn radix_sort_is_a_stable_sort_by_anchor() {
     radix_sort_high32(&mut keys);
     assert_eq!(keys, expected);
 }
+
+#[test]
+fn an_anchor_of_another_id_stops_the_parser() {
+    let hash_of_m2 = crate::id::anchor_hash(b"chat/t/m2");
+    let bad = good_with("m1").replace(&crate::id::anchor_hash(b"chat/t/m1"), &hash_of_m2);
+    check_refused(bad, "anchor hash mismatch");
+}
+
+/// A record-lines count that is too small leaves a well-formed frame with a
+/// shorter body: the grammar cannot tell. The line it left behind is then
+/// not a frame separator, so parsing stops right there and nothing after it
+/// is read.
+#[test]
+fn a_record_lines_count_that_is_too_small_stops_at_the_line_left_over() {
+    let two_lines = frame_bytes("chat/t/m1", "user", "", "1", "[2026-08-09T10:11:12Z] user: one\ntwo");
+    let bytes = file(&[good(), two_lines.clone(), good_with("m2")]);
+    let p = parse_prefix(&bytes, None);
+    assert_eq!(p.frames.len(), 2);
+    assert_eq!(p.frames[1].body, "one");
+    let d = p.error.unwrap();
+    let two = memchr::memmem::find(&bytes, b"two\n").unwrap();
+    assert_eq!(d.offset, two);
+}

@@ -5,6 +5,7 @@
 mod append;
 mod corpus;
 mod roundtrip;
+mod scan;
 mod vector;
 
 use std::collections::BTreeMap;
