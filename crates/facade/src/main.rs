@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use scriptorium::archive::{self, append, input, json};
 
+mod lock;
+
 /// Long-term memory for LLM agents.
 #[derive(Debug, Parser)]
 #[command(name = "scriptorium", version, about)]
@@ -40,6 +42,9 @@ enum ArchiveCommand {
         /// Machine-readable output (the only output form of this verb).
         #[arg(long)]
         json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
     },
     /// Print every record of a v2 or legacy archive file, one JSON object per line.
     Dump {
@@ -56,6 +61,15 @@ fn fail(err: &archive::Error) -> ExitCode {
     ExitCode::from(1)
 }
 
+fn fail_with(code: &str, message: String, path: Option<&std::path::Path>) -> ExitCode {
+    let mut obj = serde_json::json!({"code": code, "message": message});
+    if let Some(p) = path {
+        obj["path"] = p.to_string_lossy().into_owned().into();
+    }
+    let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": obj })));
+    ExitCode::from(1)
+}
+
 fn io_fail(e: io::Error) -> ExitCode {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return ExitCode::from(1);
@@ -67,10 +81,33 @@ fn io_fail(e: io::Error) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn run_append(workspace: PathBuf) -> ExitCode {
+fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
+    // Bad input is refused before the lock is taken.
     let records = match input::read_records(io::stdin().lock()) {
         Ok(r) => r,
         Err(e) => return fail(&e),
+    };
+    if records.is_empty() {
+        let report = append::AppendReport::default();
+        return match writeln!(io::stdout().lock(), "{}", json::to_line(&report)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => io_fail(e),
+        };
+    }
+    let _lock = match lock::acquire(&workspace, std::time::Duration::from_millis(timeout_ms)) {
+        Ok(l) => l,
+        Err(lock::LockError::Timeout(t)) => {
+            let message = format!(
+                "another writer holds {} (waited {} ms); nothing was written, try again",
+                lock::LOCK_FILE,
+                t.as_millis()
+            );
+            return fail_with("LOCKED", message, Some(&workspace.join(lock::LOCK_FILE)));
+        }
+        Err(lock::LockError::Io(e)) => {
+            let message = format!("cannot take the write lock {}: {e}", lock::LOCK_FILE);
+            return fail_with("IO", message, Some(&workspace.join(lock::LOCK_FILE)));
+        }
     };
     match append::append(&workspace, &records) {
         Ok(report) => {
@@ -108,7 +145,9 @@ fn run_dump(file: PathBuf) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Archive(ArchiveCommand::Append { workspace, json: _ }) => run_append(workspace),
+        Command::Archive(ArchiveCommand::Append { workspace, json: _, timeout_ms }) => {
+            run_append(workspace, timeout_ms)
+        }
         Command::Archive(ArchiveCommand::Dump { file, json: _ }) => run_dump(file),
     }
 }

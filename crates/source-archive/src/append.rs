@@ -91,7 +91,7 @@ fn check_collisions(root: &Path, records: &[SourceRecord]) -> Result<()> {
             let decoded = pct::decode_lenient(name).unwrap_or_else(|| name.clone());
             if decoded != p && fold_key(&decoded) == *key {
                 return Err(conflict("provider", &decoded, p, "against sources/ on disk")
-                    .with_path(sources.join(name)));
+                    .with_path(format!("sources/{name}")));
             }
         }
     }
@@ -110,7 +110,7 @@ fn check_collisions(root: &Path, records: &[SourceRecord]) -> Result<()> {
             let decoded = pct::decode_lenient(stem).unwrap_or_else(|| stem.clone());
             if decoded != t && fold_key(&decoded) == *key {
                 return Err(conflict("thread", &decoded, t, "against the _v2 files on disk")
-                    .with_path(sources.join(pct::encode(p)).join("_v2").join(format!("{stem}.md"))));
+                    .with_path(format!("sources/{}/_v2/{stem}.md", pct::encode(p))));
             }
         }
     }
@@ -125,11 +125,12 @@ fn check_no_links(root: &Path, rel: &str) -> Result<()> {
         path.push(component);
         match fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_symlink() => {
+                let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
                 return Err(Error::invalid(format!(
                     "{} is a symbolic link; the archive never writes through links, nothing was written",
-                    path.display()
+                    shown.display()
                 ))
-                .with_path(path));
+                .with_path(shown));
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

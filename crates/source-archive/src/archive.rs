@@ -145,8 +145,9 @@ pub struct Dump {
     pub error: Option<Error>,
 }
 
-/// Reads any archive file: v2 when it starts with the marker or lies in a
-/// `_v2` folder, legacy otherwise.
+/// Reads any archive file: v2 when it lies in a `_v2` folder, legacy when it
+/// lies in the legacy location `sources/<provider>/` (whatever its bytes look
+/// like), and elsewhere v2 when it starts with the marker, legacy otherwise.
 ///
 /// A v2 file at `…/<provider>/_v2/<thread>.md` must hold only that
 /// conversation; elsewhere (a copy, say) its first frame decides.
@@ -163,7 +164,11 @@ pub fn dump(path: &Path) -> Result<Dump> {
     let bytes = fsio::read_file(path)?;
     let parent = path.parent();
     let in_v2 = parent.and_then(Path::file_name).is_some_and(|n| n == "_v2");
-    if bytes.starts_with(v2::MARKER.as_bytes()) || in_v2 {
+    // `sources/<provider>/<thread>.md` is the legacy location: whatever its
+    // bytes look like, nothing in it is trusted.
+    let legacy_location =
+        !in_v2 && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == "sources");
+    if in_v2 || (!legacy_location && bytes.starts_with(v2::MARKER.as_bytes())) {
         let names = in_v2
             .then(|| {
                 let provider = parent?.parent()?.file_name()?.to_str()?;

@@ -159,14 +159,15 @@ pub fn check_frame_truncation(data: &[u8]) {
         _ => original.len(),
     };
     let mut bytes = original[..cut].to_vec();
-    let mut first_change = cut;
     for pair in data.get(2..).unwrap_or(&[]).chunks_exact(3) {
         let pos = usize::from(u16::from_le_bytes([pair[0], pair[1]]));
-        if pos < bytes.len() && bytes[pos] != pair[2] {
+        if pos < bytes.len() {
             bytes[pos] = pair[2];
-            first_change = first_change.min(pos);
         }
     }
+    // The first byte that differs from the original (a later mutation may
+    // have put an earlier one back).
+    let first_change = bytes.iter().zip(&original).position(|(a, b)| a != b).unwrap_or(cut);
     let parsed = v2::parse_prefix(&bytes, None);
     let intact: Vec<_> = frames.iter().filter(|f| f.offset + f.len <= first_change).collect();
     assert!(parsed.frames.len() >= intact.len());

@@ -65,6 +65,9 @@ fn serde_message(e: &serde_json::Error) -> String {
 
 /// Parses one JSON object into a checked record.
 pub fn parse_record(json: &str) -> Result<SourceRecord> {
+    if !json.trim_start().starts_with('{') {
+        return Err(Error::invalid("a record must be a JSON object"));
+    }
     let input: InputRecord = serde_json::from_str(json).map_err(|e| Error::invalid(serde_message(&e)))?;
     input.into_record()
 }
@@ -90,6 +93,8 @@ fn read_records_dyn(mut reader: Box<dyn BufRead + '_>) -> Result<Vec<SourceRecor
         line += 1;
         let text = std::str::from_utf8(&buf)
             .map_err(|e| Error::invalid(format!("input is not UTF-8: {e}")).with_line(line))?;
+        // A byte-order mark some editors put at the start of a file.
+        let text = if line == 1 { text.strip_prefix('\u{FEFF}').unwrap_or(text) } else { text };
         if text.trim().is_empty() {
             continue;
         }
@@ -129,13 +134,15 @@ mod tests {
             (OK.replace("}", r#","speaker_id":""}"#), "speaker_id is empty"),
             (OK.replace(r#""chat""#, r#"".chat""#), "starts with '.'"),
             ("{not json".to_owned(), "key must be a string"),
+            (r#"["chat","t","m","user","2026-08-09T10:11:12Z","hi"]"#.to_owned(), "must be a JSON object"),
         ] {
             let e = err(&bad);
             assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad}");
             assert!(e.message().contains(needle), "{bad}: {}", e.message());
             assert_eq!(e.line(), Some(1));
         }
-        assert!(err("\u{FEFF}\u{FEFF}").message().contains("expected value"));
+        assert!(err("\u{FEFF}\u{FEFF}").message().contains("must be a JSON object"));
+        assert_eq!(read_records(format!("\u{FEFF}{OK}").as_bytes()).unwrap().len(), 1);
         assert!(read_records(&b"\xff\n"[..]).unwrap_err().message().contains("UTF-8"));
     }
 

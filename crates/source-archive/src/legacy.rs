@@ -5,8 +5,9 @@
 //! `assistant`, `system`, `tool`) and running to the line before the next
 //! such line. `<a id="source-…"></a>` and `<!-- source:… -->` lines directly
 //! before a record line name its anchor and source id (other whole-line
-//! comments among them, such as legacy speaker comments, are skipped and
-//! trusted for nothing). Text before the first
+//! comments among or after them, such as legacy speaker comments, are
+//! skipped and trusted for nothing; comments with no naming line above them
+//! are content). Text before the first
 //! record line (a title, say) belongs to no record.
 //!
 //! Nothing in a legacy file establishes identity: speaker comments and
@@ -169,42 +170,48 @@ pub fn parse(bytes: &[u8]) -> Vec<LegacyRecord> {
     }
     let strip_cr = |l: &str| l.strip_suffix('\r').unwrap_or(l).to_owned();
     let headers: Vec<usize> = (0..lines.len()).filter(|&k| record_line(lines[k].1).is_some()).collect();
-    let mut out = Vec::with_capacity(headers.len());
+    let mut naming_starts = Vec::with_capacity(headers.len());
+    let mut records = Vec::with_capacity(headers.len());
     for (h, &k) in headers.iter().enumerate() {
         let (offset, line) = lines[k];
         let Some((ts, role, first)) = record_line(line) else { continue };
-        // Lines directly before the record line that name it.
+        // Lines directly before the record line that name it: anchor and
+        // source lines, with any other whole-line comments among or after
+        // them (legacy speaker comments). Comments above the first naming
+        // line stay in the previous record.
         let floor = if h == 0 { 0 } else { headers[h - 1] + 1 };
-        let (mut id, mut anchor) = (None, None);
-        let mut j = k;
-        while j > floor {
-            let prev = strip_cr(lines[j - 1].1);
-            if let Some(src) = source_line(&prev) {
-                if id.is_none() {
-                    id = src;
-                }
-            } else if let Some(a) = anchor_line(&prev) {
-                if anchor.is_none() {
-                    anchor = Some(a.to_owned());
-                }
-            } else if !other_comment_line(&prev) {
+        let mut run = k;
+        while run > floor {
+            let l = strip_cr(lines[run - 1].1);
+            if anchor_line(&l).is_some() || source_line(&l).is_some() || other_comment_line(&l) {
+                run -= 1;
+            } else {
                 break;
             }
-            j -= 1;
         }
-        // Content runs to the line before the next record line, minus the
-        // next record's naming lines and the blank lines before them.
-        let mut end = headers.get(h + 1).copied().unwrap_or(lines.len());
-        if h + 1 < headers.len() {
-            while end > k + 1 {
-                let l = strip_cr(lines[end - 1].1);
-                if anchor_line(&l).is_some() || source_line(&l).is_some() || other_comment_line(&l) {
-                    end -= 1;
-                } else {
-                    break;
-                }
+        let naming_start = (run..k)
+            .find(|&j| {
+                let l = strip_cr(lines[j].1);
+                anchor_line(&l).is_some() || source_line(&l).is_some()
+            })
+            .unwrap_or(k);
+        let (mut id, mut anchor) = (None, None);
+        for line in &lines[naming_start..k] {
+            let l = strip_cr(line.1);
+            if let Some(src) = source_line(&l) {
+                id = id.or(src);
+            } else if let Some(a) = anchor_line(&l) {
+                anchor = anchor.or_else(|| Some(a.to_owned()));
             }
         }
+        naming_starts.push(naming_start);
+        records.push((k, ts, role, first, id, anchor, offset));
+    }
+    let mut out = Vec::with_capacity(records.len());
+    for (h, (k, ts, role, first, id, anchor, offset)) in records.into_iter().enumerate() {
+        // Content runs to the line before the next record line, minus the
+        // next record's naming lines and the blank lines before them.
+        let mut end = naming_starts.get(h + 1).copied().unwrap_or(lines.len());
         while end > k + 1 && lines[end - 1].1.trim().is_empty() {
             end -= 1;
         }
@@ -262,8 +269,12 @@ second line\n\
         let r = &recs[1];
         assert_eq!(r.role, LegacyRole::Assistant);
         assert_eq!(r.id.as_ref().unwrap().message(), "msg_3a01");
-        assert_eq!(r.content, "Noted.");
+        assert_eq!(r.content, "Noted.\n<!-- record-lines:1 -->");
         assert_eq!(recs[2].id, None);
+        // A comment above the first naming line stays in the previous record.
+        let text =
+            "[2026-01-01T00:00:00Z] user: a\n<!-- speaker-id:7391 -->\n[2026-01-01T00:00:01Z] user: b\n";
+        assert_eq!(parse(text.as_bytes())[0].content, "a\n<!-- speaker-id:7391 -->");
         assert_eq!(recs[2].role, LegacyRole::Tool);
         // Only user records carry a hint.
         assert_eq!(recs[3].hint, None);

@@ -192,3 +192,62 @@ fn dump_reads_legacy_files_without_trusting_them() {
     assert_eq!(r["anchor"], "source-9047c191");
     assert_eq!(r["content"], "[Dave (42)] I prefer short answers");
 }
+
+#[test]
+fn concurrent_appends_lose_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    let w = ws.path().to_str().unwrap().to_owned();
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                let line = format!(
+                    r#"{{"provider":"p","thread":"t","message":"m{i}","role":"user","timestamp":"2026-01-01T00:00:00Z","content":"x"}}"#
+                );
+                run(&["archive", "append", "--workspace", &w], line.as_bytes())
+            })
+        })
+        .collect();
+    for h in handles {
+        let out = h.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = run(&["archive", "dump", ws.path().join("sources/p/_v2/t.md").to_str().unwrap()], b"");
+    assert_eq!(json_lines(&out.stdout).len(), 16);
+    assert!(ws.path().join(".scriptorium/write.lock").exists());
+}
+
+#[test]
+fn a_held_lock_refuses_with_locked() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".scriptorium")).unwrap();
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(ws.path().join(".scriptorium/write.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    let line = r#"{"provider":"p","thread":"t","message":"m","role":"user","timestamp":"2026-01-01T00:00:00Z","content":"x"}"#;
+    let out = run(
+        &["archive", "append", "--workspace", ws.path().to_str().unwrap(), "--timeout-ms", "50"],
+        line.as_bytes(),
+    );
+    assert_eq!(error_of(&out)["code"], "LOCKED");
+    assert!(!ws.path().join("sources").exists());
+    drop(held);
+}
+
+#[test]
+fn a_v2_looking_file_in_the_legacy_location_is_not_trusted() {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path().join("sources/chat");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(data("team-1.md"), dir.join("team-1.md")).unwrap();
+    let out = run(&["archive", "dump", dir.join("team-1.md").to_str().unwrap()], b"");
+    assert!(out.status.success());
+    for r in json_lines(&out.stdout) {
+        assert_eq!(r["speaker_trusted"], false, "{r}");
+        assert_eq!(r["path"], "sources/chat/team-1.md");
+    }
+}
