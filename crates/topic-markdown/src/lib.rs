@@ -1,15 +1,43 @@
 //! Topic files: the editable semantic memory of a Scriptorium workspace.
 //!
-//! **Status: not built yet.** This layer will own the nom parser and exact
-//! printer for `topics/**/*.md` (front matter, headings, blocks ending in a
-//! `^block-id`, evidence footnotes, links between blocks and files), per-file
-//! and cross-file validation given a source resolver, the trust of blocks
-//! (all-or-nothing over the sources they cite), and the derived views
-//! (`core.md` under a token budget, the timeline, `recent_events.jsonl`,
-//! `relations.json`) as pure functions of topics and sources.
+//! A topic file (`topics/**/*.md`, FORMAT.md §3) is Markdown in which every
+//! paragraph — a *block* — ends in a stable ` ^block-id` and cites evidence
+//! footnotes whose definitions link the exact archived messages it came
+//! from. This crate owns:
 //!
-//! **Architecture invariant:** this crate reads no files beyond the bytes it is
-//! handed. It knows nothing about indexes, locks or models. It may depend only
-//! on `scriptorium-source-archive`.
+//! * [`parse`]: a nom parser and an exact printer (`print(parse(t)) == t`),
+//!   strict and lenient;
+//! * [`validate`]: per-file and cross-file validation against a
+//!   [`validate::SourceResolver`], with stable diagnostic codes ([`diag`]),
+//!   and the trust of every block (pending when any citation is);
+//! * [`views`]: the derived views — `core.md` under a token budget, the
+//!   timeline, `recent_events.jsonl`, `relations.json` — as pure functions;
+//! * [`ids`]: new block ids.
 //!
-//! Should I use this crate? Agent builders want the `scriptorium` facade.
+//! **What it does not do:** it reads no files beyond the bytes it is handed
+//! (callers load topics and build a resolver once), and knows nothing about
+//! indexes, locks or models.
+//!
+//! **Invariants:** printing an unchanged file reproduces its bytes; rendering
+//! twice gives identical bytes; pending or invalid blocks reach no view; the
+//! rendered `core.md` never exceeds its budget. Tests live in `src/*/tests.rs`
+//! and `tests/it/`; the `topic_parse` fuzz target calls [`check`].
+//!
+//! Should I use this crate? Use it alone to read, check or render topic
+//! files; agent builders want the `scriptorium` facade.
+//!
+//! ```
+//! use scriptorium_topic_markdown::parse::TopicFile;
+//! let text = "# Dave\n\nDave leads the budget work.[^e-1175dea39c] ^f888f60e\n";
+//! let file = TopicFile::parse(text).expect("valid grammar");
+//! assert_eq!(file.blocks[0].id.as_deref(), Some("f888f60e"));
+//! assert_eq!(file.print(), text);
+//! ```
+#![deny(missing_docs)]
+
+pub mod diag;
+pub mod parse;
+pub mod time;
+
+pub use diag::{Code, Diagnostic};
+pub use parse::TopicFile;

@@ -1,0 +1,630 @@
+//! The topic file grammar (FORMAT.md §3): a nom parser over lines, and the
+//! exact printer.
+//!
+//! The tree is lossless: it keeps every line's bytes (with its CR, if any,
+//! and its line ending), and everything else — front matter, blocks, block
+//! ids, footnote references, definitions and links — points into those
+//! lines. Printing walks the tree and writes the lines back, so
+//! `print(parse(text)) == text` for every input, accepted or not.
+
+use nom::bytes::complete::{tag, take_till1, take_until, take_while, take_while_m_n};
+use nom::character::complete::char;
+use nom::combinator::{all_consuming, map, opt, rest};
+use nom::multi::separated_list1;
+use nom::sequence::{delimited, preceded, separated_pair, terminated, tuple};
+use nom::IResult;
+
+use crate::diag::Code;
+use crate::time::{self, Instant};
+
+/// One physical line: `text[start..end]` is its content (without LF and
+/// without the CR before it), `text[start..next]` its raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    /// Byte offset of the first byte.
+    pub start: usize,
+    /// Byte offset just past the content.
+    pub end: usize,
+    /// Byte offset of the next line (past the LF).
+    pub next: usize,
+}
+
+/// The value of one front-matter key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FmValue {
+    /// `key: value`
+    Scalar(String),
+    /// `key: [a, b]`
+    List(Vec<String>),
+}
+
+/// One `key: value` line of front matter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FmEntry {
+    /// 0-based line index.
+    pub line: usize,
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: FmValue,
+}
+
+/// The kinds a topic file may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A person.
+    Person,
+    /// A project.
+    Project,
+    /// A recurring theme.
+    Theme,
+    /// The always-on block.
+    Core,
+}
+
+impl Kind {
+    fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "person" => Some(Kind::Person),
+            "project" => Some(Kind::Project),
+            "theme" => Some(Kind::Theme),
+            "core" => Some(Kind::Core),
+            _ => None,
+        }
+    }
+
+    /// The kind as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Person => "person",
+            Kind::Project => "project",
+            Kind::Theme => "theme",
+            Kind::Core => "core",
+        }
+    }
+}
+
+/// Front matter between two `---` lines at the top of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontMatter {
+    /// 0-based index of the closing `---` line (`None`: unclosed, runs to
+    /// the end of the file).
+    pub close_line: Option<usize>,
+    /// The entries in order, unknown keys included.
+    pub entries: Vec<FmEntry>,
+}
+
+impl FrontMatter {
+    fn scalar(&self, key: &str) -> Option<&str> {
+        self.entries.iter().find(|e| e.key == key).and_then(|e| match &e.value {
+            FmValue::Scalar(s) => Some(s.as_str()),
+            FmValue::List(_) => None,
+        })
+    }
+
+    /// `description`, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.scalar("description")
+    }
+
+    /// `kind`, if present and known.
+    pub fn kind(&self) -> Option<Kind> {
+        self.scalar("kind").and_then(Kind::parse)
+    }
+
+    /// `aliases` (a list, or a single scalar).
+    pub fn aliases(&self) -> Vec<&str> {
+        match self.entries.iter().find(|e| e.key == "aliases").map(|e| &e.value) {
+            Some(FmValue::List(v)) => v.iter().map(String::as_str).collect(),
+            Some(FmValue::Scalar(s)) if !s.is_empty() => vec![s.as_str()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A link in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    /// `[text](target)`, target relative to the topic file's folder.
+    Markdown {
+        /// The link text.
+        text: String,
+        /// The target as written (without a title).
+        target: String,
+    },
+    /// `[[target]]` or `[[target|alias]]`, target relative to `topics/`.
+    Wiki {
+        /// The target as written.
+        target: String,
+        /// The alias after `|`, if any.
+        alias: Option<String>,
+    },
+}
+
+/// A footnote reference `[^label]` in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FootnoteRef {
+    /// The label.
+    pub label: String,
+    /// 0-based line index.
+    pub line: usize,
+}
+
+/// A block: a paragraph ending in ` ^block-id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// 0-based index of the first line.
+    pub first_line: usize,
+    /// 0-based index of the last line (inclusive).
+    pub last_line: usize,
+    /// The block id, when the last line ends in ` ^id`.
+    pub id: Option<String>,
+    /// Footnote references, in order.
+    pub refs: Vec<FootnoteRef>,
+    /// Links (outside code), in order, with their 0-based line.
+    pub links: Vec<(usize, Link)>,
+}
+
+/// One source link of an evidence definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLink {
+    /// The link text: the source id's text form.
+    pub id: String,
+    /// The target path (relative to the topic file's folder), without `#…`.
+    pub path: String,
+    /// The fragment after `#`, e.g. `source-8339b8d3`.
+    pub anchor: String,
+}
+
+/// The body of an evidence definition: `Time: `T`; Sources: […](…), …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// The time as written.
+    pub time: String,
+    /// The time as an instant.
+    pub instant: Instant,
+    /// One or more sources.
+    pub sources: Vec<SourceLink>,
+}
+
+/// A footnote definition line `[^label]: body`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// 0-based line index.
+    pub line: usize,
+    /// The label.
+    pub label: String,
+    /// For an evidence label (`e-` + 10 hex digits): the parsed body, or
+    /// why it is malformed. `None` for an ordinary footnote.
+    pub evidence: Option<Result<Evidence, String>>,
+}
+
+/// A problem found while parsing one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseProblem {
+    /// The stable code.
+    pub code: Code,
+    /// 0-based line index.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A parsed topic file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicFile {
+    text: String,
+    lines: Vec<Line>,
+    /// Front matter, when the file starts with `---`.
+    pub front_matter: Option<FrontMatter>,
+    /// 0-based indexes of heading lines.
+    pub headings: Vec<usize>,
+    /// The blocks in file order.
+    pub blocks: Vec<Block>,
+    /// The footnote definitions in file order.
+    pub definitions: Vec<Definition>,
+}
+
+type Res<'a, T> = IResult<&'a str, T, ()>;
+
+/// True for a blank line: empty, or spaces and tabs only.
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| b == b' ' || b == b'\t')
+}
+
+/// A heading: 1–6 `#`, then a space or the end of the line.
+fn is_heading(s: &str) -> bool {
+    let n = s.bytes().take_while(|&b| b == b'#').count();
+    (1..=6).contains(&n) && matches!(s.as_bytes().get(n), None | Some(b' '))
+}
+
+fn label_char(c: char) -> bool {
+    !c.is_whitespace() && !matches!(c, '[' | ']' | '^')
+}
+
+/// `[^label]` → label.
+fn footnote_ref(i: &str) -> Res<'_, &str> {
+    delimited(tag("[^"), take_while(label_char), char(']'))(i)
+        .and_then(|(r, l)| if l.is_empty() { Err(nom::Err::Error(())) } else { Ok((r, l)) })
+}
+
+/// `[^label]: body` → (label, body).
+fn definition_line(i: &str) -> Res<'_, (&str, &str)> {
+    separated_pair(footnote_ref, tag(":"), map(rest, |b: &str| b.strip_prefix(' ').unwrap_or(b)))(i)
+}
+
+/// True for an evidence label: `e-` and 10 lowercase hex digits.
+pub fn is_evidence_label(label: &str) -> bool {
+    label.len() == 12
+        && label.starts_with("e-")
+        && label[2..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `[id](path#anchor)`
+fn source_link(i: &str) -> Res<'_, SourceLink> {
+    map(
+        tuple((
+            delimited(char('['), take_till1(|c| c == ']' || c == '['), tag("](")),
+            take_till1(|c| c == '#' || c == ')' || c == ' '),
+            preceded(char('#'), take_till1(|c| c == ')' || c == ' ')),
+            char(')'),
+        )),
+        |(id, path, anchor, _): (&str, &str, &str, char)| SourceLink {
+            id: id.to_owned(),
+            path: path.to_owned(),
+            anchor: anchor.to_owned(),
+        },
+    )(i)
+}
+
+/// ``Time: `T`; Sources: [id](path#anchor), …``
+fn evidence_body(i: &str) -> Res<'_, (&str, Vec<SourceLink>)> {
+    all_consuming(terminated(
+        tuple((
+            delimited(tag("Time: `"), take_until("`"), tag("`; Sources: ")),
+            separated_list1(tag(", "), source_link),
+        )),
+        take_while(|c| c == ' ' || c == '\t'),
+    ))(i)
+}
+
+fn parse_evidence(body: &str) -> Result<Evidence, String> {
+    let (_, (t, sources)) = evidence_body(body).map_err(|_| {
+        "expected ``Time: `YYYY-MM-DD…`; Sources: [provider/thread/message](path#source-HASH8), …``".to_owned()
+    })?;
+    let instant = time::parse(t).ok_or_else(|| {
+        format!("Time `{t}` is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.f](Z|±HH:MM)")
+    })?;
+    Ok(Evidence { time: t.to_owned(), instant, sources })
+}
+
+/// `key: value` or `key: [a, b]`.
+fn fm_entry(i: &str) -> Res<'_, (&str, FmValue)> {
+    let key = take_while_m_n(1, 64, |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let list = map(
+        delimited(
+            char('['),
+            opt(separated_list1(tag(","), take_till1(|c| c == ',' || c == ']'))),
+            tuple((char(']'), take_while(|c| c == ' ' || c == '\t'))),
+        ),
+        |items: Option<Vec<&str>>| {
+            FmValue::List(
+                items.unwrap_or_default().into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
+            )
+        },
+    );
+    let scalar = map(rest, |s: &str| FmValue::Scalar(s.trim().to_owned()));
+    all_consuming(separated_pair(key, tuple((char(':'), take_while(|c| c == ' '))), nom::branch::alt((list, scalar))))(
+        i,
+    )
+}
+
+/// A code fence opener or closer: up to 3 spaces, then 3+ backticks or tildes.
+fn fence(s: &str) -> Option<(u8, usize, &str)> {
+    let indent = s.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let t = &s[indent..];
+    let c = *t.as_bytes().first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let n = t.bytes().take_while(|&b| b == c).count();
+    (n >= 3).then(|| (c, n, &t[n..]))
+}
+
+/// Scans one block line (outside code fences) for footnote references and
+/// links, skipping inline code spans.
+fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Vec<(usize, Link)>) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'`' => {
+                let n = b[i..].iter().take_while(|&&c| c == b'`').count();
+                let ticks = &s[i..i + n];
+                match s[i + n..].find(ticks) {
+                    Some(k) => i += n + k + n,
+                    None => i += n,
+                }
+            }
+            b'[' if b.get(i + 1) == Some(&b'[') => {
+                if let Some(k) = s[i + 2..].find("]]") {
+                    let inner = &s[i + 2..i + 2 + k];
+                    if !inner.is_empty() && !inner.contains('[') {
+                        let (target, alias) = match inner.split_once('|') {
+                            Some((t, a)) => (t, Some(a.to_owned())),
+                            None => (inner, None),
+                        };
+                        links.push((line, Link::Wiki { target: target.to_owned(), alias }));
+                        i += 2 + k + 2;
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            b'[' if b.get(i + 1) == Some(&b'^') => {
+                if let Ok((r, label)) = footnote_ref(&s[i..]) {
+                    refs.push(FootnoteRef { label: label.to_owned(), line });
+                    i = s.len() - r.len();
+                } else {
+                    i += 2;
+                }
+            }
+            b'[' => {
+                let image = i > 0 && b[i - 1] == b'!';
+                let close = memchr::memchr(b']', &b[i + 1..]).map(|k| i + 1 + k);
+                match close {
+                    Some(c) if b.get(c + 1) == Some(&b'(') => {
+                        if let Some(k) = memchr::memchr(b')', &b[c + 2..]) {
+                            let inner = &s[c + 2..c + 2 + k];
+                            let target = inner.split([' ', '\t']).next().unwrap_or("");
+                            if !image && !target.is_empty() {
+                                let text = s[i + 1..c].to_owned();
+                                links.push((line, Link::Markdown { text, target: target.to_owned() }));
+                            }
+                            i = c + 2 + k + 1;
+                        } else {
+                            i = c + 1;
+                        }
+                    }
+                    _ => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// The block id at the end of a block's last line: ` ^id` with id
+/// `[A-Za-z0-9-]{1,64}`.
+fn block_id(last: &str) -> Option<&str> {
+    let k = last.rfind(" ^")?;
+    let id = &last[k + 2..];
+    let ok = (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    ok.then_some(id)
+}
+
+fn split_lines(text: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for lf in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        let end = if lf > start && text.as_bytes()[lf - 1] == b'\r' { lf - 1 } else { lf };
+        lines.push(Line { start, end, next: lf + 1 });
+        start = lf + 1;
+    }
+    if start < text.len() {
+        let end = if text.ends_with('\r') { text.len() - 1 } else { text.len() };
+        lines.push(Line { start, end, next: text.len() });
+    }
+    lines
+}
+
+impl TopicFile {
+    /// Parses leniently: never fails; returns the tree and every problem
+    /// the grammar alone can see (front matter, malformed definitions,
+    /// missing block ids, labels defined twice).
+    pub fn parse_lenient(text: &str) -> (TopicFile, Vec<ParseProblem>) {
+        let text = text.to_owned();
+        let lines = split_lines(&text);
+        let content = |k: usize| &text[lines[k].start..lines[k].end];
+        let mut problems = Vec::new();
+
+        // Front matter.
+        let mut front_matter = None;
+        let mut first_body_line = 0;
+        if !lines.is_empty() && content(0) == "---" {
+            let close = (1..lines.len()).find(|&k| content(k) == "---");
+            let mut entries = Vec::new();
+            let end = close.unwrap_or(lines.len());
+            if close.is_none() {
+                problems.push(ParseProblem {
+                    code: Code::BadFrontMatter,
+                    line: 0,
+                    message: "front matter is not closed by a `---` line".into(),
+                });
+            }
+            for k in 1..end {
+                let l = content(k);
+                if is_blank(l) {
+                    continue;
+                }
+                match fm_entry(l) {
+                    Ok((_, (key, value))) => {
+                        if key == "kind" {
+                            let ok = matches!(&value, FmValue::Scalar(s) if Kind::parse(s).is_some());
+                            if !ok {
+                                problems.push(ParseProblem {
+                                    code: Code::BadFrontMatter,
+                                    line: k,
+                                    message: format!("kind {l:?} is not one of person, project, theme, core"),
+                                });
+                            }
+                        }
+                        entries.push(FmEntry { line: k, key: key.to_owned(), value });
+                    }
+                    Err(_) => problems.push(ParseProblem {
+                        code: Code::BadFrontMatter,
+                        line: k,
+                        message: format!("front matter line {l:?} is not `key: value` or `key: [a, b]`"),
+                    }),
+                }
+            }
+            first_body_line = close.map_or(lines.len(), |c| c + 1);
+            front_matter = Some(FrontMatter { close_line: close, entries });
+        }
+
+        // Blocks, headings, definitions.
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut headings = Vec::new();
+        let mut definitions = Vec::new();
+        let mut current: Option<(usize, usize)> = None;
+        let mut fenced: Vec<bool> = vec![false; lines.len()];
+        let mut open_fence: Option<(u8, usize)> = None;
+        let finish = |cur: &mut Option<(usize, usize)>, blocks: &mut Vec<Block>| {
+            if let Some((a, b)) = cur.take() {
+                blocks.push(Block { first_line: a, last_line: b, id: None, refs: Vec::new(), links: Vec::new() });
+            }
+        };
+        for k in first_body_line..lines.len() {
+            let l = content(k);
+            if let Some((c, n)) = open_fence {
+                fenced[k] = true;
+                if let Some((c2, n2, after)) = fence(l) {
+                    if c2 == c && n2 >= n && is_blank(after) {
+                        open_fence = None;
+                    }
+                }
+                current = current.map(|(a, _)| (a, k)).or(Some((k, k)));
+                continue;
+            }
+            if is_blank(l) {
+                finish(&mut current, &mut blocks);
+            } else if is_heading(l) {
+                finish(&mut current, &mut blocks);
+                headings.push(k);
+            } else if let Ok((_, (label, body))) = definition_line(l) {
+                finish(&mut current, &mut blocks);
+                let evidence = is_evidence_label(label).then(|| parse_evidence(body));
+                definitions.push(Definition { line: k, label: label.to_owned(), evidence });
+            } else {
+                if let Some((c, n, after)) = fence(l) {
+                    // A backtick fence's info string holds no backtick.
+                    if c == b'~' || !after.contains('`') {
+                        fenced[k] = true;
+                        open_fence = Some((c, n));
+                    }
+                }
+                current = current.map(|(a, _)| (a, k)).or(Some((k, k)));
+            }
+        }
+        finish(&mut current, &mut blocks);
+
+        for block in &mut blocks {
+            for k in block.first_line..=block.last_line {
+                if !fenced[k] {
+                    scan_inline(content(k), k, &mut block.refs, &mut block.links);
+                }
+            }
+            let last = content(block.last_line);
+            block.id = if fenced[block.last_line] { None } else { block_id(last).map(str::to_owned) };
+            if block.id.is_none() {
+                problems.push(ParseProblem {
+                    code: Code::MissingBlockId,
+                    line: block.first_line,
+                    message: "the block's last line does not end in ` ^block-id` ([A-Za-z0-9-]{1,64})".into(),
+                });
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for d in &definitions {
+            if !seen.insert(d.label.as_str()) {
+                problems.push(ParseProblem {
+                    code: Code::BadFootnote,
+                    line: d.line,
+                    message: format!("footnote [^{}] is defined more than once", d.label),
+                });
+            }
+            if let Some(Err(why)) = &d.evidence {
+                problems.push(ParseProblem {
+                    code: Code::BadFootnote,
+                    line: d.line,
+                    message: format!("evidence [^{}]: {why}", d.label),
+                });
+            }
+        }
+        problems.sort_by_key(|p| p.line);
+        let file = TopicFile { text, lines, front_matter, headings, blocks, definitions };
+        (file, problems)
+    }
+
+    /// Parses strictly: the tree, or every problem the grammar sees.
+    pub fn parse(text: &str) -> Result<TopicFile, Vec<ParseProblem>> {
+        let (file, problems) = TopicFile::parse_lenient(text);
+        if problems.is_empty() {
+            Ok(file)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// Prints the file back: front matter, then every line in order, with
+    /// its own line ending. `print(parse(text)) == text`.
+    pub fn print(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        for l in &self.lines {
+            out.push_str(&self.text[l.start..l.next]);
+        }
+        out
+    }
+
+    /// The lines of the file.
+    pub fn lines(&self) -> &[Line] {
+        &self.lines
+    }
+
+    /// The content of line `k` (0-based), without its line ending.
+    pub fn line(&self, k: usize) -> &str {
+        &self.text[self.lines[k].start..self.lines[k].end]
+    }
+
+    /// The text of a block: its lines' contents joined by LF.
+    pub fn block_text(&self, block: &Block) -> String {
+        (block.first_line..=block.last_line).map(|k| self.line(k)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The definition of `label`, if any (the first, when defined twice).
+    pub fn definition(&self, label: &str) -> Option<&Definition> {
+        self.definitions.iter().find(|d| d.label == label)
+    }
+}
+
+/// A block's text without footnote references and without its ` ^id`.
+pub fn plain_text(block_text: &str, id: Option<&str>) -> String {
+    let mut s = block_text;
+    let owned;
+    if let Some(id) = id {
+        if let Some(stripped) = s.strip_suffix(id).and_then(|t| t.strip_suffix(" ^")) {
+            s = stripped;
+        }
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(k) = rest.find("[^") {
+        out.push_str(&rest[..k]);
+        match footnote_ref(&rest[k..]) {
+            Ok((r, _)) => rest = r,
+            Err(_) => {
+                out.push_str("[^");
+                rest = &rest[k + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    owned = out.trim_end().to_owned();
+    owned
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Parser vectors and the round-trip property.
+
+use super::*;
+use proptest::prelude::*;
+
+const DAVE: &str = "---
+description: One line.
+kind: person
+aliases: [Dave, dave.k]
+owner: ops
+---
+# Dave
+
+Dave leads the budget tracker work.[^e-1175dea39c] ^f888f60e
+
+He prefers answers without jargon.[^e-1175dea39c][^e-20a9ff0b11]
+See [the tracker](../projects/budget.md#^b1) and [[projects/budget#^b2|it]]. ^9c2d4e01
+
+[^e-1175dea39c]: Time: `2024-03-15`; Sources: [openprogram/sess-7f2a/msg_2f9b](../../sources/openprogram/_v2/sess-7f2a.md#source-9047c191)
+[^e-20a9ff0b11]: Time: `2024-03-16T09:30:00Z`; Sources: [openprogram/sess-7f2a/msg_3a01](../../sources/openprogram/_v2/sess-7f2a.md#source-a26d0031), [openprogram/sess-80/msg_1](../../sources/openprogram/_v2/sess-80.md#source-67b028cf)
+";
+
+#[test]
+fn reads_the_format_example() {
+    let f = TopicFile::parse(DAVE).unwrap();
+    assert_eq!(f.print(), DAVE);
+    let fm = f.front_matter.as_ref().unwrap();
+    assert_eq!(fm.description(), Some("One line."));
+    assert_eq!(fm.kind(), Some(Kind::Person));
+    assert_eq!(fm.aliases(), ["Dave", "dave.k"]);
+    assert_eq!(fm.entries[3].key, "owner");
+    assert_eq!(f.headings, [6]);
+    assert_eq!(f.blocks.len(), 2);
+    assert_eq!(f.blocks[0].id.as_deref(), Some("f888f60e"));
+    assert_eq!(f.blocks[1].id.as_deref(), Some("9c2d4e01"));
+    assert_eq!((f.blocks[1].first_line, f.blocks[1].last_line), (10, 11));
+    let labels: Vec<_> = f.blocks[1].refs.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["e-1175dea39c", "e-20a9ff0b11"]);
+    assert_eq!(f.blocks[1].links.len(), 2);
+    let ev = f.definitions[1].evidence.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(ev.sources.len(), 2);
+    assert_eq!(ev.sources[1].id, "openprogram/sess-80/msg_1");
+    assert_eq!(ev.sources[1].path, "../../sources/openprogram/_v2/sess-80.md");
+    assert_eq!(ev.sources[1].anchor, "source-67b028cf");
+    assert_eq!(
+        plain_text(&f.block_text(&f.blocks[0]), f.blocks[0].id.as_deref()),
+        "Dave leads the budget tracker work."
+    );
+}
+
+fn codes(text: &str) -> Vec<(Code, usize)> {
+    TopicFile::parse_lenient(text).1.into_iter().map(|p| (p.code, p.line + 1)).collect()
+}
+
+#[test]
+fn grammar_problems() {
+    assert_eq!(codes("---\nkind: person\n"), [(Code::BadFrontMatter, 1)]);
+    assert_eq!(codes("---\nkind: robot\n---\n"), [(Code::BadFrontMatter, 2)]);
+    assert_eq!(codes("---\njust text\n---\n"), [(Code::BadFrontMatter, 2)]);
+    assert_eq!(codes("A block without id.[^e-1175dea39c]\n"), [(Code::MissingBlockId, 1)]);
+    assert_eq!(codes("Trailing space ^abc \n"), [(Code::MissingBlockId, 1)]);
+    assert_eq!(codes("x ^abc\n\n[^n]: one\n[^n]: two\n"), [(Code::BadFootnote, 4)]);
+    assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-13-01`; Sources: [a/b/c](x.md#source-1)\n"), [(Code::BadFootnote, 3)]);
+    assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-03-01`; Sources:\n"), [(Code::BadFootnote, 3)]);
+    assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-03-01/2024-03-02`; Sources: [a/b/c](x.md#s)\n"), [(Code::BadFootnote, 3)]);
+    // An id-looking suffix elsewhere in a block is plain text.
+    assert_eq!(codes("a ^abc\nb\n"), [(Code::MissingBlockId, 1)]);
+}
+
+#[test]
+fn fences_headings_and_crlf() {
+    let text = "Intro line\r\n```\r\n\r\n# not a heading\r\n[^x]: not a definition\r\n```\r\nafter ^b1\r\n\r\n## Real\r\n";
+    let (f, problems) = TopicFile::parse_lenient(text);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(f.print(), text);
+    assert_eq!(f.blocks.len(), 1);
+    assert_eq!((f.blocks[0].first_line, f.blocks[0].last_line), (0, 6));
+    assert_eq!(f.blocks[0].id.as_deref(), Some("b1"));
+    assert!(f.blocks[0].refs.is_empty());
+    assert_eq!(f.headings, [8]);
+    assert!(f.definitions.is_empty());
+    // Inline code hides references and links.
+    let (f, _) = TopicFile::parse_lenient("`[^x]` and `[a](b.md)` ^c\n");
+    assert!(f.blocks[0].refs.is_empty() && f.blocks[0].links.is_empty());
+}
+
+fn line_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("---".to_owned()),
+        Just("# Heading".to_owned()),
+        Just("```".to_owned()),
+        Just("~~~~".to_owned()),
+        Just("kind: person".to_owned()),
+        Just("Some text.[^e-1175dea39c] ^f888f60e".to_owned()),
+        Just("[^e-1175dea39c]: Time: `2024-03-15`; Sources: [a/b/c](../s.md#source-1)".to_owned()),
+        Just("[^note]: plain".to_owned()),
+        Just("See [x](a.md#^b) and [[p#^q|r]] `code [^z]`".to_owned()),
+        Just("\u{202E}ünïcødé 日本 ^id-1".to_owned()),
+        any::<String>(),
+    ]
+}
+
+fn file_strategy() -> impl Strategy<Value = String> {
+    (proptest::collection::vec((line_strategy(), prop_oneof![Just("\n"), Just("\r\n"), Just("\r")]), 0..16), any::<bool>())
+        .prop_map(|(lines, final_lf)| {
+            let mut s: String = lines.iter().map(|(l, e)| format!("{l}{e}")).collect();
+            if !final_lf {
+                s.pop();
+            }
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn print_parse_is_identity(text in file_strategy()) {
+        let (f, _) = TopicFile::parse_lenient(&text);
+        prop_assert_eq!(f.print(), text.clone());
+        if let Ok(strict) = TopicFile::parse(&text) {
+            prop_assert_eq!(strict.print(), text);
+        }
+    }
+
+    #[test]
+    fn blocks_are_disjoint_and_ordered(text in file_strategy()) {
+        let (f, _) = TopicFile::parse_lenient(&text);
+        let mut last = None;
+        for b in &f.blocks {
+            prop_assert!(b.first_line <= b.last_line);
+            if let Some(l) = last { prop_assert!(b.first_line > l); }
+            last = Some(b.last_line);
+        }
+    }
+}
