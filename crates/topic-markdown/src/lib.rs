@@ -38,6 +38,7 @@
 pub mod diag;
 pub mod parse;
 pub mod time;
+pub mod validate;
 
 pub use diag::{Code, Diagnostic};
 pub use parse::TopicFile;

@@ -1,0 +1,496 @@
+//! Validation of topic files against each other and the archive, and the
+//! trust of every block (FORMAT.md §3).
+//!
+//! The archive is reached only through a [`SourceResolver`], built once by
+//! the caller ([`ArchiveResolver`] over a scanned
+//! [`scriptorium_source_archive::archive::Archive`]), so checking a
+//! citation is one hash lookup and never re-reads the archive.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use scriptorium_source_archive::archive::Archive;
+
+use crate::diag::{Code, Diagnostic};
+use crate::parse::{is_evidence_label, Link, ParseProblem, TopicFile};
+use crate::time::Instant;
+
+/// What a citation resolves to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// An archived, trusted record.
+    Trusted,
+    /// An archived record still pending (e.g. unpaired group text).
+    Pending,
+    /// No archived record with that id at that path and anchor.
+    Unknown,
+}
+
+/// Resolves citations to archived records.
+pub trait SourceResolver {
+    /// Resolves the citation of `source_id` (its text form) at the
+    /// workspace-relative archive `path` with fragment `anchor`.
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution;
+}
+
+#[derive(Debug, Clone)]
+struct Location {
+    path: String,
+    anchor: String,
+    pending: bool,
+}
+
+/// A [`SourceResolver`] over a scanned archive: a v2 record resolves at its
+/// own file and anchor; a legacy record resolves at its file and anchor.
+#[derive(Debug, Default, Clone)]
+pub struct ArchiveResolver {
+    by_id: HashMap<String, Vec<Location>>,
+}
+
+impl ArchiveResolver {
+    /// Indexes every record of `archive` once.
+    pub fn new(archive: &Archive) -> ArchiveResolver {
+        let mut r = ArchiveResolver::default();
+        for rec in archive.v2_records() {
+            let id = rec.id();
+            r.insert(id.text(), id.v2_path(), id.anchor(), rec.is_pending());
+        }
+        for (path, rec) in archive.legacy_records() {
+            if let (Some(id), Some(anchor)) = (&rec.id, &rec.anchor) {
+                r.insert(id.text(), path.to_owned(), anchor.clone(), false);
+            }
+        }
+        r
+    }
+
+    /// Adds one record location (for resolvers built without an archive).
+    pub fn insert(&mut self, source_id: String, path: String, anchor: String, pending: bool) {
+        self.by_id.entry(source_id).or_default().push(Location { path, anchor, pending });
+    }
+
+    /// The number of distinct source ids known.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// True when no source is known.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+impl SourceResolver for ArchiveResolver {
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
+        match self.by_id.get(source_id) {
+            Some(locs) => match locs.iter().find(|l| l.path == path && l.anchor == anchor) {
+                Some(l) if l.pending => Resolution::Pending,
+                Some(_) => Resolution::Trusted,
+                None => Resolution::Unknown,
+            },
+            None => Resolution::Unknown,
+        }
+    }
+}
+
+/// Joins a relative link `target` to the folder `dir` (both `/`-separated,
+/// workspace-relative), resolving `.` and `..`; `None` when it is absolute
+/// or climbs out of the workspace.
+pub fn join(dir: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') || target.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in target.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The folder of a workspace-relative file path.
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// True when `target` starts with a URL scheme (`https:`, `mailto:`, …).
+fn has_scheme(target: &str) -> bool {
+    let Some(colon) = target.find(':') else { return false };
+    let scheme = &target[..colon];
+    !scheme.is_empty()
+        && scheme.as_bytes()[0].is_ascii_alphabetic()
+        && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+        && !target[..colon].contains('/')
+}
+
+/// Where a link points, once resolved.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkTarget {
+    /// Workspace-relative path of the topic file.
+    pub path: String,
+    /// The block, for a `#^id` link.
+    pub block_id: Option<String>,
+}
+
+/// Resolves a link found in the topic file at `path`; `Ok(None)` when it is
+/// not a link between topics (a URL, an image, a non-Markdown file, a link
+/// into `sources/`), `Err(())` when it cannot point anywhere.
+pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, ()> {
+    let (file, fragment) = match link {
+        Link::Markdown { target, .. } => {
+            if has_scheme(target) {
+                return Ok(None);
+            }
+            let (p, frag) = match target.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (target.as_str(), None),
+            };
+            let file = if p.is_empty() {
+                path.to_owned()
+            } else {
+                if !p.ends_with(".md") {
+                    return Ok(None);
+                }
+                join(dir_of(path), p).ok_or(())?
+            };
+            (file, frag)
+        }
+        Link::Wiki { target, .. } => {
+            let (p, frag) = match target.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (target.as_str(), None),
+            };
+            let file = if p.is_empty() {
+                path.to_owned()
+            } else {
+                let with_md = if p.ends_with(".md") { p.to_owned() } else { format!("{p}.md") };
+                join("topics", &with_md).ok_or(())?
+            };
+            (file, frag)
+        }
+    };
+    if !file.starts_with("topics/") {
+        return Ok(None);
+    }
+    let block_id = fragment.and_then(|f| f.strip_prefix('^')).map(str::to_owned);
+    Ok(Some(LinkTarget { path: file, block_id }))
+}
+
+/// The verdict on one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockState {
+    /// Workspace-relative path of its file.
+    pub path: String,
+    /// Index of the block in its file's `blocks`.
+    pub index: usize,
+    /// The block id, if it has one.
+    pub id: Option<String>,
+    /// No diagnostic concerns it (its file, its id, its citations, links).
+    pub valid: bool,
+    /// Some citation is pending or unresolvable (all or nothing).
+    pub pending: bool,
+    /// The `Time` of every cited evidence definition, as written and parsed,
+    /// in citation order.
+    pub times: Vec<(String, Instant)>,
+    /// The cited source ids, in citation order, each once.
+    pub sources: Vec<String>,
+    /// The topic files and blocks it links to, resolved.
+    pub links: Vec<LinkTarget>,
+}
+
+impl BlockState {
+    /// Valid and not pending: what derived views and recall may show.
+    pub fn eligible(&self) -> bool {
+        self.valid && !self.pending
+    }
+
+    /// The newest evidence time, as written and parsed.
+    pub fn newest(&self) -> Option<&(String, Instant)> {
+        self.times.iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+    }
+}
+
+/// The result of checking a set of topic files.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    /// Every problem, sorted by path, line and code.
+    pub diagnostics: Vec<Diagnostic>,
+    /// One state per block, in path order then file order.
+    pub blocks: Vec<BlockState>,
+}
+
+/// A topic file as loaded by a caller: workspace-relative path, tree, and
+/// the problems its parse found.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Workspace-relative path (`topics/…`).
+    pub path: String,
+    /// The parsed file.
+    pub file: TopicFile,
+    /// What the grammar found.
+    pub problems: Vec<ParseProblem>,
+}
+
+impl Loaded {
+    /// Parses `text` leniently as the file at `path`.
+    pub fn parse(path: &str, text: &str) -> Loaded {
+        let (file, problems) = TopicFile::parse_lenient(text);
+        Loaded { path: path.to_owned(), file, problems }
+    }
+}
+
+fn diag(code: Code, path: &str, line0: usize, block_id: Option<&str>, message: String) -> Diagnostic {
+    Diagnostic { code, path: path.to_owned(), line: line0 + 1, block_id: block_id.map(str::to_owned), message }
+}
+
+/// Checks every file of `topics` against each other and `resolver`.
+pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
+    let mut out = Checked::default();
+    // Where every block id lives, for duplicates and links.
+    let mut ids: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
+    let mut files: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for t in topics {
+        let set = files.entry(t.path.as_str()).or_default();
+        for b in &t.file.blocks {
+            if let Some(id) = &b.id {
+                ids.entry(id.as_str()).or_default().push((t.path.as_str(), b.first_line));
+                set.insert(id.as_str());
+            }
+        }
+    }
+    for t in topics {
+        let path = t.path.as_str();
+        let file = &t.file;
+        let mut file_ok = true;
+        let mut bad_defs: HashSet<&str> = HashSet::new();
+        for p in &t.problems {
+            match p.code {
+                Code::MissingBlockId => {}
+                Code::BadFootnote => {
+                    if let Some(d) = file.definitions.iter().find(|d| d.line == p.line) {
+                        bad_defs.insert(d.label.as_str());
+                    }
+                    out.diagnostics.push(diag(p.code, path, p.line, None, p.message.clone()));
+                }
+                code => {
+                    file_ok = false;
+                    out.diagnostics.push(diag(code, path, p.line, None, p.message.clone()));
+                }
+            }
+        }
+        // Evidence definitions: resolve every source once.
+        let mut def_state: HashMap<&str, (bool, bool)> = HashMap::new(); // label -> (ok, pending)
+        for d in &file.definitions {
+            let Some(Ok(ev)) = &d.evidence else { continue };
+            let mut ok = true;
+            let mut pending = false;
+            for s in &ev.sources {
+                let resolved = join(dir_of(path), &s.path);
+                let r = match &resolved {
+                    Some(p) => resolver.resolve(&s.id, p, &s.anchor),
+                    None => Resolution::Unknown,
+                };
+                match r {
+                    Resolution::Trusted => {}
+                    Resolution::Pending => pending = true,
+                    Resolution::Unknown => {
+                        ok = false;
+                        pending = true;
+                        out.diagnostics.push(diag(
+                            Code::UnknownSource,
+                            path,
+                            d.line,
+                            None,
+                            format!(
+                                "[^{}] cites {} at {}#{}, which is not an archived record there",
+                                d.label,
+                                s.id,
+                                resolved.as_deref().unwrap_or(&s.path),
+                                s.anchor
+                            ),
+                        ));
+                    }
+                }
+            }
+            def_state.entry(d.label.as_str()).or_insert((ok, pending));
+        }
+        for (index, b) in file.blocks.iter().enumerate() {
+            let id = b.id.as_deref();
+            let mut valid = file_ok && id.is_some();
+            if id.is_none() {
+                out.diagnostics.push(diag(
+                    Code::MissingBlockId,
+                    path,
+                    b.first_line,
+                    None,
+                    "the block's last line does not end in ` ^block-id` ([A-Za-z0-9-]{1,64})".into(),
+                ));
+            }
+            if let Some(id) = id {
+                let places = &ids[id];
+                if places.len() > 1 {
+                    valid = false;
+                    let others: Vec<String> = places
+                        .iter()
+                        .filter(|&&(p, l)| !(p == path && l == b.first_line))
+                        .map(|(p, l)| format!("{p}:{}", l + 1))
+                        .collect();
+                    out.diagnostics.push(diag(
+                        Code::DuplicateBlockId,
+                        path,
+                        b.first_line,
+                        Some(id),
+                        format!("block id ^{id} is also used at {}", others.join(", ")),
+                    ));
+                }
+            }
+            let mut pending = false;
+            let mut times = Vec::new();
+            let mut sources: Vec<String> = Vec::new();
+            let mut cited_evidence = false;
+            let mut seen_labels = HashSet::new();
+            for r in &b.refs {
+                if !seen_labels.insert(r.label.as_str()) {
+                    continue;
+                }
+                let Some(def) = file.definition(&r.label) else {
+                    valid = false;
+                    out.diagnostics.push(diag(
+                        Code::UndefinedFootnote,
+                        path,
+                        b.first_line,
+                        id,
+                        format!("footnote [^{}] is not defined in this file", r.label),
+                    ));
+                    continue;
+                };
+                if bad_defs.contains(r.label.as_str()) {
+                    valid = false;
+                }
+                if !is_evidence_label(&r.label) {
+                    continue;
+                }
+                cited_evidence = true;
+                match &def.evidence {
+                    Some(Ok(ev)) => {
+                        times.push((ev.time.clone(), ev.instant));
+                        for s in &ev.sources {
+                            if !sources.contains(&s.id) {
+                                sources.push(s.id.clone());
+                            }
+                        }
+                        let (ok, p) = def_state.get(r.label.as_str()).copied().unwrap_or((false, true));
+                        valid &= ok;
+                        pending |= p;
+                    }
+                    _ => {
+                        valid = false;
+                        pending = true;
+                    }
+                }
+            }
+            if !cited_evidence {
+                valid = false;
+                out.diagnostics.push(diag(
+                    Code::UncitedBlock,
+                    path,
+                    b.first_line,
+                    id,
+                    "the block cites no evidence footnote [^e-HEX10]".into(),
+                ));
+            }
+            let mut links = Vec::new();
+            for (_line, link) in &b.links {
+                match link_target(path, link) {
+                    Ok(None) => {}
+                    Ok(Some(t)) => {
+                        let exists = match (&t.block_id, files.get(t.path.as_str())) {
+                            (_, None) => false,
+                            (None, Some(_)) => true,
+                            (Some(bid), Some(set)) => set.contains(bid.as_str()),
+                        };
+                        if exists {
+                            links.push(t);
+                        } else {
+                            valid = false;
+                            out.diagnostics.push(diag(
+                                Code::BrokenLink,
+                                path,
+                                b.first_line,
+                                id,
+                                format!(
+                                    "link to {}{} does not resolve",
+                                    t.path,
+                                    t.block_id.as_ref().map(|i| format!("#^{i}")).unwrap_or_default()
+                                ),
+                            ));
+                        }
+                    }
+                    Err(()) => {
+                        valid = false;
+                        let shown = match link {
+                            Link::Markdown { target, .. } => target,
+                            Link::Wiki { target, .. } => target,
+                        };
+                        out.diagnostics.push(diag(
+                            Code::BrokenLink,
+                            path,
+                            b.first_line,
+                            id,
+                            format!("link {shown:?} leaves the workspace"),
+                        ));
+                    }
+                }
+            }
+            out.blocks.push(BlockState {
+                path: path.to_owned(),
+                index,
+                id: id.map(str::to_owned),
+                valid,
+                pending,
+                times,
+                sources,
+                links,
+            });
+        }
+    }
+    out.diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
+    out.diagnostics.dedup();
+    out
+}
+
+/// The diagnostics a check of only the files in `named` reports: theirs,
+/// plus every occurrence of a block id duplicated in one of them.
+pub fn only_named(checked: &Checked, named: &[String]) -> Vec<Diagnostic> {
+    let named: HashSet<&str> = named.iter().map(String::as_str).collect();
+    let dup_ids: HashSet<&str> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::DuplicateBlockId && named.contains(d.path.as_str()))
+        .filter_map(|d| d.block_id.as_deref())
+        .collect();
+    checked
+        .diagnostics
+        .iter()
+        .filter(|d| {
+            named.contains(d.path.as_str())
+                || (d.code == Code::DuplicateBlockId && d.block_id.as_deref().is_some_and(|i| dup_ids.contains(i)))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Blocks grouped by file path, for the views.
+pub(crate) fn by_path(checked: &Checked) -> BTreeMap<&str, Vec<&BlockState>> {
+    let mut m: BTreeMap<&str, Vec<&BlockState>> = BTreeMap::new();
+    for b in &checked.blocks {
+        m.entry(b.path.as_str()).or_default().push(b);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests;
