@@ -35,10 +35,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod diag;
+pub mod ids;
 pub mod parse;
 pub mod time;
 pub mod validate;
+pub mod views;
 
 pub use diag::{Code, Diagnostic};
 pub use parse::TopicFile;

@@ -215,6 +215,7 @@ pub struct ParseProblem {
 pub struct TopicFile {
     text: String,
     lines: Vec<Line>,
+    fenced: Vec<bool>,
     /// Front matter, when the file starts with `---`.
     pub front_matter: Option<FrontMatter>,
     /// 0-based indexes of heading lines.
@@ -244,8 +245,13 @@ fn label_char(c: char) -> bool {
 
 /// `[^label]` → label.
 fn footnote_ref(i: &str) -> Res<'_, &str> {
-    delimited(tag("[^"), take_while(label_char), char(']'))(i)
-        .and_then(|(r, l)| if l.is_empty() { Err(nom::Err::Error(())) } else { Ok((r, l)) })
+    delimited(tag("[^"), take_while(label_char), char(']'))(i).and_then(|(r, l)| {
+        if l.is_empty() {
+            Err(nom::Err::Error(()))
+        } else {
+            Ok((r, l))
+        }
+    })
 }
 
 /// `[^label]: body` → (label, body).
@@ -290,11 +296,11 @@ fn evidence_body(i: &str) -> Res<'_, (&str, Vec<SourceLink>)> {
 
 fn parse_evidence(body: &str) -> Result<Evidence, String> {
     let (_, (t, sources)) = evidence_body(body).map_err(|_| {
-        "expected ``Time: `YYYY-MM-DD…`; Sources: [provider/thread/message](path#source-HASH8), …``".to_owned()
+        "expected ``Time: `YYYY-MM-DD…`; Sources: [provider/thread/message](path#source-HASH8), …``"
+            .to_owned()
     })?;
-    let instant = time::parse(t).ok_or_else(|| {
-        format!("Time `{t}` is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.f](Z|±HH:MM)")
-    })?;
+    let instant = time::parse(t)
+        .ok_or_else(|| format!("Time `{t}` is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.f](Z|±HH:MM)"))?;
     Ok(Evidence { time: t.to_owned(), instant, sources })
 }
 
@@ -309,14 +315,21 @@ fn fm_entry(i: &str) -> Res<'_, (&str, FmValue)> {
         ),
         |items: Option<Vec<&str>>| {
             FmValue::List(
-                items.unwrap_or_default().into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
+                items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
             )
         },
     );
     let scalar = map(rest, |s: &str| FmValue::Scalar(s.trim().to_owned()));
-    all_consuming(separated_pair(key, tuple((char(':'), take_while(|c| c == ' '))), nom::branch::alt((list, scalar))))(
-        i,
-    )
+    all_consuming(separated_pair(
+        key,
+        tuple((char(':'), take_while(|c| c == ' '))),
+        nom::branch::alt((list, scalar)),
+    ))(i)
 }
 
 /// A code fence opener or closer: up to 3 spaces, then 3+ backticks or tildes.
@@ -484,13 +497,19 @@ impl TopicFile {
         let mut open_fence: Option<(u8, usize)> = None;
         let finish = |cur: &mut Option<(usize, usize)>, blocks: &mut Vec<Block>| {
             if let Some((a, b)) = cur.take() {
-                blocks.push(Block { first_line: a, last_line: b, id: None, refs: Vec::new(), links: Vec::new() });
+                blocks.push(Block {
+                    first_line: a,
+                    last_line: b,
+                    id: None,
+                    refs: Vec::new(),
+                    links: Vec::new(),
+                });
             }
         };
-        for k in first_body_line..lines.len() {
+        for (k, is_fenced) in fenced.iter_mut().enumerate().skip(first_body_line) {
             let l = content(k);
             if let Some((c, n)) = open_fence {
-                fenced[k] = true;
+                *is_fenced = true;
                 if let Some((c2, n2, after)) = fence(l) {
                     if c2 == c && n2 >= n && is_blank(after) {
                         open_fence = None;
@@ -512,7 +531,7 @@ impl TopicFile {
                 if let Some((c, n, after)) = fence(l) {
                     // A backtick fence's info string holds no backtick.
                     if c == b'~' || !after.contains('`') {
-                        fenced[k] = true;
+                        *is_fenced = true;
                         open_fence = Some((c, n));
                     }
                 }
@@ -522,8 +541,8 @@ impl TopicFile {
         finish(&mut current, &mut blocks);
 
         for block in &mut blocks {
-            for k in block.first_line..=block.last_line {
-                if !fenced[k] {
+            for (k, &f) in fenced.iter().enumerate().take(block.last_line + 1).skip(block.first_line) {
+                if !f {
                     scan_inline(content(k), k, &mut block.refs, &mut block.links);
                 }
             }
@@ -555,7 +574,7 @@ impl TopicFile {
             }
         }
         problems.sort_by_key(|p| p.line);
-        let file = TopicFile { text, lines, front_matter, headings, blocks, definitions };
+        let file = TopicFile { text, lines, fenced, front_matter, headings, blocks, definitions };
         (file, problems)
     }
 
@@ -589,6 +608,11 @@ impl TopicFile {
         &self.text[self.lines[k].start..self.lines[k].end]
     }
 
+    /// True when line `k` (0-based) lies inside a code fence (or opens one).
+    pub fn is_fenced(&self, k: usize) -> bool {
+        self.fenced[k]
+    }
+
     /// The text of a block: its lines' contents joined by LF.
     pub fn block_text(&self, block: &Block) -> String {
         (block.first_line..=block.last_line).map(|k| self.line(k)).collect::<Vec<_>>().join("\n")
@@ -603,7 +627,6 @@ impl TopicFile {
 /// A block's text without footnote references and without its ` ^id`.
 pub fn plain_text(block_text: &str, id: Option<&str>) -> String {
     let mut s = block_text;
-    let owned;
     if let Some(id) = id {
         if let Some(stripped) = s.strip_suffix(id).and_then(|t| t.strip_suffix(" ^")) {
             s = stripped;
@@ -622,8 +645,7 @@ pub fn plain_text(block_text: &str, id: Option<&str>) -> String {
         }
     }
     out.push_str(rest);
-    owned = out.trim_end().to_owned();
-    owned
+    out.trim_end().to_owned()
 }
 
 #[cfg(test)]

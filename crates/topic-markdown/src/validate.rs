@@ -6,7 +6,7 @@
 //! [`scriptorium_source_archive::archive::Archive`]), so checking a
 //! citation is one hash lookup and never re-reads the archive.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use scriptorium_source_archive::archive::Archive;
 
@@ -135,10 +135,14 @@ pub struct LinkTarget {
     pub block_id: Option<String>,
 }
 
+/// A link whose target is absolute or climbs out of the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeavesWorkspace;
+
 /// Resolves a link found in the topic file at `path`; `Ok(None)` when it is
 /// not a link between topics (a URL, an image, a non-Markdown file, a link
-/// into `sources/`), `Err(())` when it cannot point anywhere.
-pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, ()> {
+/// into `sources/`), an error when it cannot point anywhere.
+pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, LeavesWorkspace> {
     let (file, fragment) = match link {
         Link::Markdown { target, .. } => {
             if has_scheme(target) {
@@ -154,7 +158,7 @@ pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, ()> {
                 if !p.ends_with(".md") {
                     return Ok(None);
                 }
-                join(dir_of(path), p).ok_or(())?
+                join(dir_of(path), p).ok_or(LeavesWorkspace)?
             };
             (file, frag)
         }
@@ -167,7 +171,7 @@ pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, ()> {
                 path.to_owned()
             } else {
                 let with_md = if p.ends_with(".md") { p.to_owned() } else { format!("{p}.md") };
-                join("topics", &with_md).ok_or(())?
+                join("topics", &with_md).ok_or(LeavesWorkspace)?
             };
             (file, frag)
         }
@@ -243,7 +247,13 @@ impl Loaded {
 }
 
 fn diag(code: Code, path: &str, line0: usize, block_id: Option<&str>, message: String) -> Diagnostic {
-    Diagnostic { code, path: path.to_owned(), line: line0 + 1, block_id: block_id.map(str::to_owned), message }
+    Diagnostic {
+        code,
+        path: path.to_owned(),
+        line: line0 + 1,
+        block_id: block_id.map(str::to_owned),
+        message,
+    }
 }
 
 /// Checks every file of `topics` against each other and `resolver`.
@@ -429,7 +439,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                             ));
                         }
                     }
-                    Err(()) => {
+                    Err(LeavesWorkspace) => {
                         valid = false;
                         let shown = match link {
                             Link::Markdown { target, .. } => target,
@@ -477,19 +487,11 @@ pub fn only_named(checked: &Checked, named: &[String]) -> Vec<Diagnostic> {
         .iter()
         .filter(|d| {
             named.contains(d.path.as_str())
-                || (d.code == Code::DuplicateBlockId && d.block_id.as_deref().is_some_and(|i| dup_ids.contains(i)))
+                || (d.code == Code::DuplicateBlockId
+                    && d.block_id.as_deref().is_some_and(|i| dup_ids.contains(i)))
         })
         .cloned()
         .collect()
-}
-
-/// Blocks grouped by file path, for the views.
-pub(crate) fn by_path(checked: &Checked) -> BTreeMap<&str, Vec<&BlockState>> {
-    let mut m: BTreeMap<&str, Vec<&BlockState>> = BTreeMap::new();
-    for b in &checked.blocks {
-        m.entry(b.path.as_str()).or_default().push(b);
-    }
-    m
 }
 
 #[cfg(test)]

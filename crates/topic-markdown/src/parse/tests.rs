@@ -60,9 +60,15 @@ fn grammar_problems() {
     assert_eq!(codes("A block without id.[^e-1175dea39c]\n"), [(Code::MissingBlockId, 1)]);
     assert_eq!(codes("Trailing space ^abc \n"), [(Code::MissingBlockId, 1)]);
     assert_eq!(codes("x ^abc\n\n[^n]: one\n[^n]: two\n"), [(Code::BadFootnote, 4)]);
-    assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-13-01`; Sources: [a/b/c](x.md#source-1)\n"), [(Code::BadFootnote, 3)]);
+    assert_eq!(
+        codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-13-01`; Sources: [a/b/c](x.md#source-1)\n"),
+        [(Code::BadFootnote, 3)]
+    );
     assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-03-01`; Sources:\n"), [(Code::BadFootnote, 3)]);
-    assert_eq!(codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-03-01/2024-03-02`; Sources: [a/b/c](x.md#s)\n"), [(Code::BadFootnote, 3)]);
+    assert_eq!(
+        codes("x ^abc\n\n[^e-1175dea39c]: Time: `2024-03-01/2024-03-02`; Sources: [a/b/c](x.md#s)\n"),
+        [(Code::BadFootnote, 3)]
+    );
     // An id-looking suffix elsewhere in a block is plain text.
     assert_eq!(codes("a ^abc\nb\n"), [(Code::MissingBlockId, 1)]);
 }
@@ -102,7 +108,13 @@ fn line_strategy() -> impl Strategy<Value = String> {
 }
 
 fn file_strategy() -> impl Strategy<Value = String> {
-    (proptest::collection::vec((line_strategy(), prop_oneof![Just("\n"), Just("\r\n"), Just("\r")]), 0..16), any::<bool>())
+    (
+        proptest::collection::vec(
+            (line_strategy(), prop_oneof![Just("\n"), Just("\r\n"), Just("\r")]),
+            0..16,
+        ),
+        any::<bool>(),
+    )
         .prop_map(|(lines, final_lf)| {
             let mut s: String = lines.iter().map(|(l, e)| format!("{l}{e}")).collect();
             if !final_lf {

@@ -2,7 +2,8 @@
 
 use super::*;
 
-const EV1: &str = "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-11111111)";
+const EV1: &str =
+    "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-11111111)";
 const EVP: &str = "[^e-20a9ff0b11]: Time: `2024-03-16T09:30:00Z`; Sources: [chat/t/m2](../../sources/chat/_v2/t.md#source-22222222)";
 
 fn resolver() -> ArchiveResolver {
@@ -23,7 +24,8 @@ fn codes(c: &Checked) -> Vec<(Code, &str, usize, Option<&str>)> {
 
 #[test]
 fn a_valid_file_has_no_diagnostics() {
-    let c = run(&[("topics/people/ada.md", format!("# Ada\n\nAda likes tea.[^e-1175dea39c] ^a1\n\n{EV1}\n"))]);
+    let c =
+        run(&[("topics/people/ada.md", format!("# Ada\n\nAda likes tea.[^e-1175dea39c] ^a1\n\n{EV1}\n"))]);
     assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
     assert!(c.blocks[0].eligible());
     assert_eq!(c.blocks[0].sources, ["chat/t/m1"]);
@@ -86,7 +88,10 @@ fn links_resolve_between_files() {
     let c = run(&[("topics/a/a.md", a), ("topics/b/b.md", b)]);
     assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
     assert_eq!(c.blocks[0].links.len(), 4);
-    assert_eq!(c.blocks[0].links[0], LinkTarget { path: "topics/b/b.md".into(), block_id: Some("b1".into()) });
+    assert_eq!(
+        c.blocks[0].links[0],
+        LinkTarget { path: "topics/b/b.md".into(), block_id: Some("b1".into()) }
+    );
     assert_eq!(c.blocks[0].links[2], LinkTarget { path: "topics/b/b.md".into(), block_id: None });
 }
 

@@ -1,0 +1,368 @@
+//! The derived views (FORMAT.md §4), as pure functions of the checked topic
+//! files: rebuilding twice gives identical bytes, and only eligible blocks
+//! (valid and not pending) appear.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::parse::{plain_text, TopicFile};
+use crate::validate::{dir_of, join, BlockState, Checked, Loaded, SourceResolver};
+
+/// The first line of a rendered `core.md`.
+pub const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
+
+/// The default token budget of `core.md`.
+pub const CORE_BUDGET: usize = 2_000;
+
+/// Tokens of `text` in tiktoken's `o200k_base`.
+pub fn count_tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton().count_ordinary(text)
+}
+
+/// What the `core.md` render did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoreReport {
+    /// Tokens of the file as written (0 when there is nothing to write).
+    pub tokens: usize,
+    /// Ids of eligible blocks left out for the budget, in file order.
+    pub omitted: Vec<String>,
+}
+
+/// The bytes of `core.md` (`None`: nothing to hold, remove it) and the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoreRender {
+    /// The file, or `None` when no block is included.
+    pub bytes: Option<String>,
+    /// Tokens and omitted ids.
+    pub report: CoreReport,
+}
+
+/// Rewrites the relative Markdown link targets of `line` (outside inline
+/// code) so they resolve from the workspace root instead of `dir`.
+fn rewrite_links(line: &str, dir: &str, self_path: &str) -> String {
+    let b = line.as_bytes();
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] == b'`' {
+            let n = b[i..].iter().take_while(|&&c| c == b'`').count();
+            let ticks = &line[i..i + n];
+            i = match line[i + n..].find(ticks) {
+                Some(k) => i + n + k + n,
+                None => i + n,
+            };
+            continue;
+        }
+        if b[i] == b']' && b.get(i + 1) == Some(&b'(') {
+            if let Some(k) = memchr::memchr(b')', &b[i + 2..]) {
+                let start = i + 2;
+                let inner = &line[start..start + k];
+                let target = inner.split([' ', '\t']).next().unwrap_or("");
+                let scheme =
+                    target.split_once(':').is_some_and(|(s, _)| !s.contains('/') && !s.contains('#'));
+                let rewritten = if target.is_empty() || scheme {
+                    None
+                } else if let Some(frag) = target.strip_prefix('#') {
+                    Some(format!("{self_path}#{frag}"))
+                } else {
+                    let (p, frag) = match target.split_once('#') {
+                        Some((p, f)) => (p, Some(f)),
+                        None => (target, None),
+                    };
+                    join(dir, p).map(|j| match frag {
+                        Some(f) => format!("{j}#{f}"),
+                        None => j,
+                    })
+                };
+                if let Some(new) = rewritten {
+                    out.push_str(&line[copied..start]);
+                    out.push_str(&new);
+                    copied = start + target.len();
+                }
+                i = start + k + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&line[copied..]);
+    out
+}
+
+fn block_lines_rewritten(file: &TopicFile, index: usize, dir: &str, path: &str) -> String {
+    let b = &file.blocks[index];
+    (b.first_line..=b.last_line)
+        .map(
+            |k| {
+                if file.is_fenced(k) {
+                    file.line(k).to_owned()
+                } else {
+                    rewrite_links(file.line(k), dir, path)
+                }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Renders `core.md` from `topics/core.md` under `budget` tokens: eligible
+/// blocks in file order, then each cited footnote definition once, links
+/// rewritten to resolve from the workspace root; the render stops at the
+/// first block that would push the whole file past the budget.
+pub fn render_core(core: Option<&Loaded>, checked: &Checked, budget: usize) -> CoreRender {
+    let Some(core) = core else { return CoreRender::default() };
+    let path = core.path.as_str();
+    let dir = dir_of(path);
+    let states: Vec<&BlockState> = checked.blocks.iter().filter(|b| b.path == path && b.eligible()).collect();
+    let mut included: Vec<(String, Vec<String>)> = Vec::new(); // (block text, labels)
+    let mut render = CoreRender::default();
+    let assemble = |blocks: &[(String, Vec<String>)]| -> String {
+        let mut s = format!("{CORE_MARKER}\n");
+        let mut labels: Vec<&str> = Vec::new();
+        for (text, ls) in blocks {
+            s.push('\n');
+            s.push_str(text);
+            s.push('\n');
+            for l in ls {
+                if !labels.contains(&l.as_str()) {
+                    labels.push(l);
+                }
+            }
+        }
+        if !labels.is_empty() {
+            s.push('\n');
+            for l in labels {
+                if let Some(d) = core.file.definition(l) {
+                    s.push_str(&rewrite_links(core.file.line(d.line), dir, path));
+                    s.push('\n');
+                }
+            }
+        }
+        s
+    };
+    for (k, st) in states.iter().enumerate() {
+        let b = &core.file.blocks[st.index];
+        let mut labels: Vec<String> = Vec::new();
+        for r in &b.refs {
+            if !labels.contains(&r.label) {
+                labels.push(r.label.clone());
+            }
+        }
+        included.push((block_lines_rewritten(&core.file, st.index, dir, path), labels));
+        let candidate = assemble(&included);
+        let tokens = count_tokens(&candidate);
+        if tokens > budget {
+            included.pop();
+            render.report.omitted = states[k..].iter().filter_map(|s| s.id.clone()).collect();
+            break;
+        }
+        render.report.tokens = tokens;
+        render.bytes = Some(candidate);
+    }
+    if included.is_empty() {
+        render.bytes = None;
+        render.report.tokens = 0;
+    }
+    render
+}
+
+/// One timeline entry: when, the time as written, path, block id.
+type DayEntry<'a> = (crate::time::Instant, &'a str, &'a str, &'a str);
+
+/// `timeline/YYYY/MM/DD.md` files: for each UTC day, the eligible blocks
+/// whose evidence falls on it, oldest first, ties by path then id.
+pub fn timeline(checked: &Checked) -> BTreeMap<String, String> {
+    let mut days: BTreeMap<(i64, i64, i64), Vec<DayEntry<'_>>> = BTreeMap::new();
+    for b in checked.blocks.iter().filter(|b| b.eligible()) {
+        let Some(id) = b.id.as_deref() else { continue };
+        let mut per_day: BTreeMap<(i64, i64, i64), (crate::time::Instant, &str)> = BTreeMap::new();
+        for (written, instant) in &b.times {
+            let e = per_day.entry(instant.utc_day()).or_insert((*instant, written));
+            if *instant < e.0 {
+                *e = (*instant, written);
+            }
+        }
+        for (day, (instant, written)) in per_day {
+            days.entry(day).or_default().push((instant, written, b.path.as_str(), id));
+        }
+    }
+    let mut out = BTreeMap::new();
+    for ((y, m, d), mut entries) in days {
+        entries.sort_by(|a, b| (a.0, a.2, a.3).cmp(&(b.0, b.2, b.3)));
+        let mut s = format!("# {y:04}-{m:02}-{d:02}\n\n");
+        for (_, written, path, id) in entries {
+            s.push_str(&format!("- {written} [{path}#^{id}](../../../{path}#^{id})\n"));
+        }
+        out.insert(format!("timeline/{y:04}/{m:02}/{d:02}.md"), s);
+    }
+    out
+}
+
+/// `recent_events.jsonl`: one line per eligible block, newest evidence
+/// first (ties by path then id); `None` when there is none.
+pub fn recent_events(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize) {
+    let files: HashMap<&str, &TopicFile> = topics.iter().map(|t| (t.path.as_str(), &t.file)).collect();
+    let mut events: Vec<(&BlockState, &(String, crate::time::Instant))> =
+        checked.blocks.iter().filter(|b| b.eligible()).filter_map(|b| b.newest().map(|n| (b, n))).collect();
+    events.sort_by(|a, b| {
+        b.1 .1.cmp(&a.1 .1).then_with(|| a.0.path.cmp(&b.0.path)).then_with(|| a.0.id.cmp(&b.0.id))
+    });
+    if events.is_empty() {
+        return (None, 0);
+    }
+    let mut s = String::new();
+    for (b, newest) in &events {
+        let file = files[b.path.as_str()];
+        let text = plain_text(&file.block_text(&file.blocks[b.index]), b.id.as_deref());
+        let line = json!({
+            "time": newest.0,
+            "path": b.path,
+            "block_id": b.id,
+            "text": text,
+            "sources": b.sources,
+            "visibility": "paired",
+        });
+        s.push_str(&scriptorium_source_archive::json::to_line(&line));
+        s.push('\n');
+    }
+    (Some(s), events.len())
+}
+
+/// `relations.json`: topic files and eligible blocks as nodes, links from
+/// eligible blocks to files or eligible blocks as edges, deduplicated and
+/// sorted; `None` when there are no topic files.
+pub fn relations(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize, usize) {
+    if topics.is_empty() {
+        return (None, 0, 0);
+    }
+    let eligible: HashSet<(&str, &str)> = checked
+        .blocks
+        .iter()
+        .filter(|b| b.eligible())
+        .filter_map(|b| b.id.as_deref().map(|id| (b.path.as_str(), id)))
+        .collect();
+    let mut nodes: BTreeSet<(String, &str)> = topics.iter().map(|t| (t.path.clone(), "file")).collect();
+    for (p, id) in &eligible {
+        nodes.insert((format!("{p}#^{id}"), "block"));
+    }
+    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
+    for b in checked.blocks.iter().filter(|b| b.eligible()) {
+        let Some(id) = b.id.as_deref() else { continue };
+        let from = format!("{}#^{id}", b.path);
+        for t in &b.links {
+            let to = match &t.block_id {
+                Some(bid) if eligible.contains(&(t.path.as_str(), bid.as_str())) => {
+                    format!("{}#^{bid}", t.path)
+                }
+                Some(_) => continue,
+                None => t.path.clone(),
+            };
+            edges.insert((from.clone(), to));
+        }
+    }
+    let node_values: Vec<_> = nodes.iter().map(|(id, kind)| json!({"id": id, "kind": kind})).collect();
+    let edge_values: Vec<_> = edges.iter().map(|(f, t)| json!({"from": f, "to": t})).collect();
+    let (n, e) = (node_values.len(), edge_values.len());
+    let doc = json!({"nodes": node_values, "edges": edge_values});
+    (Some(format!("{}\n", scriptorium_source_archive::json::to_line(&doc))), n, e)
+}
+
+/// What `render` rebuilt, as the CLI reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RenderReport {
+    /// The `core.md` report.
+    pub core: CoreReport,
+    /// How many timeline day files exist after the render.
+    pub timeline_files: usize,
+    /// Lines of `recent_events.jsonl`.
+    pub events: usize,
+    /// Node and edge counts of `relations.json`.
+    pub relations: RelationsReport,
+}
+
+/// Node and edge counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RelationsReport {
+    /// Nodes.
+    pub nodes: usize,
+    /// Edges.
+    pub edges: usize,
+}
+
+/// Every derived file, by workspace-relative path, with the report. A
+/// derived path absent from `files` has nothing to hold and is removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// Path → bytes.
+    pub files: BTreeMap<String, String>,
+    /// The report.
+    pub report: RenderReport,
+}
+
+/// Renders every derived view from checked topics.
+pub fn render(topics: &[Loaded], checked: &Checked, budget: usize) -> Rendered {
+    let mut r = Rendered::default();
+    let core = render_core(topics.iter().find(|t| t.path == "topics/core.md"), checked, budget);
+    if let Some(bytes) = core.bytes {
+        r.files.insert("core.md".into(), bytes);
+    }
+    r.report.core = core.report;
+    let tl = timeline(checked);
+    r.report.timeline_files = tl.len();
+    r.files.extend(tl);
+    let (events, n) = recent_events(topics, checked);
+    r.report.events = n;
+    if let Some(e) = events {
+        r.files.insert("recent_events.jsonl".into(), e);
+    }
+    let (rel, nodes, edges) = relations(topics, checked);
+    r.report.relations = RelationsReport { nodes, edges };
+    if let Some(rel) = rel {
+        r.files.insert("relations.json".into(), rel);
+    }
+    r
+}
+
+/// What to do with a root `core.md` that lacks the derived marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorePromotion {
+    /// There is no hand-written `core.md` (absent, or rendered).
+    Nothing,
+    /// `topics/core.md` exists: the render overwrites the loose file.
+    Overwrite,
+    /// It is a valid topic file: move it to `topics/core.md`.
+    Move,
+    /// It is not valid: preserve it as source evidence; these are why.
+    PreserveAsEvidence(Vec<crate::Diagnostic>),
+}
+
+/// Decides the promotion of a hand-written root `core.md` (FORMAT.md §4):
+/// checked as `topics/core.md` together with the other topic files.
+pub fn core_promotion(
+    root_core: Option<&str>,
+    topics: &[Loaded],
+    resolver: &dyn SourceResolver,
+) -> CorePromotion {
+    let Some(text) = root_core else { return CorePromotion::Nothing };
+    if text.split('\n').next().map(|l| l.trim_end_matches('\r')) == Some(CORE_MARKER) {
+        return CorePromotion::Nothing;
+    }
+    if topics.iter().any(|t| t.path == "topics/core.md") {
+        return CorePromotion::Overwrite;
+    }
+    let mut all: Vec<Loaded> = topics.to_vec();
+    all.push(Loaded::parse("topics/core.md", text));
+    let checked = crate::validate::check(&all, resolver);
+    let problems: Vec<_> = checked.diagnostics.into_iter().filter(|d| d.path == "topics/core.md").collect();
+    if problems.is_empty() {
+        CorePromotion::Move
+    } else {
+        CorePromotion::PreserveAsEvidence(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests;
