@@ -6,7 +6,8 @@
 //! paragraphs back into the next conversation.
 //!
 //! This crate is the facade over the layers. Today it re-exports the archive
-//! layer and builds the `scriptorium` binary with its `archive` verbs; the
+//! and topic layers and builds the `scriptorium` binary with its `archive`,
+//! `topic check` and `render` verbs; the
 //! memory backend contract, recall, the `memory_*` tools and the MCP server
 //! arrive with their layers.
 //!
@@ -20,3 +21,4 @@
 #![deny(missing_docs)]
 
 pub use scriptorium_source_archive as archive;
+pub use scriptorium_topic_markdown as topics;

@@ -1,0 +1,174 @@
+//! Reading a workspace's topic files from disk for the topic verbs, and
+//! writing derived views back.
+
+use std::path::{Path, PathBuf};
+
+use scriptorium::archive::{self, fsio};
+use scriptorium::topics::diag::{Code, Diagnostic};
+use scriptorium::topics::validate::Loaded;
+
+/// A refusal of the topic verbs: stable code, message, optional path.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+    pub(crate) path: Option<PathBuf>,
+}
+
+impl From<archive::Error> for Refusal {
+    fn from(e: archive::Error) -> Refusal {
+        Refusal { code: e.code(), message: e.message().to_owned(), path: e.path().map(Path::to_path_buf) }
+    }
+}
+
+fn io(e: std::io::Error, what: &str, path: &Path) -> Refusal {
+    Refusal { code: "IO", message: format!("{what} {}: {e}", path.display()), path: Some(path.to_path_buf()) }
+}
+
+/// Refuses a workspace folder that does not exist.
+pub(crate) fn require(root: &Path) -> Result<(), Refusal> {
+    if root.is_dir() {
+        Ok(())
+    } else {
+        Err(Refusal {
+            code: "NOT_FOUND",
+            message: format!("no workspace at {}", root.display()),
+            path: Some(root.to_path_buf()),
+        })
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e, "cannot list", dir)),
+    };
+    for entry in rd {
+        let entry = entry.map_err(|e| io(e, "cannot list", dir))?;
+        let ft = entry.file_type().map_err(|e| io(e, "cannot stat", &entry.path()))?;
+        let path = entry.path();
+        // Links are not followed: a topic file is a regular file inside topics/.
+        if ft.is_dir() {
+            walk(root, &path, out)?;
+        } else if ft.is_file() && path.extension().is_some_and(|x| x == "md") {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let rel: Vec<String> =
+                rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            out.push(rel.join("/"));
+        }
+    }
+    Ok(())
+}
+
+/// Every topic file, parsed, sorted by path; undecodable files become a
+/// `BAD_ENCODING` diagnostic instead.
+pub(crate) fn load_topics(root: &Path) -> Result<(Vec<Loaded>, Vec<Diagnostic>), Refusal> {
+    let mut paths = Vec::new();
+    walk(root, &root.join("topics"), &mut paths)?;
+    paths.sort();
+    let mut loaded = Vec::with_capacity(paths.len());
+    let mut bad = Vec::new();
+    for rel in paths {
+        let full = root.join(&rel);
+        let bytes = std::fs::read(&full).map_err(|e| io(e, "cannot read", &full))?;
+        match String::from_utf8(bytes) {
+            Ok(text) => loaded.push(Loaded::parse(&rel, &text)),
+            Err(e) => bad.push(Diagnostic {
+                code: Code::BadEncoding,
+                path: rel,
+                line: 1,
+                block_id: None,
+                message: format!("the file is not valid UTF-8 ({})", e.utf8_error()),
+            }),
+        }
+    }
+    Ok((loaded, bad))
+}
+
+/// A named file as a workspace-relative path (`topics/…`), whether it was
+/// given relative to the workspace or as a path on disk inside it.
+pub(crate) fn relative_topic_path(root: &Path, named: &str) -> Result<String, Refusal> {
+    let as_given = Path::new(named);
+    let candidates = [root.join(named), as_given.to_path_buf()];
+    let canon_root = root.canonicalize().map_err(|e| io(e, "cannot resolve", root))?;
+    for c in candidates {
+        if let Ok(canon) = c.canonicalize() {
+            if let Ok(rel) = canon.strip_prefix(&canon_root) {
+                let parts: Vec<String> =
+                    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                let rel = parts.join("/");
+                if rel.starts_with("topics/") && rel.ends_with(".md") {
+                    return Ok(rel);
+                }
+                return Err(Refusal {
+                    code: "INVALID_ARGUMENT",
+                    message: format!("{named} is not a topic file (topics/**/*.md)"),
+                    path: Some(c),
+                });
+            }
+        }
+    }
+    Err(Refusal {
+        code: "NOT_FOUND",
+        message: format!("no topic file {named} in the workspace"),
+        path: Some(root.join(named)),
+    })
+}
+
+fn is_timeline_day(rel: &str) -> bool {
+    let p: Vec<&str> = rel.split('/').collect();
+    p.len() == 4
+        && p[0] == "timeline"
+        && p[1].len() == 4
+        && p[2].len() == 2
+        && p[3].len() == 5
+        && p[3].ends_with(".md")
+        && p[1..].iter().all(|s| s.trim_end_matches(".md").bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Writes every derived file whose bytes changed (atomically), and removes
+/// derived files that have nothing left to hold. A hand-written root
+/// `core.md` (without the derived marker) is never removed.
+pub(crate) fn install_views(
+    root: &Path,
+    files: &std::collections::BTreeMap<String, String>,
+) -> Result<(), Refusal> {
+    for (rel, bytes) in files {
+        let target = root.join(rel);
+        if std::fs::read(&target).ok().as_deref() == Some(bytes.as_bytes()) {
+            continue;
+        }
+        fsio::replace_file(root, &target, bytes.as_bytes())?;
+    }
+    let mut existing = Vec::new();
+    walk(root, &root.join("timeline"), &mut existing)?;
+    for rel in existing.iter().filter(|r| is_timeline_day(r) && !files.contains_key(*r)) {
+        let p = root.join(rel);
+        std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
+        // Remove the month and year folders the removal emptied.
+        let mut dir = p.parent().map(Path::to_path_buf);
+        while let Some(d) = dir {
+            if d == root.join("timeline") || std::fs::remove_dir(&d).is_err() {
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+    }
+    for rel in ["recent_events.jsonl", "relations.json"] {
+        let p = root.join(rel);
+        if !files.contains_key(rel) && p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
+        }
+    }
+    let core = root.join("core.md");
+    if !files.contains_key("core.md") {
+        if let Ok(text) = std::fs::read_to_string(&core) {
+            let first = text.split('\n').next().unwrap_or("").trim_end_matches('\r');
+            if first == scriptorium::topics::views::CORE_MARKER {
+                std::fs::remove_file(&core).map_err(|e| io(e, "cannot remove", &core))?;
+            }
+        }
+    }
+    Ok(())
+}
