@@ -129,3 +129,53 @@ pub fn archive(min_bytes: usize, thread: &str) -> (Vec<u8>, usize, usize) {
     let lines = memchr::memchr_iter(b'\n', &out).count();
     (out, n, lines)
 }
+
+/// A topic workspace in memory: `files` topic files of `blocks_per_file`
+/// blocks, each citing one or two of `records` archived records (one in
+/// fifty pending), with links between files; and the resolver over the
+/// records.
+pub fn topic_workspace(
+    files: usize,
+    blocks_per_file: usize,
+    records: usize,
+) -> (Vec<(String, String)>, scriptorium_topic_markdown::validate::ArchiveResolver) {
+    let mut rng = Rng::new(0xc0ffee);
+    let mut resolver = scriptorium_topic_markdown::validate::ArchiveResolver::default();
+    let mut anchors = Vec::with_capacity(records);
+    for n in 0..records {
+        let id = SourceId::new("openprogram", &format!("t{}", n / 1000), &format!("m{n}")).expect("valid id");
+        let (text, path, anchor) = (id.text(), id.v2_path(), id.anchor());
+        resolver.insert(text.clone(), path.clone(), anchor.clone(), n % 50 == 49);
+        anchors.push((text, path, anchor));
+    }
+    let mut out = Vec::with_capacity(files);
+    for f in 0..files {
+        let path = format!("topics/t{:02}/f{f}.md", f % 100);
+        let mut s = format!("---\ndescription: File {f}.\nkind: theme\n---\n# File {f}\n\n");
+        let mut defs = String::new();
+        for b in 0..blocks_per_file {
+            let words: Vec<&str> = (0..rng.range(8, 40)).map(|_| WORDS[rng.range(0, WORDS.len())]).collect();
+            let label = format!("e-{:010x}", f * blocks_per_file + b);
+            let link = if b % 4 == 0 && f > 0 {
+                format!(" See [[t{:02}/f{}#^b{}x{}]].", (f - 1) % 100, f - 1, f - 1, b)
+            } else {
+                String::new()
+            };
+            s.push_str(&format!("{}.{link}[^{label}] ^b{f}x{b}\n\n", words.join(" ")));
+            let (t1, p1, a1) = &anchors[rng.range(0, records)];
+            let mut sources = format!("[{t1}](../../{p1}#{a1})");
+            if b % 3 == 0 {
+                let (t2, p2, a2) = &anchors[rng.range(0, records)];
+                sources.push_str(&format!(", [{t2}](../../{p2}#{a2})"));
+            }
+            let day = 1 + rng.range(0, 28);
+            defs.push_str(&format!(
+                "[^{label}]: Time: `2026-0{}-{day:02}T10:00:00Z`; Sources: {sources}\n",
+                1 + b % 9
+            ));
+        }
+        s.push_str(&defs);
+        out.push((path, s));
+    }
+    (out, resolver)
+}
