@@ -134,7 +134,9 @@ pub(crate) fn install_views(
     root: &Path,
     files: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), Refusal> {
+    fsio::check_no_links(root, fsio::TMP_DIR)?;
     for (rel, bytes) in files {
+        fsio::check_no_links(root, rel)?;
         let target = root.join(rel);
         if std::fs::read(&target).ok().as_deref() == Some(bytes.as_bytes()) {
             continue;
@@ -144,6 +146,7 @@ pub(crate) fn install_views(
     let mut existing = Vec::new();
     walk(root, &root.join("timeline"), &mut existing)?;
     for rel in existing.iter().filter(|r| is_timeline_day(r) && !files.contains_key(*r)) {
+        fsio::check_no_links(root, rel)?;
         let p = root.join(rel);
         std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
         // Remove the month and year folders the removal emptied.
@@ -156,12 +159,14 @@ pub(crate) fn install_views(
         }
     }
     for rel in ["recent_events.jsonl", "relations.json"] {
+        fsio::check_no_links(root, rel)?;
         let p = root.join(rel);
         if !files.contains_key(rel) && p.is_file() {
             std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
         }
     }
     let core = root.join("core.md");
+    fsio::check_no_links(root, "core.md")?;
     if !files.contains_key("core.md") {
         if let Ok(text) = std::fs::read_to_string(&core) {
             let first = text.split('\n').next().unwrap_or("").trim_end_matches('\r');

@@ -117,33 +117,10 @@ fn check_collisions(root: &Path, records: &[SourceRecord]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses to write through a symbolic link anywhere below `root` on the
-/// way to `rel`: the archive never leaves its workspace.
-fn check_no_links(root: &Path, rel: &str) -> Result<()> {
-    let mut path = root.to_path_buf();
-    for component in rel.split('/') {
-        path.push(component);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-                return Err(Error::invalid(format!(
-                    "{} is a symbolic link; the archive never writes through links, nothing was written",
-                    shown.display()
-                ))
-                .with_path(shown));
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(Error::io(e, "cannot stat", &path)),
-        }
-    }
-    Ok(())
-}
-
 /// Plans a batch against workspace `root` without writing anything.
 pub fn plan(root: &Path, records: &[SourceRecord]) -> Result<AppendPlan> {
     if !records.is_empty() {
-        check_no_links(root, fsio::TMP_DIR)?;
+        fsio::check_no_links(root, fsio::TMP_DIR)?;
     }
     check_collisions(root, records)?;
     // Group by file, keeping batch order within each file.
@@ -154,7 +131,7 @@ pub fn plan(root: &Path, records: &[SourceRecord]) -> Result<AppendPlan> {
     let mut report = AppendReport::default();
     let mut writes = Vec::new();
     for (rel, group) in groups {
-        check_no_links(root, &rel)?;
+        fsio::check_no_links(root, &rel)?;
         let path = root.join(&rel);
         let existing = match fs::symlink_metadata(&path) {
             Ok(_) => Some(fsio::read_file(&path)?),

@@ -132,3 +132,27 @@ pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
     }
     result
 }
+
+/// Refuses to write through a symbolic link anywhere below `root` on the
+/// way to `rel` (a `/`-separated workspace-relative path): nothing written
+/// through this crate ever leaves its workspace.
+pub fn check_no_links(root: &Path, rel: &str) -> Result<()> {
+    let mut path = root.to_path_buf();
+    for component in rel.split('/') {
+        path.push(component);
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                return Err(Error::invalid(format!(
+                    "{} is a symbolic link; the archive never writes through links, nothing was written",
+                    shown.display()
+                ))
+                .with_path(shown));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(e, "cannot stat", &path)),
+        }
+    }
+    Ok(())
+}

@@ -150,3 +150,14 @@ fn a_hand_written_core_is_left_alone() {
         .unwrap()
         .contains("preserved as evidence"));
 }
+
+#[cfg(unix)]
+#[test]
+fn render_never_writes_through_a_link() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("timeline")).unwrap();
+    let err = error_of(&run(&["render", "--workspace", w(ws.path())], b""));
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
