@@ -183,6 +183,26 @@ pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, Leaves
     Ok(Some(LinkTarget { path: file, block_id }))
 }
 
+/// Who may see a block: the same vocabulary as the authority tiers of the
+/// transaction layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Visibility {
+    /// Only the account's owner.
+    Owner,
+    /// Everyone the account approves (paired); every block today.
+    Paired,
+}
+
+impl Visibility {
+    /// `owner` or `paired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Owner => "owner",
+            Visibility::Paired => "paired",
+        }
+    }
+}
+
 /// The verdict on one block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockState {
@@ -203,6 +223,8 @@ pub struct BlockState {
     pub sources: Vec<String>,
     /// The topic files and blocks it links to, resolved.
     pub links: Vec<LinkTarget>,
+    /// Who may see it (trust decides whether it is shown at all).
+    pub visibility: Visibility,
 }
 
 impl BlockState {
@@ -464,6 +486,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                 times,
                 sources,
                 links,
+                visibility: Visibility::Paired,
             });
         }
     }

@@ -223,7 +223,7 @@ pub fn recent_events(topics: &[Loaded], checked: &Checked) -> (Option<String>, u
             "block_id": b.id,
             "text": text,
             "sources": b.sources,
-            "visibility": "paired",
+            "visibility": b.visibility.as_str(),
         });
         s.push_str(&scriptorium_source_archive::json::to_line(&line));
         s.push('\n');
