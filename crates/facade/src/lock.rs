@@ -25,11 +25,15 @@ pub(crate) enum LockError {
     Timeout(Duration),
     /// The lock file could not be created or locked.
     Io(std::io::Error),
+    /// The way to the lock file goes through a symbolic link.
+    Refused(scriptorium::archive::Error),
 }
 
 /// Takes the write lock of workspace `root`, waiting at most `timeout`.
 pub(crate) fn acquire(root: &Path, timeout: Duration) -> Result<WriteLock, LockError> {
     let path = root.join(LOCK_FILE);
+    // Never create or lock anything through a link that leaves the workspace.
+    scriptorium::archive::fsio::check_no_links(root, LOCK_FILE).map_err(LockError::Refused)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(LockError::Io)?;
     }

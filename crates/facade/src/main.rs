@@ -147,6 +147,7 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
             let message = format!("cannot take the write lock {}: {e}", lock::LOCK_FILE);
             return fail_with("IO", message, Some(&workspace.join(lock::LOCK_FILE)));
         }
+        Err(lock::LockError::Refused(e)) => return fail(&e),
     };
     match append::append(&workspace, &records) {
         Ok(report) => {
@@ -243,6 +244,7 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
             let message = format!("cannot take the write lock {}: {e}", lock::LOCK_FILE);
             return fail_with("IO", message, Some(&root.join(lock::LOCK_FILE)));
         }
+        Err(lock::LockError::Refused(e)) => return fail(&e),
     };
     let (topics, _undecodable) = match workspace::load_topics(&root) {
         Ok(t) => t,
@@ -259,14 +261,25 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
         return refuse(&r);
     }
     let mut report = serde_json::to_value(&rendered.report).expect("a report serializes");
-    let hand_written = std::fs::read_to_string(root.join("core.md")).ok();
+    let hand_written =
+        std::fs::read(root.join("core.md")).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
     match core_promotion(hand_written.as_deref(), &topics, &resolver) {
-        CorePromotion::Move => report["hand_written_core"] = "valid: to be moved to topics/core.md".into(),
-        CorePromotion::PreserveAsEvidence(d) => {
-            report["hand_written_core"] =
-                format!("not a valid topic file ({} problems): to be preserved as evidence", d.len()).into()
+        CorePromotion::Move => {
+            report["hand_written_core"] = "valid: left untouched, to be moved to topics/core.md".into()
         }
-        CorePromotion::Nothing | CorePromotion::Overwrite => {}
+        CorePromotion::PreserveAsEvidence(d) => {
+            report["hand_written_core"] = format!(
+                "not a valid topic file ({} problems): left untouched, to be preserved as evidence",
+                d.len()
+            )
+            .into()
+        }
+        CorePromotion::Overwrite => {
+            report["hand_written_core"] =
+                "topics/core.md exists: the hand-written core.md is left untouched until it is preserved"
+                    .into()
+        }
+        CorePromotion::Nothing => {}
     }
     let line = if as_json {
         json::to_line(&report)

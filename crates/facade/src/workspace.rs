@@ -39,6 +39,12 @@ pub(crate) fn require(root: &Path) -> Result<(), Refusal> {
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
+    walk_names(root, dir, out, &mut Vec::new())
+}
+
+/// Lists `*.md` regular files below `dir` as workspace-relative paths;
+/// names that are not UTF-8 go to `bad` (lossily shown) instead.
+fn walk_names(root: &Path, dir: &Path, out: &mut Vec<String>, bad: &mut Vec<String>) -> Result<(), Refusal> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -48,14 +54,24 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
         let entry = entry.map_err(|e| io(e, "cannot list", dir))?;
         let ft = entry.file_type().map_err(|e| io(e, "cannot stat", &entry.path()))?;
         let path = entry.path();
+        let rel = || {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        };
+        if entry.file_name().to_str().is_none() {
+            if ft.is_dir() || path.extension().is_some_and(|x| x == "md") {
+                bad.push(rel());
+            }
+            continue;
+        }
         // Links are not followed: a topic file is a regular file inside topics/.
         if ft.is_dir() {
-            walk(root, &path, out)?;
+            walk_names(root, &path, out, bad)?;
         } else if ft.is_file() && path.extension().is_some_and(|x| x == "md") {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let rel: Vec<String> =
-                rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-            out.push(rel.join("/"));
+            out.push(rel());
         }
     }
     Ok(())
@@ -65,10 +81,20 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
 /// `BAD_ENCODING` diagnostic instead.
 pub(crate) fn load_topics(root: &Path) -> Result<(Vec<Loaded>, Vec<Diagnostic>), Refusal> {
     let mut paths = Vec::new();
-    walk(root, &root.join("topics"), &mut paths)?;
+    let mut bad_names = Vec::new();
+    walk_names(root, &root.join("topics"), &mut paths, &mut bad_names)?;
     paths.sort();
     let mut loaded = Vec::with_capacity(paths.len());
-    let mut bad = Vec::new();
+    let mut bad: Vec<Diagnostic> = bad_names
+        .into_iter()
+        .map(|path| Diagnostic {
+            code: Code::BadEncoding,
+            path,
+            line: 1,
+            block_id: None,
+            message: "the file or folder name is not valid UTF-8; it is not read".into(),
+        })
+        .collect();
     for rel in paths {
         let full = root.join(&rel);
         let bytes = std::fs::read(&full).map_err(|e| io(e, "cannot read", &full))?;
@@ -138,6 +164,11 @@ pub(crate) fn install_views(
     for (rel, bytes) in files {
         fsio::check_no_links(root, rel)?;
         let target = root.join(rel);
+        // A hand-written core.md is never overwritten (the transaction layer
+        // preserves it before anything replaces it).
+        if rel == "core.md" && target.exists() && !is_derived_core(&target) {
+            continue;
+        }
         if std::fs::read(&target).ok().as_deref() == Some(bytes.as_bytes()) {
             continue;
         }
@@ -167,13 +198,20 @@ pub(crate) fn install_views(
     }
     let core = root.join("core.md");
     fsio::check_no_links(root, "core.md")?;
-    if !files.contains_key("core.md") {
-        if let Ok(text) = std::fs::read_to_string(&core) {
-            let first = text.split('\n').next().unwrap_or("").trim_end_matches('\r');
-            if first == scriptorium::topics::views::CORE_MARKER {
-                std::fs::remove_file(&core).map_err(|e| io(e, "cannot remove", &core))?;
-            }
-        }
+    if !files.contains_key("core.md") && is_derived_core(&core) {
+        std::fs::remove_file(&core).map_err(|e| io(e, "cannot remove", &core))?;
     }
     Ok(())
+}
+
+/// True when the file at `path` starts with the derived `core.md` marker
+/// line exactly (a CR before the LF makes it another line).
+pub(crate) fn is_derived_core(path: &Path) -> bool {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let marker = scriptorium::topics::views::CORE_MARKER.as_bytes();
+            bytes.starts_with(marker) && bytes.get(marker.len()).is_none_or(|&b| b == b'\n')
+        }
+        Err(_) => false,
+    }
 }

@@ -216,6 +216,8 @@ pub struct TopicFile {
     text: String,
     lines: Vec<Line>,
     fenced: Vec<bool>,
+    /// Label → index in `definitions` of its first definition.
+    def_index: std::collections::HashMap<String, usize>,
     /// Front matter, when the file starts with `---`.
     pub front_matter: Option<FrontMatter>,
     /// 0-based indexes of heading lines.
@@ -347,31 +349,73 @@ fn fence(s: &str) -> Option<(u8, usize, &str)> {
     (n >= 3).then(|| (c, n, &t[n..]))
 }
 
+/// The next occurrence of a needle at or after a position, remembered so a
+/// left-to-right scan does linear work in total (a line of ten thousand `[`
+/// must not cost ten thousand searches to its end).
+struct NextOf<'a> {
+    hay: &'a [u8],
+    needle: &'static [u8],
+    /// (searched from, found at)
+    cache: Option<(usize, Option<usize>)>,
+}
+
+impl<'a> NextOf<'a> {
+    fn new(hay: &'a [u8], needle: &'static [u8]) -> NextOf<'a> {
+        NextOf { hay, needle, cache: None }
+    }
+
+    fn find(&mut self, from: usize) -> Option<usize> {
+        if let Some((searched, found)) = self.cache {
+            match found {
+                Some(p) if p >= from && from >= searched => return Some(p),
+                None if from >= searched => return None,
+                _ => {}
+            }
+        }
+        let found = self.hay.get(from..).and_then(|h| memchr::memmem::find(h, self.needle)).map(|k| from + k);
+        self.cache = Some((from, found));
+        found
+    }
+}
+
 /// Scans one block line (outside code fences) for footnote references and
-/// links, skipping inline code spans.
+/// links, skipping inline code spans. Linear in the line's length.
 fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Vec<(usize, Link)>) {
     let b = s.as_bytes();
+    let mut close = NextOf::new(b, b"]");
+    let mut close2 = NextOf::new(b, b"]]");
+    let mut open = NextOf::new(b, b"[");
+    let mut paren = NextOf::new(b, b")");
+    let mut angle = NextOf::new(b, b">");
+    // Backtick runs of length n with no closing run at or after a position.
+    let mut no_close: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'`' => {
                 let n = b[i..].iter().take_while(|&&c| c == b'`').count();
-                let ticks = &s[i..i + n];
-                match s[i + n..].find(ticks) {
-                    Some(k) => i += n + k + n,
-                    None => i += n,
+                let from = i + n;
+                let hopeless = no_close.get(&n).is_some_and(|&p| from >= p);
+                let found = if hopeless { None } else { s[from..].find(&s[i..i + n]) };
+                match found {
+                    Some(k) => i = from + k + n,
+                    None => {
+                        no_close.insert(n, from);
+                        i = from;
+                    }
                 }
             }
             b'[' if b.get(i + 1) == Some(&b'[') => {
-                if let Some(k) = s[i + 2..].find("]]") {
-                    let inner = &s[i + 2..i + 2 + k];
-                    if !inner.is_empty() && !inner.contains('[') {
+                if let Some(end) = close2.find(i + 2) {
+                    let nested = open.find(i + 2).is_some_and(|o| o < end);
+                    let inner = &s[i + 2..end];
+                    if !inner.is_empty() && !nested {
                         let (target, alias) = match inner.split_once('|') {
                             Some((t, a)) => (t, Some(a.to_owned())),
                             None => (inner, None),
                         };
                         links.push((line, Link::Wiki { target: target.to_owned(), alias }));
-                        i += 2 + k + 2;
+                        i = end + 2;
                         continue;
                     }
                 }
@@ -387,17 +431,30 @@ fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Ve
             }
             b'[' => {
                 let image = i > 0 && b[i - 1] == b'!';
-                let close = memchr::memchr(b']', &b[i + 1..]).map(|k| i + 1 + k);
-                match close {
+                match close.find(i + 1) {
                     Some(c) if b.get(c + 1) == Some(&b'(') => {
-                        if let Some(k) = memchr::memchr(b')', &b[c + 2..]) {
-                            let inner = &s[c + 2..c + 2 + k];
-                            let target = inner.split([' ', '\t']).next().unwrap_or("");
+                        let start = c + 2;
+                        // `<destination>` may hold spaces and `)`.
+                        let end = if b.get(start) == Some(&b'<') {
+                            angle
+                                .find(start + 1)
+                                .filter(|&g| b.get(g + 1) == Some(&b')'))
+                                .map(|g| (start + 1, g, g + 2))
+                        } else {
+                            paren.find(start).map(|p| (start, p, p + 1))
+                        };
+                        if let Some((t0, t1, next)) = end {
+                            let inner = &s[t0..t1];
+                            let target = if t0 > start {
+                                inner
+                            } else {
+                                inner.split([' ', '\t']).next().unwrap_or("")
+                            };
                             if !image && !target.is_empty() {
                                 let text = s[i + 1..c].to_owned();
                                 links.push((line, Link::Markdown { text, target: target.to_owned() }));
                             }
-                            i = c + 2 + k + 1;
+                            i = next;
                         } else {
                             i = c + 1;
                         }
@@ -447,7 +504,8 @@ impl TopicFile {
         // Front matter.
         let mut front_matter = None;
         let mut first_body_line = 0;
-        if !lines.is_empty() && content(0) == "---" {
+        // A byte-order mark some editors write does not hide front matter.
+        if !lines.is_empty() && content(0).strip_prefix('\u{FEFF}').unwrap_or(content(0)) == "---" {
             let close = (1..lines.len()).find(|&k| content(k) == "---");
             let mut entries = Vec::new();
             let end = close.unwrap_or(lines.len());
@@ -464,6 +522,11 @@ impl TopicFile {
                     continue;
                 }
                 match fm_entry(l) {
+                    Ok((_, (key, FmValue::Scalar(v)))) if v.starts_with('[') => problems.push(ParseProblem {
+                        code: Code::BadFrontMatter,
+                        line: k,
+                        message: format!("front matter list for {key:?} is not closed by `]`"),
+                    }),
                     Ok((_, (key, value))) => {
                         if key == "kind" {
                             let ok = matches!(&value, FmValue::Scalar(s) if Kind::parse(s).is_some());
@@ -574,7 +637,11 @@ impl TopicFile {
             }
         }
         problems.sort_by_key(|p| p.line);
-        let file = TopicFile { text, lines, fenced, front_matter, headings, blocks, definitions };
+        let mut def_index = std::collections::HashMap::with_capacity(definitions.len());
+        for (k, d) in definitions.iter().enumerate() {
+            def_index.entry(d.label.clone()).or_insert(k);
+        }
+        let file = TopicFile { text, lines, fenced, def_index, front_matter, headings, blocks, definitions };
         (file, problems)
     }
 
@@ -620,7 +687,7 @@ impl TopicFile {
 
     /// The definition of `label`, if any (the first, when defined twice).
     pub fn definition(&self, label: &str) -> Option<&Definition> {
-        self.definitions.iter().find(|d| d.label == label)
+        self.def_index.get(label).map(|&k| &self.definitions[k])
     }
 }
 

@@ -84,11 +84,12 @@ pub fn parse(s: &str) -> Option<Instant> {
     let mut nanos = 0u32;
     if rest.first() == Some(&b'.') {
         let n = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if !(1..=9).contains(&n) {
+        if n == 0 {
             return None;
         }
-        let mut v = num(&rest[1..1 + n])? as u32;
-        for _ in n..9 {
+        // Any number of fraction digits; nanoseconds keep the first nine.
+        let mut v = num(&rest[1..1 + n.min(9)])? as u32;
+        for _ in n.min(9)..9 {
             v *= 10;
         }
         nanos = v;

@@ -135,7 +135,8 @@ pub struct LinkTarget {
     pub block_id: Option<String>,
 }
 
-/// A link whose target is absolute or climbs out of the workspace.
+/// A link that cannot point at any topic: absolute, climbing out of the
+/// workspace, or naming a block or topic outside `topics/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeavesWorkspace;
 
@@ -145,7 +146,8 @@ pub struct LeavesWorkspace;
 pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, LeavesWorkspace> {
     let (file, fragment) = match link {
         Link::Markdown { target, .. } => {
-            if has_scheme(target) {
+            // URLs, protocol-relative ones included, are not checked.
+            if has_scheme(target) || target.starts_with("//") {
                 return Ok(None);
             }
             let (p, frag) = match target.split_once('#') {
@@ -176,10 +178,16 @@ pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, Leaves
             (file, frag)
         }
     };
+    let block_id = fragment.and_then(|f| f.strip_prefix('^')).map(str::to_owned);
     if !file.starts_with("topics/") {
+        // A block lives only under topics/, and a wiki link always names a
+        // topic: such a link can never resolve. A plain link to another
+        // file (sources/, a derived view) is not a link between topics.
+        if block_id.is_some() || matches!(link, Link::Wiki { .. }) {
+            return Err(LeavesWorkspace);
+        }
         return Ok(None);
     }
-    let block_id = fragment.and_then(|f| f.strip_prefix('^')).map(str::to_owned);
     Ok(Some(LinkTarget { path: file, block_id }))
 }
 
@@ -382,6 +390,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
             let mut pending = false;
             let mut times = Vec::new();
             let mut sources: Vec<String> = Vec::new();
+            let mut source_set: HashSet<&str> = HashSet::new();
             let mut cited_evidence = false;
             let mut seen_labels = HashSet::new();
             for r in &b.refs {
@@ -410,7 +419,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                     Some(Ok(ev)) => {
                         times.push((ev.time.clone(), ev.instant));
                         for s in &ev.sources {
-                            if !sources.contains(&s.id) {
+                            if source_set.insert(s.id.as_str()) {
                                 sources.push(s.id.clone());
                             }
                         }
@@ -472,7 +481,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                             path,
                             b.first_line,
                             id,
-                            format!("link {shown:?} leaves the workspace"),
+                            format!("link {shown:?} leaves the workspace or topics/ and cannot resolve"),
                         ));
                     }
                 }

@@ -58,12 +58,17 @@ fn rewrite_links(line: &str, dir: &str, self_path: &str) -> String {
         }
         if b[i] == b']' && b.get(i + 1) == Some(&b'(') {
             if let Some(k) = memchr::memchr(b')', &b[i + 2..]) {
-                let start = i + 2;
+                let after = i + 2 + k + 1;
+                let mut start = i + 2;
                 let inner = &line[start..start + k];
-                let target = inner.split([' ', '\t']).next().unwrap_or("");
+                let mut target = inner.split([' ', '\t']).next().unwrap_or("");
+                if let Some(t) = inner.strip_prefix('<').and_then(|t| t.split_once('>')).map(|(t, _)| t) {
+                    start += 1;
+                    target = t;
+                }
                 let scheme =
                     target.split_once(':').is_some_and(|(s, _)| !s.contains('/') && !s.contains('#'));
-                let rewritten = if target.is_empty() || scheme {
+                let rewritten = if target.is_empty() || scheme || target.starts_with("//") {
                     None
                 } else if let Some(frag) = target.strip_prefix('#') {
                     Some(format!("{self_path}#{frag}"))
@@ -82,7 +87,7 @@ fn rewrite_links(line: &str, dir: &str, self_path: &str) -> String {
                     out.push_str(&new);
                     copied = start + target.len();
                 }
-                i = start + k + 1;
+                i = after;
                 continue;
             }
         }
@@ -169,6 +174,37 @@ pub fn render_core(core: Option<&Loaded>, checked: &Checked, budget: usize) -> C
     render
 }
 
+/// A path as Markdown link text on one line: `\\`, `[`, `]` escaped,
+/// control characters replaced.
+fn link_text(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '\\' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A path as a Markdown link destination: bytes other than
+/// `A-Za-z0-9 - . _ ~ /` percent-encoded.
+fn link_target(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for &b in path.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// One timeline entry: when, the time as written, path, block id.
 type DayEntry<'a> = (crate::time::Instant, &'a str, &'a str, &'a str);
 
@@ -186,7 +222,11 @@ pub fn timeline(checked: &Checked) -> BTreeMap<String, String> {
             }
         }
         for (day, (instant, written)) in per_day {
-            days.entry(day).or_default().push((instant, written, b.path.as_str(), id));
+            // A day that `YYYY` cannot name (an offset pushed it past 9999
+            // or before 0000) has no timeline file.
+            if (0..=9999).contains(&day.0) {
+                days.entry(day).or_default().push((instant, written, b.path.as_str(), id));
+            }
         }
     }
     let mut out = BTreeMap::new();
@@ -194,7 +234,11 @@ pub fn timeline(checked: &Checked) -> BTreeMap<String, String> {
         entries.sort_by(|a, b| (a.0, a.2, a.3).cmp(&(b.0, b.2, b.3)));
         let mut s = format!("# {y:04}-{m:02}-{d:02}\n\n");
         for (_, written, path, id) in entries {
-            s.push_str(&format!("- {written} [{path}#^{id}](../../../{path}#^{id})\n"));
+            s.push_str(&format!(
+                "- {written} [{}#^{id}](../../../{}#^{id})\n",
+                link_text(path),
+                link_target(path)
+            ));
         }
         out.insert(format!("timeline/{y:04}/{m:02}/{d:02}.md"), s);
     }
@@ -331,7 +375,8 @@ pub fn render(topics: &[Loaded], checked: &Checked, budget: usize) -> Rendered {
 pub enum CorePromotion {
     /// There is no hand-written `core.md` (absent, or rendered).
     Nothing,
-    /// `topics/core.md` exists: the render overwrites the loose file.
+    /// `topics/core.md` exists too: the loose file is the render's to
+    /// replace once it has been preserved.
     Overwrite,
     /// It is a valid topic file: move it to `topics/core.md`.
     Move,
@@ -347,7 +392,7 @@ pub fn core_promotion(
     resolver: &dyn SourceResolver,
 ) -> CorePromotion {
     let Some(text) = root_core else { return CorePromotion::Nothing };
-    if text.split('\n').next().map(|l| l.trim_end_matches('\r')) == Some(CORE_MARKER) {
+    if text.split('\n').next() == Some(CORE_MARKER) {
         return CorePromotion::Nothing;
     }
     if topics.iter().any(|t| t.path == "topics/core.md") {

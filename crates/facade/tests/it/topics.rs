@@ -161,3 +161,39 @@ fn render_never_writes_through_a_link() {
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn hand_written_core_is_never_overwritten_and_odd_names_are_reported() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("core.md"), "<!-- scriptorium:derived core.md -->\r\nmy notes\r\n")
+        .unwrap();
+    let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read(ws.path().join("core.md")).unwrap(),
+        b"<!-- scriptorium:derived core.md -->\r\nmy notes\r\n"
+    );
+    assert!(json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().contains("left untouched"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"topics/\xff.md");
+        std::fs::write(ws.path().join(odd), "x\n").unwrap();
+        let out = run(&["topic", "check", "--workspace", w(ws.path()), "--json"], b"");
+        let d = &json_lines(&out.stdout)[0];
+        assert_eq!(d["code"], "BAD_ENCODING");
+        assert!(run(&["render", "--workspace", w(ws.path())], b"").status.success());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_lock_is_never_taken_through_a_link() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(ws.path().join(".scriptorium")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join(".scriptorium")).unwrap();
+    let err = error_of(&run(&["render", "--workspace", w(ws.path())], b""));
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}

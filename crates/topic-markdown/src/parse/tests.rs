@@ -147,3 +147,38 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn hostile_lines_scan_in_linear_time() {
+    // Each of these would cost a search to the end of the line per `[`
+    // with a naive scanner; here each is one pass.
+    for unit in ["[", "[a", "[[", "![", "`", "``a", "[^a"] {
+        let line = unit.repeat(200_000 / unit.len());
+        let text = format!("x {line}[^e-1175dea39c] ^n1\n");
+        let (f, _) = TopicFile::parse_lenient(&text);
+        assert_eq!(f.print(), text);
+        assert_eq!(f.blocks[0].id.as_deref(), Some("n1"));
+    }
+}
+
+#[test]
+fn link_shapes() {
+    let (f, problems) = TopicFile::parse_lenient(
+        "[a](<sub dir/x.md#^t1>) [b](//host/x.md) ![img](p.png) [c](d.md \"title\") ^z\n",
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let targets: Vec<&str> = f.blocks[0]
+        .links
+        .iter()
+        .map(|(_, l)| match l {
+            Link::Markdown { target, .. } => target.as_str(),
+            Link::Wiki { target, .. } => target.as_str(),
+        })
+        .collect();
+    assert_eq!(targets, ["sub dir/x.md#^t1", "//host/x.md", "d.md"]);
+    // An unclosed list and a byte-order mark before front matter.
+    assert_eq!(codes("---\naliases: [a, b\n---\n"), [(Code::BadFrontMatter, 2)]);
+    let (f, problems) = TopicFile::parse_lenient("\u{FEFF}---\nkind: person\n---\nx[^e-1175dea39c] ^a\n");
+    assert!(problems.is_empty());
+    assert_eq!(f.front_matter.unwrap().kind(), Some(Kind::Person));
+}

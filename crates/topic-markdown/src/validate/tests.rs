@@ -46,6 +46,8 @@ fn each_code() {
         (format!("x[^e-1175dea39c] [[nowhere]] ^a1\n\n{EV1}\n"), Code::BrokenLink),
         (format!("x[^e-1175dea39c] [y](../../../etc/passwd.md) ^a1\n\n{EV1}\n"), Code::BrokenLink),
         (format!("---\nkind: nope\n---\nx[^e-1175dea39c] ^a1\n\n{EV1}\n"), Code::BadFrontMatter),
+        (format!("x[^e-1175dea39c] [y](../../nowhere.md#^abc) ^a1\n\n{EV1}\n"), Code::BrokenLink),
+        (format!("x[^e-1175dea39c] [[../nowhere]] ^a1\n\n{EV1}\n"), Code::BrokenLink),
     ];
     for (text, code) in cases {
         let c = run(&[(p, text.clone())]);

@@ -115,3 +115,25 @@ fn hand_written_core_promotion() {
     );
     assert_eq!(core_promotion(None, rest, &resolver()), CorePromotion::Nothing);
 }
+
+#[test]
+fn timeline_names_only_four_digit_years_and_escapes_paths() {
+    let ev = |t: &str| {
+        format!(
+            "[^e-1175dea39c]: Time: `{t}`; Sources: [chat/t/m1](../sources/chat/_v2/t.md#source-11111111)"
+        )
+    };
+    let topics = vec![
+        Loaded::parse(
+            "topics/a b)c.md",
+            &format!("x[^e-1175dea39c] ^x1\n\n{}\n", ev("9999-12-31T23:59:59-23:59")),
+        ),
+        Loaded::parse("topics/[d].md", &format!("y[^e-1175dea39c] ^y1\n\n{}\n", ev("2024-01-02"))),
+    ];
+    let checked = check(&topics, &resolver());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let tl = timeline(&checked);
+    assert_eq!(tl.keys().collect::<Vec<_>>(), ["timeline/2024/01/02.md"]);
+    assert!(tl["timeline/2024/01/02.md"]
+        .contains("- 2024-01-02 [topics/\\[d\\].md#^y1](../../../topics/%5Bd%5D.md#^y1)\n"));
+}
