@@ -1,0 +1,196 @@
+//! The tokenizer: Unicode word segmentation (UAX #29), case folding,
+//! optional English stemming and stop words, and character bigrams for
+//! CJK text. Queries and documents go through the same function.
+
+use std::fmt;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// How text becomes terms. Part of an index's fingerprint: an index built
+/// with one configuration is never searched with another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenizerConfig {
+    /// Reduce English words to their Snowball stem.
+    pub stem: bool,
+    /// Drop common English stop words.
+    pub stop_words: bool,
+}
+
+impl Default for TokenizerConfig {
+    fn default() -> TokenizerConfig {
+        TokenizerConfig { stem: true, stop_words: true }
+    }
+}
+
+impl TokenizerConfig {
+    /// A stable number for the configuration, stored in the index.
+    pub fn fingerprint(self) -> u32 {
+        // Version 1 of the tokenizer; bump when its output changes.
+        (1 << 8) | u32::from(self.stem) | (u32::from(self.stop_words) << 1)
+    }
+}
+
+impl fmt::Display for TokenizerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "uax29+casefold{}{}+cjk-bigrams",
+            if self.stem { "+stem" } else { "" },
+            if self.stop_words { "+stop" } else { "" }
+        )
+    }
+}
+
+/// Common English function words (a short, conventional list).
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
+    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to",
+    "was", "will", "with",
+];
+
+/// True for scripts written without spaces between words, indexed as
+/// character bigrams: Han, Hiragana, Katakana, Hangul syllables.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
+        | 0x20000..=0x2FFFF) // CJK Extensions B–F
+}
+
+fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        word.to_ascii_lowercase()
+    } else {
+        use unicode_normalization::UnicodeNormalization;
+        caseless::default_case_fold_str(&word.nfc().collect::<String>()).nfc().collect()
+    }
+}
+
+/// A reusable tokenizer.
+pub struct Tokenizer {
+    config: TokenizerConfig,
+    stemmer: Option<Stemmer>,
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokenizer").field("config", &self.config).finish()
+    }
+}
+
+impl Tokenizer {
+    /// A tokenizer for `config`.
+    pub fn new(config: TokenizerConfig) -> Tokenizer {
+        Tokenizer { config, stemmer: config.stem.then(|| Stemmer::create(Algorithm::English)) }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> TokenizerConfig {
+        self.config
+    }
+
+    /// Appends the terms of `text` to `out`, in order.
+    ///
+    /// ```
+    /// use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
+    /// let t = Tokenizer::new(TokenizerConfig::default());
+    /// let mut terms = Vec::new();
+    /// t.terms("The budgets were RUNNING over; 東京都", &mut terms);
+    /// assert_eq!(terms, ["budget", "were", "run", "over", "東京", "京都"]);
+    /// ```
+    pub fn terms(&self, text: &str, out: &mut Vec<String>) {
+        // UAX #29 makes every ideograph its own word: adjacent CJK words are
+        // joined into one run before bigrams are taken.
+        let mut run = String::new();
+        let mut run_end = usize::MAX;
+        for (at, word) in text.unicode_word_indices() {
+            let folded = fold(word);
+            if folded.chars().any(is_cjk) {
+                if at != run_end && !run.is_empty() {
+                    self.cjk(&std::mem::take(&mut run), out);
+                }
+                run.push_str(&folded);
+                run_end = at + word.len();
+                continue;
+            }
+            if !run.is_empty() {
+                self.cjk(&std::mem::take(&mut run), out);
+            }
+            if self.config.stop_words && STOP_WORDS.binary_search(&folded.as_str()).is_ok() {
+                continue;
+            }
+            match &self.stemmer {
+                Some(s) => out.push(s.stem(&folded).into_owned()),
+                None => out.push(folded),
+            }
+        }
+        if !run.is_empty() {
+            self.cjk(&run, out);
+        }
+    }
+
+    /// CJK runs become overlapping character bigrams (a lone character is
+    /// its own term); other characters in the word stay whole.
+    fn cjk(&self, word: &str, out: &mut Vec<String>) {
+        let chars: Vec<char> = word.chars().collect();
+        let mut k = 0;
+        while k < chars.len() {
+            if is_cjk(chars[k]) {
+                let start = k;
+                while k < chars.len() && is_cjk(chars[k]) {
+                    k += 1;
+                }
+                let run = &chars[start..k];
+                if run.len() == 1 {
+                    out.push(run[0].to_string());
+                } else {
+                    for w in run.windows(2) {
+                        out.push(w.iter().collect());
+                    }
+                }
+            } else {
+                let start = k;
+                while k < chars.len() && !is_cjk(chars[k]) {
+                    k += 1;
+                }
+                out.push(chars[start..k].iter().collect());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tokenizer vectors.
+    use super::*;
+
+    fn terms(config: TokenizerConfig, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::new(config).terms(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn stop_words_are_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn vectors() {
+        let plain = TokenizerConfig { stem: false, stop_words: false };
+        assert_eq!(
+            terms(plain, "Ada's budget: 50k, e-mail ÉCOLE Straße"),
+            ["ada's", "budget", "50k", "e", "mail", "école", "strasse"]
+        );
+        assert_eq!(terms(TokenizerConfig::default(), "the cats are running"), ["cat", "run"]);
+        assert_eq!(terms(plain, "日本"), ["日本"]);
+        assert_eq!(terms(plain, "日"), ["日"]);
+        assert_eq!(terms(plain, "서울에서"), ["서울", "울에", "에서"]);
+        assert!(terms(plain, "  \u{200B} ").is_empty());
+        assert_ne!(TokenizerConfig::default().fingerprint(), plain.fingerprint());
+    }
+}
