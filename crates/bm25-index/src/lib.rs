@@ -18,6 +18,7 @@
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod format;
 pub mod index;
 pub mod tokenize;
