@@ -144,39 +144,27 @@ pub struct LeavesWorkspace;
 /// not a link between topics (a URL, an image, a non-Markdown file, a link
 /// into `sources/`), an error when it cannot point anywhere.
 pub fn link_target(path: &str, link: &Link) -> Result<Option<LinkTarget>, LeavesWorkspace> {
-    let (file, fragment) = match link {
-        Link::Markdown { target, .. } => {
-            // URLs, protocol-relative ones included, are not checked.
-            if has_scheme(target) || target.starts_with("//") {
-                return Ok(None);
-            }
-            let (p, frag) = match target.split_once('#') {
-                Some((p, f)) => (p, Some(f)),
-                None => (target.as_str(), None),
-            };
-            let file = if p.is_empty() {
-                path.to_owned()
-            } else {
-                if !p.ends_with(".md") {
-                    return Ok(None);
-                }
-                join(dir_of(path), p).ok_or(LeavesWorkspace)?
-            };
-            (file, frag)
-        }
-        Link::Wiki { target, .. } => {
-            let (p, frag) = match target.split_once('#') {
-                Some((p, f)) => (p, Some(f)),
-                None => (target.as_str(), None),
-            };
-            let file = if p.is_empty() {
-                path.to_owned()
-            } else {
-                let with_md = if p.ends_with(".md") { p.to_owned() } else { format!("{p}.md") };
-                join("topics", &with_md).ok_or(LeavesWorkspace)?
-            };
-            (file, frag)
-        }
+    let target = match link {
+        Link::Markdown { target, .. } | Link::Wiki { target, .. } => target.as_str(),
+    };
+    let (p, fragment) = match target.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (target, None),
+    };
+    let wiki = matches!(link, Link::Wiki { .. });
+    // URLs, protocol-relative ones included, are not checked.
+    if !wiki && (has_scheme(target) || target.starts_with("//")) {
+        return Ok(None);
+    }
+    let file = if p.is_empty() {
+        path.to_owned()
+    } else if wiki {
+        let with_md = if p.ends_with(".md") { p.to_owned() } else { format!("{p}.md") };
+        join("topics", &with_md).ok_or(LeavesWorkspace)?
+    } else if p.ends_with(".md") {
+        join(dir_of(path), p).ok_or(LeavesWorkspace)?
+    } else {
+        return Ok(None);
     };
     let block_id = fragment.and_then(|f| f.strip_prefix('^')).map(str::to_owned);
     if !file.starts_with("topics/") {
