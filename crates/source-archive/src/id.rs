@@ -19,7 +19,7 @@ pub fn check_identifier(what: &str, value: &str, path_component: bool) -> Result
     if value.contains('\0') {
         return Err(Error::invalid(format!("{what} contains a NUL character")));
     }
-    let encoded_len = encoded_len(value);
+    let encoded_len = pct::encoded_len(value);
     if encoded_len > MAX_ENCODED_BYTES {
         return Err(Error::invalid(format!(
             "{what} is {encoded_len} bytes encoded; at most {MAX_ENCODED_BYTES} are allowed"
@@ -29,10 +29,6 @@ pub fn check_identifier(what: &str, value: &str, path_component: bool) -> Result
         return Err(Error::invalid(format!("{what} {value:?} starts with '.'; it is also a path component")));
     }
     Ok(())
-}
-
-fn encoded_len(value: &str) -> usize {
-    pct::encoded_len(value)
 }
 
 /// The identity of one archived message: `provider/thread/message`.

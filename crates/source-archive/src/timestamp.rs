@@ -7,9 +7,10 @@ fn digits(b: &[u8]) -> Option<u32> {
     Some(b.iter().fold(0u32, |acc, &d| acc * 10 + u32::from(d - b'0')))
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
+/// Days in `month` (1–12) of the proleptic Gregorian `year`.
+pub fn days_in_month(year: i64, month: i64) -> i64 {
     match month {
-        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -32,7 +33,7 @@ fn date_time(b: &[u8]) -> Option<&[u8]> {
     let second = digits(&b[17..19])?;
     let ok = (1..=12).contains(&month)
         && day >= 1
-        && day <= days_in_month(year, month)
+        && i64::from(day) <= days_in_month(i64::from(year), i64::from(month))
         && hour <= 23
         && minute <= 59
         && second <= 59;

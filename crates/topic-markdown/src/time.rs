@@ -2,6 +2,8 @@
 //! (FORMAT.md §3). A time falls on its UTC day; a bare date counts as
 //! 00:00:00Z when ordering.
 
+use scriptorium_source_archive::timestamp::days_in_month;
+
 /// A parsed evidence time: the instant in UTC, for ordering and days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Instant {
@@ -16,15 +18,6 @@ fn num(b: &[u8]) -> Option<i64> {
         return None;
     }
     Some(b.iter().fold(0i64, |a, &d| a * 10 + i64::from(d - b'0')))
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
