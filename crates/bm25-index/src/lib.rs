@@ -1,15 +1,18 @@
-//! The BM25 index of a Scriptorium workspace.
+//! The BM25 index of a Scriptorium workspace (FORMAT.md §7).
 //!
-//! **Status: being built.** Today this crate holds the tokenizer
-//! ([`tokenize`]: Unicode word segmentation, case folding, optional English
-//! stemming and stop words, CJK bigrams), the index format ([`format`]:
-//! versioned, checksummed sections, readable from any `&[u8]`), building an
-//! index into bytes and top-k BM25 search with filters ([`index`]; kind,
-//! path prefix, date range, speaker, pending). Still to come: documents from
-//! a workspace, the parallel build, the memory-mapped file under
-//! `.scriptorium/index/` with atomic publication, incremental refresh, and
-//! lazy section verification for a cold open that does not read the whole
-//! file.
+//! * [`tokenize`]: Unicode word segmentation, case folding, optional
+//!   English stemming and stop words, CJK bigrams.
+//! * [`segment`]: an immutable, checksummed segment built in parallel and
+//!   opened from any `&[u8]` (a `Vec<u8>` in tests, a memory map in
+//!   production) with lazy chunk-wise verification.
+//! * [`search`]: top-k BM25 with MaxScore pruning and filters (kind, path
+//!   prefix, date range, speaker, pending) over a base and a delta.
+//! * [`delta`]: incremental refresh — a delta with tombstones, merged into
+//!   a new base when it grows.
+//! * [`workspace`]: the documents of a workspace's topic and archive files,
+//!   and the index files under `.scriptorium/index/`.
+//!
+//! The byte layout is specified in this crate's `README.md`.
 //!
 //! **Architecture invariant:** this crate knows nothing about how the
 //! workspace is written, locks or models. It may depend only on
@@ -19,6 +22,8 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod delta;
 pub mod format;
-pub mod index;
+pub mod search;
+pub mod segment;
 pub mod tokenize;

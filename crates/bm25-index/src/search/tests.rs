@@ -1,0 +1,350 @@
+//! The index against a brute-force BM25 over the same tokens, filters
+//! against brute-force filtering, refreshes against full rebuilds, and
+//! opening hostile bytes.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::delta::{refresh, Change, Refreshed, MERGE_MIN};
+use crate::segment::{build, Document, Stamp, Unit};
+use crate::tokenize::TokenizerConfig;
+use proptest::prelude::*;
+
+type Row = (Kind, String, String, f64);
+
+fn brute(
+    units: &[Unit],
+    query: &str,
+    f: &Filters,
+    limit: usize,
+    p: Bm25,
+    config: TokenizerConfig,
+) -> Vec<Row> {
+    let tok = Tokenizer::new(config);
+    let docs: Vec<(&Unit, &Document)> =
+        units.iter().flat_map(|u| u.docs.iter().map(move |d| (u, d))).collect();
+    let toks: Vec<Vec<String>> = docs
+        .iter()
+        .map(|(_, d)| {
+            let mut v = Vec::new();
+            tok.terms(&d.text, &mut v);
+            v
+        })
+        .collect();
+    let n = docs.len() as u32;
+    let total: u64 = toks.iter().map(|t| t.len() as u64).sum();
+    let avgdl = if n > 0 { total as f64 / f64::from(n) } else { 0.0 };
+    let mut q = Vec::new();
+    tok.terms(query, &mut q);
+    let mut seen = std::collections::HashSet::new();
+    q.retain(|t| seen.insert(t.clone()));
+    let mut out = Vec::new();
+    for (k, (unit, doc)) in docs.iter().enumerate() {
+        let mut score = 0.0;
+        let mut matched = false;
+        for t in &q {
+            let tf = toks[k].iter().filter(|x| *x == t).count() as u32;
+            if tf == 0 {
+                continue;
+            }
+            matched = true;
+            let df = toks.iter().filter(|ts| ts.contains(t)).count() as u32;
+            score += term_score(p, n, df, tf, toks[k].len() as u32, avgdl);
+        }
+        let pass = (f.include_pending || !doc.pending)
+            && f.kind.is_none_or(|k| k == unit.kind)
+            && f.path_prefix.as_deref().is_none_or(|pp| unit.path.starts_with(pp))
+            && f.day_from.is_none_or(|x| doc.day.is_some_and(|dd| dd >= x))
+            && f.day_to.is_none_or(|x| doc.day.is_some_and(|dd| dd <= x))
+            && f.speaker
+                .as_deref()
+                .is_none_or(|s| unit.kind == Kind::Source && doc.speakers.iter().any(|k| k == s));
+        if matched && pass {
+            out.push((unit.kind, unit.path.clone(), doc.anchor.clone(), score));
+        }
+    }
+    out.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    out.truncate(limit);
+    out
+}
+
+fn rows(view: &View<'_>, query: &str, f: &Filters, limit: usize, p: Bm25) -> Vec<Row> {
+    view.search(query, f, limit, p)
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let s = view.stored(h).unwrap();
+            (s.kind, s.path.to_owned(), s.anchor.to_owned(), h.score)
+        })
+        .collect()
+}
+
+const PATHS: [&str; 6] = [
+    "topics/a.md",
+    "topics/people/b.md",
+    "topics/people/c.md",
+    "sources/chat/_v2/t.md",
+    "sources/chat/t.md",
+    "sources/x/_v2/y.md",
+];
+
+fn doc_strategy() -> impl Strategy<Value = Document> {
+    let words = prop::sample::select(vec![
+        "budget", "ada", "tea", "running", "runs", "東京", "the", "plan", "Ada", "BUDGET", "cat",
+    ]);
+    (
+        "[a-z0-9]{1,3}",
+        proptest::option::of(0i32..20),
+        any::<bool>(),
+        proptest::collection::vec(prop::sample::select(vec!["7391", "ada", "ada (7391)", "bo"]), 0..2),
+        proptest::collection::vec(words, 0..12),
+    )
+        .prop_map(|(anchor, day, pending, speakers, words)| Document {
+            anchor,
+            key: String::new(),
+            day,
+            pending,
+            speakers: speakers.into_iter().map(str::to_owned).collect(),
+            text: words.join(" "),
+            payload: String::new(),
+        })
+}
+
+fn unit_strategy() -> impl Strategy<Value = Unit> {
+    (prop::sample::select(PATHS.to_vec()), proptest::collection::vec(doc_strategy(), 0..6)).prop_map(
+        |(path, docs)| {
+            let kind = if path.starts_with("topics/") { Kind::Topic } else { Kind::Source };
+            let docs = docs
+                .into_iter()
+                .map(|mut d| {
+                    if kind == Kind::Topic {
+                        d.speakers.clear();
+                    }
+                    d
+                })
+                .collect();
+            Unit { kind, path: path.into(), stamp: Stamp::default(), deps: Vec::new(), docs }
+        },
+    )
+}
+
+fn units_strategy() -> impl Strategy<Value = Vec<Unit>> {
+    proptest::collection::vec(unit_strategy(), 0..6).prop_map(|us| {
+        let mut by: BTreeMap<String, Unit> = BTreeMap::new();
+        for u in us {
+            by.insert(u.path.clone(), u);
+        }
+        by.into_values().collect()
+    })
+}
+
+fn filter_strategy() -> impl Strategy<Value = Filters> {
+    (
+        proptest::option::of(prop_oneof![Just(Kind::Topic), Just(Kind::Source)]),
+        proptest::option::of(prop::sample::select(vec![
+            "",
+            "topics/",
+            "sources/chat",
+            "topics/people/",
+            "x",
+            "topics/people/c.md",
+            "sources/chat/_v2/t.mdx",
+        ])),
+        proptest::option::of(0i32..20),
+        proptest::option::of(0i32..20),
+        proptest::option::of(prop::sample::select(vec!["7391", "ada", "nobody"])),
+        any::<bool>(),
+    )
+        .prop_map(|(kind, path_prefix, day_from, day_to, speaker, include_pending)| Filters {
+            kind,
+            path_prefix: path_prefix.map(str::to_owned),
+            day_from,
+            day_to,
+            speaker: speaker.map(str::to_owned),
+            include_pending,
+        })
+}
+
+const QUERY: &str = "(budget|ada|tea|run|東京|the|plan|nothing|cat| ){1,8}";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn search_equals_brute_force(units in units_strategy(), query in QUERY,
+                                 f in filter_strategy(), limit in 1usize..12, stem in any::<bool>()) {
+        let config = TokenizerConfig { stem, stop_words: true };
+        let bytes = build(units.clone(), config, None);
+        let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+        let p = Bm25::default();
+        prop_assert_eq!(rows(&view, &query, &f, limit, p), brute(&units, &query, &f, limit, p, config));
+    }
+
+    #[test]
+    fn refresh_equals_rebuild(initial in units_strategy(),
+                              steps in proptest::collection::vec(
+                                  proptest::collection::vec((unit_strategy(), any::<bool>()), 0..4), 1..5),
+                              query in QUERY, f in filter_strategy(), limit in 1usize..12) {
+        let config = TokenizerConfig::default();
+        let p = Bm25::default();
+        let mut model: BTreeMap<String, Unit> = initial.iter().map(|u| (u.path.clone(), u.clone())).collect();
+        let mut base = build(initial, config, None);
+        let mut delta: Option<Vec<u8>> = None;
+        for step in steps {
+            let mut changes = Vec::new();
+            for (unit, remove) in step {
+                if remove {
+                    model.remove(&unit.path);
+                    changes.push(Change::Remove(unit.kind, unit.path.clone()));
+                } else {
+                    model.insert(unit.path.clone(), unit.clone());
+                    changes.push(Change::Put(unit));
+                }
+            }
+            let view = View::new(
+                Segment::open(&base, config).unwrap(),
+                delta.as_deref().map(|d| Segment::open(d, config).unwrap()),
+            ).unwrap();
+            match refresh(&view, changes).unwrap() {
+                Refreshed::Delta(d) => delta = Some(d),
+                Refreshed::Base(b) => {
+                    base = b;
+                    delta = None;
+                }
+            }
+        }
+        let view = View::new(
+            Segment::open(&base, config).unwrap(),
+            delta.as_deref().map(|d| Segment::open(d, config).unwrap()),
+        ).unwrap();
+        let units: Vec<Unit> = model.into_values().collect();
+        let full = build(units.clone(), config, None);
+        let fresh = View::new(Segment::open(&full, config).unwrap(), None).unwrap();
+        prop_assert_eq!(view.len(), fresh.len());
+        let got = rows(&view, &query, &f, limit, p);
+        prop_assert_eq!(&got, &rows(&fresh, &query, &f, limit, p));
+        prop_assert_eq!(got, brute(&units, &query, &f, limit, p, config));
+    }
+
+    #[test]
+    fn any_bytes_open_safely(bytes in proptest::collection::vec(any::<u8>(), 0..800)) {
+        crate::check::check_index_open(&bytes);
+    }
+}
+
+fn unit(kind: Kind, path: &str, docs: Vec<Document>) -> Unit {
+    Unit { kind, path: path.into(), stamp: Stamp::default(), deps: Vec::new(), docs }
+}
+
+fn doc(anchor: &str, text: &str) -> Document {
+    Document {
+        anchor: anchor.into(),
+        key: String::new(),
+        day: Some(1),
+        pending: false,
+        speakers: Vec::new(),
+        text: text.into(),
+        payload: String::new(),
+    }
+}
+
+#[test]
+fn every_corruption_of_a_small_index_is_detected_or_harmless() {
+    let units = (0..5)
+        .map(|i| {
+            let kind = if i % 2 == 0 { Kind::Topic } else { Kind::Source };
+            unit(
+                kind,
+                &format!("topics/{i}.md"),
+                vec![doc(&format!("a{i}"), &format!("budget number {i} tea"))],
+            )
+        })
+        .collect();
+    let config = TokenizerConfig::default();
+    let bytes = build(units, config, None);
+    let answer = |b: &[u8]| -> Result<Vec<Row>, Damaged> {
+        let view = View::new(Segment::open(b, config)?, None)?;
+        let hits = view.search("budget tea", &Filters::default(), 5, Bm25::default())?;
+        hits.iter()
+            .map(|h| {
+                let s = view.stored(h)?;
+                Ok((s.kind, s.path.to_owned(), s.anchor.to_owned(), h.score))
+            })
+            .collect()
+    };
+    let good = answer(&bytes).unwrap();
+    assert_eq!(good.len(), 5);
+    for pos in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[pos] ^= 0x41;
+        if let Ok(got) = answer(&b) {
+            // A change no checksum catches must not change any answer.
+            assert_eq!(got, good, "byte {pos}");
+        }
+    }
+    for cut in 0..bytes.len() {
+        assert!(Segment::open(&bytes[..cut], config).is_err());
+    }
+    assert!(Segment::open(&bytes, TokenizerConfig { stem: false, stop_words: true }).is_err());
+    let mut old = bytes.clone();
+    old[8] = 1;
+    assert!(Segment::open(&old, config).unwrap_err().0.contains("version"));
+}
+
+#[test]
+fn a_forged_label_in_a_body_never_matches_a_speaker() {
+    let mut bo = doc("source-1", "Bo (4402) received [Ada (7391)] the key is fine to share");
+    bo.speakers = vec!["4402".into(), "bo".into(), "bo (4402)".into()];
+    let mut ada = doc("source-2", "Ada (7391) the budget is 50k");
+    ada.speakers = vec!["7391".into(), "ada".into(), "ada (7391)".into()];
+    let config = TokenizerConfig::default();
+    let bytes = build(vec![unit(Kind::Source, "sources/chat/_v2/t.md", vec![bo, ada])], config, None);
+    let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+    let f = Filters { speaker: Some("7391".into()), ..Filters::default() };
+    let hits = view.search("key share budget ada", &f, 10, Bm25::default()).unwrap();
+    let anchors: Vec<_> = hits.iter().map(|h| view.stored(h).unwrap().anchor).collect();
+    assert_eq!(anchors, ["source-2"]);
+}
+
+#[test]
+fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
+    // Enough postings for several blocks and real MaxScore pruning.
+    let words = ["budget", "tea", "plan", "ada", "garden", "music", "travel", "paris", "dog", "code"];
+    let mut docs = Vec::new();
+    let mut x = 7u64;
+    for i in 0..3000 {
+        let mut text = Vec::new();
+        for _ in 0..(3 + i % 17) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let w = words[((x >> 33) as usize % words.len()).min(((x >> 40) as usize) % words.len())];
+            text.push(w);
+        }
+        let mut d = doc(&format!("b{i:05}"), &text.join(" "));
+        d.day = Some((i % 365) as i32);
+        docs.push(d);
+    }
+    let units = vec![unit(Kind::Topic, "topics/t.md", docs)];
+    let config = TokenizerConfig::default();
+    let bytes = build(units.clone(), config, None);
+    let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+    let p = Bm25::default();
+    for q in ["budget paris", "code dog travel music", "ada", "garden tea tea plan budget paris"] {
+        for limit in [1, 5, 10, 50] {
+            let f = Filters::default();
+            assert_eq!(rows(&view, q, &f, limit, p), brute(&units, q, &f, limit, p, config), "{q} {limit}");
+            let f = Filters { day_from: Some(100), day_to: Some(103), ..Filters::default() };
+            assert_eq!(rows(&view, q, &f, limit, p), brute(&units, q, &f, limit, p, config), "{q} {limit}");
+        }
+    }
+}
+
+#[test]
+fn a_large_refresh_merges_into_a_new_base() {
+    let config = TokenizerConfig::default();
+    let base = build(vec![unit(Kind::Topic, "topics/a.md", vec![doc("x", "tea")])], config, None);
+    let view = View::new(Segment::open(&base, config).unwrap(), None).unwrap();
+    let many: Vec<Document> = (0..=MERGE_MIN).map(|i| doc(&format!("d{i}"), "tea budget")).collect();
+    let out = refresh(&view, vec![Change::Put(unit(Kind::Source, "sources/p/_v2/t.md", many))]).unwrap();
+    let Refreshed::Base(b) = out else { panic!("expected a merge") };
+    assert_eq!(Segment::open(&b, config).unwrap().len(), MERGE_MIN as u32 + 2);
+}

@@ -1,0 +1,860 @@
+//! One immutable segment: building it into bytes (in parallel), and opening
+//! it from any `&[u8]` with lazy, chunk-wise checksum verification.
+//!
+//! A segment holds *units* (one per workspace file), each with its
+//! documents. Documents are numbered in ranking tie-break order: by kind
+//! (topics first), then path, then anchor, so a unit is a contiguous range
+//! of document numbers and a path prefix is a range of units.
+
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use rayon::prelude::*;
+
+use crate::format::{self, checksum, get_u32, get_u64, put_str, put_u32, put_u64, sec, Reader};
+use crate::tokenize::{Tokenizer, TokenizerConfig};
+
+/// Postings per block (the unit of skipping).
+pub const BLOCK: usize = 128;
+
+/// What a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A topic block (ranks before a source on equal scores).
+    Topic,
+    /// An archived source record.
+    Source,
+}
+
+impl Kind {
+    /// `topic` or `source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Topic => "topic",
+            Kind::Source => "source",
+        }
+    }
+}
+
+/// One document of a unit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Document {
+    /// The block id, or the `source-HASH8` anchor.
+    pub anchor: String,
+    /// The source id text of a source record; empty for a topic block.
+    pub key: String,
+    /// The document's UTC day (days since 1970-01-01), if it has a date.
+    pub day: Option<i32>,
+    /// Pending documents are found only when asked for.
+    pub pending: bool,
+    /// Speaker keys a filter may match, already NFC + case folded.
+    pub speakers: Vec<String>,
+    /// The text to index.
+    pub text: String,
+    /// Opaque bytes handed back with a hit (the facade stores JSON fields).
+    pub payload: String,
+}
+
+/// A file's identity on disk when it was indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub modified: i64,
+}
+
+/// One workspace file and the documents it yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    /// Topic file or archive file.
+    pub kind: Kind,
+    /// Workspace-relative path; also the path of every document in it.
+    pub path: String,
+    /// The file's stamp when it was read.
+    pub stamp: Stamp,
+    /// Paths whose change must re-derive this unit's documents.
+    pub deps: Vec<String>,
+    /// Its documents.
+    pub docs: Vec<Document>,
+}
+
+/// What a delta carries about the base it amends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeltaInfo {
+    /// The base's id ([`Segment::id`]).
+    pub base_id: u64,
+    /// One bit per base document (LSB first): deleted.
+    pub tombstones: Vec<u8>,
+    /// Per term, what to add to the base's document frequency.
+    pub adjust: Vec<(String, i32)>,
+    /// Live base documents (not tombstoned).
+    pub base_live_docs: u32,
+    /// Total length in terms of the live base documents.
+    pub base_live_total: u64,
+    /// Units deleted since the base was built (kind, path).
+    pub removed: Vec<(Kind, String)>,
+}
+
+/// Why bytes are not a usable segment (the caller rebuilds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged(pub String);
+
+impl fmt::Display for Damaged {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unusable index: {}", self.0)
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+fn damaged<T>(why: impl Into<String>) -> Result<T, Damaged> {
+    Err(Damaged(why.into()))
+}
+
+struct Tokenized {
+    len: u32,
+    /// Distinct terms with their frequency, sorted by term.
+    terms: Vec<(String, u32)>,
+}
+
+fn tokenize_doc(tok: &Tokenizer, text: &str) -> Tokenized {
+    let mut all = Vec::new();
+    tok.terms(text, &mut all);
+    let len = all.len() as u32;
+    all.sort_unstable();
+    let mut terms: Vec<(String, u32)> = Vec::new();
+    for t in all {
+        match terms.last_mut() {
+            Some((last, n)) if *last == t => *n += 1,
+            _ => terms.push((t, 1)),
+        }
+    }
+    Tokenized { len, terms }
+}
+
+/// The terms of `text`, each once, as the index counts them.
+pub fn distinct_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
+    tokenize_doc(tok, text).terms.into_iter().map(|(t, _)| t).collect()
+}
+
+/// Postings of one chunk of documents: sorted terms, each with its
+/// `(document, frequency)` list.
+type ChunkPostings = Vec<(String, Vec<(u32, u32)>)>;
+
+fn chunk_postings(first: u32, toks: &[Tokenized]) -> ChunkPostings {
+    let mut map: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+    for (k, t) in toks.iter().enumerate() {
+        for (term, tf) in &t.terms {
+            map.entry(term.as_str()).or_default().push((first + k as u32, *tf));
+        }
+    }
+    let mut out: ChunkPostings = map.into_iter().map(|(t, l)| (t.to_owned(), l)).collect();
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn offsets32(out: &mut Vec<u8>, ends: &[u32]) {
+    for e in ends {
+        put_u32(out, *e);
+    }
+}
+
+/// Serializes `units` into a segment. Units are ordered by kind and path
+/// (which must be unique), documents within a unit by anchor. `delta` makes
+/// it a delta over a base.
+pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&DeltaInfo>) -> Vec<u8> {
+    units.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.path.cmp(&b.path)));
+    for u in &mut units {
+        u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+    }
+    let docs: Vec<(&Unit, &Document)> =
+        units.iter().flat_map(|u| u.docs.iter().map(move |d| (u, d))).collect();
+    let n = docs.len();
+    let tok = Tokenizer::new(config);
+    let toks: Vec<Tokenized> = docs.par_iter().map(|(_, d)| tokenize_doc(&tok, &d.text)).collect();
+
+    // Postings: per chunk of documents in parallel, then a k-way merge.
+    const DOCS_PER_CHUNK: usize = 4096;
+    let chunks: Vec<ChunkPostings> = toks
+        .par_chunks(DOCS_PER_CHUNK)
+        .enumerate()
+        .map(|(c, ts)| chunk_postings((c * DOCS_PER_CHUNK) as u32, ts))
+        .collect();
+    let mut cursors = vec![0usize; chunks.len()];
+    let mut heap: BinaryHeap<std::cmp::Reverse<(&str, usize)>> = BinaryHeap::new();
+    for (c, list) in chunks.iter().enumerate() {
+        if let Some((t, _)) = list.first() {
+            heap.push(std::cmp::Reverse((t.as_str(), c)));
+        }
+    }
+    let lengths: Vec<u32> = toks.iter().map(|t| t.len).collect();
+    let mut s = vec![Vec::new(); format::SECTIONS];
+    let (mut term_ends, mut term_bytes) = (vec![0u32], Vec::new());
+    let (mut post_docs, mut post_tfs, mut blocks, mut info) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut n_post, mut n_blocks) = (0u32, 0u32);
+    let mut list: Vec<(u32, u32)> = Vec::new();
+    while let Some(std::cmp::Reverse((term, _))) = heap.peek().copied() {
+        list.clear();
+        while let Some(&std::cmp::Reverse((t, c))) = heap.peek() {
+            if t != term {
+                break;
+            }
+            heap.pop();
+            list.extend_from_slice(&chunks[c][cursors[c]].1);
+            cursors[c] += 1;
+            if let Some((next, _)) = chunks[c].get(cursors[c]) {
+                heap.push(std::cmp::Reverse((next.as_str(), c)));
+            }
+        }
+        term_bytes.extend_from_slice(term.as_bytes());
+        term_ends.push(term_bytes.len() as u32);
+        let (mut max_tf, mut min_dl) = (0u32, u32::MAX);
+        for block in list.chunks(BLOCK) {
+            let (mut b_tf, mut b_dl) = (0u32, u32::MAX);
+            for &(d, tf) in block {
+                put_u32(&mut post_docs, d);
+                put_u32(&mut post_tfs, tf);
+                b_tf = b_tf.max(tf);
+                b_dl = b_dl.min(lengths[d as usize]);
+            }
+            put_u32(&mut blocks, block.last().map_or(0, |x| x.0));
+            put_u32(&mut blocks, b_tf);
+            put_u32(&mut blocks, b_dl);
+            max_tf = max_tf.max(b_tf);
+            min_dl = min_dl.min(b_dl);
+        }
+        for v in [n_post, list.len() as u32, n_blocks, max_tf, min_dl] {
+            put_u32(&mut info, v);
+        }
+        n_post += list.len() as u32;
+        n_blocks += list.len().div_ceil(BLOCK) as u32;
+    }
+    let n_terms = term_ends.len() - 1;
+    offsets32(&mut s[sec::TERM_OFFS], &term_ends);
+    s[sec::TERM_BYTES] = term_bytes;
+    s[sec::TERM_INFO] = info;
+    s[sec::POST_DOCS] = post_docs;
+    s[sec::POST_TFS] = post_tfs;
+    s[sec::BLOCKS] = blocks;
+    offsets32(&mut s[sec::LENGTHS], &lengths);
+
+    let mut speakers: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    let (mut days, mut flags) = (Vec::with_capacity(n * 4), Vec::with_capacity(n));
+    let (mut stored_ends, mut stored) = (Vec::with_capacity((n + 1) * 8), Vec::new());
+    put_u64(&mut stored_ends, 0);
+    for (d, (unit, doc)) in docs.iter().enumerate() {
+        days.extend_from_slice(&doc.day.unwrap_or(i32::MIN).to_le_bytes());
+        flags.push(u8::from(unit.kind == Kind::Source) | (u8::from(doc.pending) << 1));
+        for k in &doc.speakers {
+            let list = speakers.entry(k.as_str()).or_default();
+            if list.last() != Some(&(d as u32)) {
+                list.push(d as u32);
+            }
+        }
+        for f in [&unit.path, &doc.anchor, &doc.key, &doc.text, &doc.payload] {
+            put_str(&mut stored, f);
+        }
+        put_u32(&mut stored, doc.speakers.len() as u32);
+        for k in &doc.speakers {
+            put_str(&mut stored, k);
+        }
+        put_u64(&mut stored_ends, stored.len() as u64);
+    }
+    s[sec::DAYS] = days;
+    s[sec::FLAGS] = flags;
+    let (mut spk_ends, mut spk_bytes, mut spk_post, mut spk_docs) =
+        (vec![0u32], Vec::new(), vec![0u32], Vec::new());
+    for (k, list) in &speakers {
+        spk_bytes.extend_from_slice(k.as_bytes());
+        spk_ends.push(spk_bytes.len() as u32);
+        for d in list {
+            put_u32(&mut spk_docs, *d);
+        }
+        spk_post.push(spk_post.last().copied().unwrap_or(0) + list.len() as u32);
+    }
+    offsets32(&mut s[sec::SPK_OFFS], &spk_ends);
+    s[sec::SPK_BYTES] = spk_bytes;
+    offsets32(&mut s[sec::SPK_POST], &spk_post);
+    s[sec::SPK_DOCS] = spk_docs;
+    s[sec::STORED_OFFS] = stored_ends;
+
+    // Units and removal records, in (kind, path) order; a removal record
+    // has no documents, so every unit stays a contiguous document range.
+    let removed: Vec<&(Kind, String)> = delta.map(|d| d.removed.iter().collect()).unwrap_or_default();
+    let mut entries: Vec<(Kind, &str, Option<&Unit>)> =
+        units.iter().map(|u| (u.kind, u.path.as_str(), Some(u))).collect();
+    entries.extend(removed.iter().map(|(k, p)| (*k, p.as_str(), None)));
+    entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let (mut unit_ends, mut unit_bytes) = (Vec::new(), Vec::new());
+    put_u64(&mut unit_ends, 0);
+    let mut first = 0u32;
+    for (kind, path, unit) in entries {
+        let count = unit.map_or(0, |u| u.docs.len() as u32);
+        let lo = first as usize;
+        let hi = lo + count as usize;
+        let start = get_u64(&s[sec::STORED_OFFS], lo * 8).unwrap_or(0) as usize;
+        let end = get_u64(&s[sec::STORED_OFFS], hi * 8).unwrap_or(0) as usize;
+        let mut h = checksum(&stored[start..end]);
+        h ^= checksum(&s[sec::DAYS][lo * 4..hi * 4]).rotate_left(17);
+        h ^= checksum(&s[sec::FLAGS][lo..hi]).rotate_left(34);
+        unit_bytes.push(u8::from(kind == Kind::Source) | if unit.is_none() { 2 } else { 0 });
+        put_str(&mut unit_bytes, path);
+        let stamp = unit.map(|u| u.stamp).unwrap_or_default();
+        put_u64(&mut unit_bytes, stamp.size);
+        put_u64(&mut unit_bytes, stamp.modified as u64);
+        put_u64(&mut unit_bytes, h);
+        put_u32(&mut unit_bytes, first);
+        put_u32(&mut unit_bytes, count);
+        let deps = unit.map_or(&[][..], |u| &u.deps[..]);
+        put_u32(&mut unit_bytes, deps.len() as u32);
+        for dep in deps {
+            put_str(&mut unit_bytes, dep);
+        }
+        put_u64(&mut unit_ends, unit_bytes.len() as u64);
+        first += count;
+    }
+    let n_units = (unit_ends.len() / 8 - 1) as u32;
+    s[sec::STORED] = stored;
+    s[sec::UNITS_OFFS] = unit_ends;
+    s[sec::UNITS] = unit_bytes;
+    let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+    let (base_id, live_docs, live_total) = match delta {
+        Some(d) => {
+            s[sec::TOMBS] = d.tombstones.clone();
+            let mut adj: Vec<&(String, i32)> = d.adjust.iter().filter(|(_, v)| *v != 0).collect();
+            adj.sort_by(|a, b| a.0.cmp(&b.0));
+            let (mut ends, mut bytes, mut vals) = (vec![0u32], Vec::new(), Vec::new());
+            for (t, v) in adj {
+                bytes.extend_from_slice(t.as_bytes());
+                ends.push(bytes.len() as u32);
+                vals.extend_from_slice(&v.to_le_bytes());
+            }
+            offsets32(&mut s[sec::ADJ_OFFS], &ends);
+            s[sec::ADJ_BYTES] = bytes;
+            s[sec::ADJ_VALS] = vals;
+            (d.base_id, d.base_live_docs + n as u32, d.base_live_total + total)
+        }
+        None => {
+            put_u32(&mut s[sec::ADJ_OFFS], 0);
+            (0, n as u32, total)
+        }
+    };
+    assemble(
+        &s,
+        config,
+        delta.is_some(),
+        [n as u32, n_terms as u32, n_units],
+        total,
+        base_id,
+        live_docs,
+        live_total,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    s: &[Vec<u8>],
+    config: TokenizerConfig,
+    is_delta: bool,
+    counts: [u32; 3],
+    total: u64,
+    base_id: u64,
+    live_docs: u32,
+    live_total: u64,
+) -> Vec<u8> {
+    let data_len: usize = s.iter().map(Vec::len).sum();
+    let chunks = format::chunks_for(data_len);
+    let prefix = format::prefix_len(chunks);
+    let mut out = Vec::with_capacity(prefix + data_len);
+    out.extend_from_slice(format::MAGIC);
+    put_u32(&mut out, format::VERSION);
+    put_u32(&mut out, config.fingerprint());
+    put_u32(&mut out, u32::from(is_delta));
+    for c in counts {
+        put_u32(&mut out, c);
+    }
+    put_u64(&mut out, total);
+    put_u64(&mut out, base_id);
+    put_u32(&mut out, live_docs);
+    put_u32(&mut out, 0);
+    put_u64(&mut out, live_total);
+    put_u64(&mut out, format::CHUNK as u64);
+    debug_assert_eq!(out.len(), format::HEADER_LEN);
+    let mut offset = prefix as u64;
+    for sect in s {
+        put_u64(&mut out, offset);
+        put_u64(&mut out, sect.len() as u64);
+        offset += sect.len() as u64;
+    }
+    put_u64(&mut out, chunks as u64);
+    let sums_at = out.len();
+    out.resize(sums_at + chunks * 8, 0);
+    let sum_at = out.len();
+    put_u64(&mut out, 0);
+    for sect in s {
+        out.extend_from_slice(sect);
+    }
+    let sums: Vec<u64> = out[prefix..].par_chunks(format::CHUNK).map(checksum).collect();
+    for (k, h) in sums.iter().enumerate() {
+        out[sums_at + k * 8..sums_at + k * 8 + 8].copy_from_slice(&h.to_le_bytes());
+    }
+    let head = checksum(&out[..sum_at]);
+    out[sum_at..sum_at + 8].copy_from_slice(&head.to_le_bytes());
+    out
+}
+
+/// One unit as a segment records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitInfo<'a> {
+    /// Topic file or archive file.
+    pub kind: Kind,
+    /// A delta's record that the file is gone (it has no documents).
+    pub removed: bool,
+    /// Workspace-relative path.
+    pub path: &'a str,
+    /// The stamp the file had.
+    pub stamp: Stamp,
+    /// A hash of its documents.
+    pub docs_hash: u64,
+    /// Its first document number.
+    pub first: u32,
+    /// How many documents it has.
+    pub count: u32,
+    /// Paths it depends on.
+    pub deps: Vec<&'a str>,
+}
+
+/// A document's stored fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored<'a> {
+    /// Topic or source.
+    pub kind: Kind,
+    /// Pending.
+    pub pending: bool,
+    /// UTC day.
+    pub day: Option<i32>,
+    /// Path (the unit's).
+    pub path: &'a str,
+    /// Block id or anchor.
+    pub anchor: &'a str,
+    /// Source id text, or empty.
+    pub key: &'a str,
+    /// The indexed text.
+    pub text: &'a str,
+    /// The payload.
+    pub payload: &'a str,
+    /// Speaker keys.
+    pub speakers: Vec<&'a str>,
+}
+
+impl Stored<'_> {
+    /// The owned document.
+    pub fn to_document(&self) -> Document {
+        Document {
+            anchor: self.anchor.to_owned(),
+            key: self.key.to_owned(),
+            day: self.day,
+            pending: self.pending,
+            speakers: self.speakers.iter().map(|s| (*s).to_owned()).collect(),
+            text: self.text.to_owned(),
+            payload: self.payload.to_owned(),
+        }
+    }
+}
+
+/// An opened segment over any bytes. Opening reads only the prefix;
+/// every other byte is checksummed the first time it is used. Never panics.
+pub struct Segment<'a> {
+    bytes: &'a [u8],
+    config: TokenizerConfig,
+    id: u64,
+    delta: bool,
+    docs: u32,
+    terms: u32,
+    units: u32,
+    total: u64,
+    base_id: u64,
+    live_docs: u32,
+    live_total: u64,
+    data_start: usize,
+    sums: &'a [u8],
+    sections: [(usize, usize); format::SECTIONS],
+    verified: Vec<AtomicU64>,
+    whole: [AtomicU8; format::SECTIONS],
+}
+
+impl fmt::Debug for Segment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Segment")
+            .field("delta", &self.delta)
+            .field("docs", &self.docs)
+            .field("terms", &self.terms)
+            .field("units", &self.units)
+            .finish()
+    }
+}
+
+impl<'a> Segment<'a> {
+    /// Opens `bytes` as a segment built with `config`, checking its magic,
+    /// version, tokenizer, and the checksum of its prefix.
+    pub fn open(bytes: &'a [u8], config: TokenizerConfig) -> Result<Segment<'a>, Damaged> {
+        let fixed = format::HEADER_LEN + format::SECTIONS * format::SECTION_ENTRY;
+        if bytes.len() < fixed + 16 {
+            return damaged("truncated header");
+        }
+        if &bytes[..8] != format::MAGIC {
+            return damaged("not a Scriptorium BM25 index (magic)");
+        }
+        let version = get_u32(bytes, 8).unwrap_or(0);
+        if version != format::VERSION {
+            return damaged(format!("format version {version}, expected {}", format::VERSION));
+        }
+        let chunks = get_u64(bytes, fixed).unwrap_or(u64::MAX);
+        if chunks > (bytes.len() / 8) as u64 {
+            return damaged("chunk table longer than the file");
+        }
+        let chunks = chunks as usize;
+        let prefix = format::prefix_len(chunks);
+        if bytes.len() < prefix || format::chunks_for(bytes.len() - prefix) != chunks {
+            return damaged("file length does not match the chunk table");
+        }
+        let sum_at = prefix - 8;
+        let id = checksum(&bytes[..sum_at]);
+        if get_u64(bytes, sum_at) != Some(id) {
+            return damaged("header checksum mismatch");
+        }
+        if get_u32(bytes, 12) != Some(config.fingerprint()) {
+            return damaged("built with another tokenizer configuration");
+        }
+        if get_u64(bytes, 64) != Some(format::CHUNK as u64) {
+            return damaged("unexpected chunk size");
+        }
+        let u = |at| get_u32(bytes, at).unwrap_or(0);
+        let w = |at| get_u64(bytes, at).unwrap_or(0);
+        let mut sections = [(0usize, 0usize); format::SECTIONS];
+        let mut expect = prefix as u64;
+        for (k, slot) in sections.iter_mut().enumerate() {
+            let at = format::HEADER_LEN + k * format::SECTION_ENTRY;
+            let (off, len) = (w(at), w(at + 8));
+            let end = off.checked_add(len).filter(|&e| e <= bytes.len() as u64);
+            if off != expect || end.is_none() {
+                return damaged(format!("section {k} is out of place"));
+            }
+            expect = off + len;
+            *slot = (off as usize, (off + len) as usize);
+        }
+        if expect != bytes.len() as u64 {
+            return damaged("trailing bytes after the last section");
+        }
+        let seg = Segment {
+            bytes,
+            config,
+            id,
+            delta: u(16) == 1,
+            docs: u(20),
+            terms: u(24),
+            units: u(28),
+            total: w(32),
+            base_id: w(40),
+            live_docs: u(48),
+            live_total: w(56),
+            data_start: prefix,
+            sums: &bytes[fixed + 8..sum_at],
+            sections,
+            verified: (0..chunks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            whole: std::array::from_fn(|_| AtomicU8::new(0)),
+        };
+        let len = |k: usize| seg.sections[k].1 - seg.sections[k].0;
+        let (n, t, un) = (seg.docs as usize, seg.terms as usize, seg.units as usize);
+        let sizes_ok = len(sec::TERM_OFFS) == (t + 1) * 4
+            && len(sec::TERM_INFO) == t * 20
+            && len(sec::POST_DOCS) == len(sec::POST_TFS)
+            && len(sec::POST_DOCS) % 4 == 0
+            && len(sec::BLOCKS) % 12 == 0
+            && len(sec::LENGTHS) == n * 4
+            && len(sec::DAYS) == n * 4
+            && len(sec::FLAGS) == n
+            && len(sec::SPK_OFFS) >= 4
+            && len(sec::SPK_OFFS) % 4 == 0
+            && len(sec::SPK_POST) == len(sec::SPK_OFFS)
+            && len(sec::SPK_DOCS) % 4 == 0
+            && len(sec::STORED_OFFS) == (n + 1) * 8
+            && len(sec::UNITS_OFFS) == (un + 1) * 8
+            && len(sec::ADJ_OFFS) >= 4
+            && len(sec::ADJ_OFFS) % 4 == 0
+            && len(sec::ADJ_VALS) == len(sec::ADJ_OFFS) - 4
+            && (seg.delta || (len(sec::TOMBS) == 0 && len(sec::ADJ_VALS) == 0));
+        if !sizes_ok || seg.live_docs > seg.docs.max(seg.live_docs) {
+            return damaged("section sizes do not match the header");
+        }
+        if !seg.delta && (seg.live_docs != seg.docs || seg.live_total != seg.total) {
+            return damaged("base statistics do not match");
+        }
+        Ok(seg)
+    }
+
+    /// The segment's id: the checksum of its prefix.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// True for a delta.
+    pub fn is_delta(&self) -> bool {
+        self.delta
+    }
+
+    /// The base a delta amends.
+    pub fn base_id(&self) -> u64 {
+        self.base_id
+    }
+
+    /// The number of documents in this segment.
+    pub fn len(&self) -> u32 {
+        self.docs
+    }
+
+    /// True when the segment holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    /// The number of units.
+    pub fn unit_count(&self) -> u32 {
+        self.units
+    }
+
+    /// Its tokenizer configuration.
+    pub fn config(&self) -> TokenizerConfig {
+        self.config
+    }
+
+    /// Live documents and their total length (base: its own; delta: over
+    /// base and delta together).
+    pub fn live(&self) -> (u32, u64) {
+        (self.live_docs, self.live_total)
+    }
+
+    /// Total length of this segment's own documents.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn verify_chunks(&self, lo: usize, hi: usize) -> Result<(), Damaged> {
+        if hi <= lo {
+            return Ok(());
+        }
+        let first = (lo - self.data_start) / format::CHUNK;
+        let last = (hi - 1 - self.data_start) / format::CHUNK;
+        for c in first..=last {
+            let (word, bit) = (&self.verified[c / 64], 1u64 << (c % 64));
+            if word.load(Ordering::Relaxed) & bit != 0 {
+                continue;
+            }
+            let start = self.data_start + c * format::CHUNK;
+            let end = (start + format::CHUNK).min(self.bytes.len());
+            if get_u64(self.sums, c * 8) != Some(checksum(&self.bytes[start..end])) {
+                return damaged(format!("chunk {c} checksum mismatch"));
+            }
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Bytes `lo..hi` of section `k`, verified.
+    pub(crate) fn slice(&self, k: usize, lo: usize, hi: usize) -> Result<&'a [u8], Damaged> {
+        let (s, e) = self.sections[k];
+        if lo > hi || s + hi > e {
+            return damaged(format!("section {k}: range {lo}..{hi} out of bounds"));
+        }
+        self.verify_chunks(s + lo, s + hi)?;
+        Ok(&self.bytes[s + lo..s + hi])
+    }
+
+    /// The whole of section `k`, verified (once per open segment).
+    pub(crate) fn section(&self, k: usize) -> Result<&'a [u8], Damaged> {
+        let (s, e) = self.sections[k];
+        match self.whole[k].load(Ordering::Relaxed) {
+            1 => return Ok(&self.bytes[s..e]),
+            2 => return damaged(format!("section {k} checksum mismatch")),
+            _ => {}
+        }
+        match self.verify_chunks(s, e) {
+            Ok(()) => {
+                self.whole[k].store(1, Ordering::Relaxed);
+                Ok(&self.bytes[s..e])
+            }
+            Err(e) => {
+                self.whole[k].store(2, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    fn u32_at(&self, k: usize, index: usize) -> Result<u32, Damaged> {
+        let b = self.slice(k, index * 4, index * 4 + 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64_at(&self, k: usize, index: usize) -> Result<u64, Damaged> {
+        let b = self.slice(k, index * 8, index * 8 + 8)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    }
+
+    /// Binary search of `key` in a sorted string table.
+    fn find(&self, offs: usize, bytes: usize, count: usize, key: &[u8]) -> Result<Option<usize>, Damaged> {
+        let (mut lo, mut hi) = (0usize, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (s, e) = (self.u32_at(offs, mid)? as usize, self.u32_at(offs, mid + 1)? as usize);
+            match self.slice(bytes, s, e)?.cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(mid)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The postings of `term`, if the segment has it.
+    pub(crate) fn postings(&self, term: &str) -> Result<Option<Postings<'a>>, Damaged> {
+        let Some(t) = self.find(sec::TERM_OFFS, sec::TERM_BYTES, self.terms as usize, term.as_bytes())?
+        else {
+            return Ok(None);
+        };
+        let info = self.slice(sec::TERM_INFO, t * 20, t * 20 + 20)?;
+        let f = |k: usize| get_u32(info, k * 4).unwrap_or(0) as usize;
+        let (start, df, blk, max_tf, min_dl) = (f(0), f(1), f(2), f(3) as u32, f(4) as u32);
+        let nb = df.div_ceil(BLOCK);
+        let end = start.checked_add(df).ok_or_else(|| Damaged("postings overflow".into()))?;
+        Ok(Some(Postings {
+            docs: self.slice(sec::POST_DOCS, start * 4, end * 4)?,
+            tfs: self.slice(sec::POST_TFS, start * 4, end * 4)?,
+            blocks: self.slice(sec::BLOCKS, blk * 12, (blk + nb) * 12)?,
+            max_tf,
+            min_dl,
+        }))
+    }
+
+    /// The base-frequency adjustment a delta records for `term`.
+    pub(crate) fn adjustment(&self, term: &str) -> Result<i32, Damaged> {
+        let count = (self.sections[sec::ADJ_OFFS].1 - self.sections[sec::ADJ_OFFS].0) / 4 - 1;
+        match self.find(sec::ADJ_OFFS, sec::ADJ_BYTES, count, term.as_bytes())? {
+            Some(k) => Ok(self.u32_at(sec::ADJ_VALS, k)? as i32),
+            None => Ok(0),
+        }
+    }
+
+    /// The documents carrying speaker key `key`, ascending.
+    pub(crate) fn speaker_docs(&self, key: &str) -> Result<&'a [u8], Damaged> {
+        let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
+        match self.find(sec::SPK_OFFS, sec::SPK_BYTES, count, key.as_bytes())? {
+            Some(k) => {
+                let (s, e) =
+                    (self.u32_at(sec::SPK_POST, k)? as usize, self.u32_at(sec::SPK_POST, k + 1)? as usize);
+                self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)
+            }
+            None => Ok(&[]),
+        }
+    }
+
+    /// Unit `u` as recorded.
+    pub fn unit(&self, u: u32) -> Result<UnitInfo<'a>, Damaged> {
+        let (s, e) =
+            (self.u64_at(sec::UNITS_OFFS, u as usize)?, self.u64_at(sec::UNITS_OFFS, u as usize + 1)?);
+        let bad = || Damaged(format!("unit {u} is malformed"));
+        if e < s {
+            return Err(bad());
+        }
+        let b = self.slice(sec::UNITS, s as usize, e as usize)?;
+        let mut r = Reader { b, at: 0 };
+        let parse = |r: &mut Reader<'a>| -> Option<UnitInfo<'a>> {
+            let flags = r.u8()?;
+            let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
+            let removed = flags & 2 != 0;
+            let path = r.str()?;
+            let stamp = Stamp { size: r.u64()?, modified: r.u64()? as i64 };
+            let docs_hash = r.u64()?;
+            let (first, count) = (r.u32()?, r.u32()?);
+            let n = r.u32()?;
+            let mut deps = Vec::new();
+            for _ in 0..n {
+                deps.push(r.str()?);
+            }
+            Some(UnitInfo { kind, removed, path, stamp, docs_hash, first, count, deps })
+        };
+        let info = parse(&mut r).ok_or_else(bad)?;
+        if u64::from(info.first) + u64::from(info.count) > u64::from(self.docs) {
+            return Err(bad());
+        }
+        Ok(info)
+    }
+
+    /// The stored fields of document `d`.
+    pub fn stored(&self, d: u32) -> Result<Stored<'a>, Damaged> {
+        let bad = || Damaged(format!("document {d} is malformed"));
+        if d >= self.docs {
+            return Err(bad());
+        }
+        let (s, e) =
+            (self.u64_at(sec::STORED_OFFS, d as usize)?, self.u64_at(sec::STORED_OFFS, d as usize + 1)?);
+        if e < s {
+            return Err(bad());
+        }
+        let b = self.slice(sec::STORED, s as usize, e as usize)?;
+        let flags = self.section(sec::FLAGS)?[d as usize];
+        let day = self.day(d)?;
+        let mut r = Reader { b, at: 0 };
+        let parse = |r: &mut Reader<'a>| -> Option<Stored<'a>> {
+            let (path, anchor, key, text, payload) = (r.str()?, r.str()?, r.str()?, r.str()?, r.str()?);
+            let n = r.u32()?;
+            let mut speakers = Vec::new();
+            for _ in 0..n {
+                speakers.push(r.str()?);
+            }
+            let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
+            Some(Stored { kind, pending: flags & 2 != 0, day, path, anchor, key, text, payload, speakers })
+        };
+        parse(&mut r).ok_or_else(bad)
+    }
+
+    pub(crate) fn day(&self, d: u32) -> Result<Option<i32>, Damaged> {
+        let b = self.section(sec::DAYS)?;
+        let v = get_u32(b, d as usize * 4).ok_or_else(|| Damaged("day out of range".into()))? as i32;
+        Ok((v != i32::MIN).then_some(v))
+    }
+
+    /// Every unit with its documents, owned (for rebuilding a delta).
+    pub fn unit_with_docs(&self, u: u32) -> Result<Unit, Damaged> {
+        let info = self.unit(u)?;
+        let mut docs = Vec::with_capacity(info.count as usize);
+        for d in info.first..info.first + info.count {
+            docs.push(self.stored(d)?.to_document());
+        }
+        Ok(Unit {
+            kind: info.kind,
+            path: info.path.to_owned(),
+            stamp: info.stamp,
+            deps: info.deps.iter().map(|s| (*s).to_owned()).collect(),
+            docs,
+        })
+    }
+}
+
+/// One term's postings in a segment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Postings<'a> {
+    pub(crate) docs: &'a [u8],
+    pub(crate) tfs: &'a [u8],
+    pub(crate) blocks: &'a [u8],
+    pub(crate) max_tf: u32,
+    pub(crate) min_dl: u32,
+}
+
+impl Postings<'_> {
+    pub(crate) fn len(&self) -> usize {
+        self.docs.len() / 4
+    }
+}
