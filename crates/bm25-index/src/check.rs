@@ -26,7 +26,7 @@ fn small_index() -> Vec<u8> {
     build(units, TokenizerConfig::default(), None)
 }
 
-fn answers(view: &View<'_>) -> Option<Vec<(u32, f64, String)>> {
+fn answers(view: &View) -> Option<Vec<(u32, f64, String)>> {
     let f = Filters { include_pending: true, ..Filters::default() };
     let hits = view.search("budget tea", &f, 5, Bm25::default()).ok()?;
     hits.iter().map(|h| Some((h.doc, h.score, view.stored(h).ok()?.payload.to_owned()))).collect()
@@ -37,7 +37,7 @@ fn answers(view: &View<'_>) -> Option<Vec<(u32, f64, String)>> {
 /// index either fails or answers exactly like the original.
 pub fn check_index_open(data: &[u8]) {
     let config = TokenizerConfig::default();
-    if let Ok(seg) = Segment::open(data, config) {
+    if let Ok(seg) = Segment::open_vec(data.to_vec(), config) {
         for d in 0..seg.len().min(64) {
             let _ = seg.stored(d);
         }
@@ -51,14 +51,15 @@ pub fn check_index_open(data: &[u8]) {
         }
     }
     let good_bytes = small_index();
-    let good = View::new(Segment::open(&good_bytes, config).expect("a built index opens"), None).unwrap();
+    let good = View::new(Segment::open_vec(good_bytes.to_vec(), config).expect("a built index opens"), None)
+        .unwrap();
     let want = answers(&good).expect("a built index answers");
     let mut bytes = good_bytes.clone();
     for pair in data.chunks_exact(3) {
         let pos = usize::from(u16::from_le_bytes([pair[0], pair[1]])) % bytes.len();
         bytes[pos] = pair[2];
     }
-    if let Ok(seg) = Segment::open(&bytes, config) {
+    if let Ok(seg) = Segment::open_vec(bytes.to_vec(), config) {
         if let Ok(view) = View::new(seg, None) {
             if let Some(got) = answers(&view) {
                 assert_eq!(got, want, "a corrupted index answered differently");

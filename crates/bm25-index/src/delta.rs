@@ -35,7 +35,7 @@ pub const MERGE_FRACTION: f64 = 0.125;
 pub const MERGE_MIN: u64 = 4096;
 
 /// Applies `changes` to `view` (later changes to a path win).
-pub fn refresh(view: &View<'_>, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
+pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
     let base = view.base();
     let config = base.config();
     // Everything changed since the base: the old delta's units, then these.

@@ -83,9 +83,9 @@ pub struct Hit {
 
 /// A searchable index: a base and, after refreshes, a delta over it.
 #[derive(Debug)]
-pub struct View<'a> {
-    base: Segment<'a>,
-    delta: Option<Segment<'a>>,
+pub struct View {
+    base: Segment,
+    delta: Option<Segment>,
 }
 
 struct Cursor<'a> {
@@ -187,9 +187,9 @@ struct Query<'q> {
     p: Bm25,
 }
 
-impl<'a> View<'a> {
+impl View {
     /// A view over `base` and an optional `delta`, which must amend it.
-    pub fn new(base: Segment<'a>, delta: Option<Segment<'a>>) -> Result<View<'a>, Damaged> {
+    pub fn new(base: Segment, delta: Option<Segment>) -> Result<View, Damaged> {
         if base.is_delta() {
             return Err(Damaged("the base file holds a delta".into()));
         }
@@ -202,12 +202,12 @@ impl<'a> View<'a> {
     }
 
     /// The base segment.
-    pub fn base(&self) -> &Segment<'a> {
+    pub fn base(&self) -> &Segment {
         &self.base
     }
 
     /// The delta segment, if any.
-    pub fn delta(&self) -> Option<&Segment<'a>> {
+    pub fn delta(&self) -> Option<&Segment> {
         self.delta.as_ref()
     }
 
@@ -222,7 +222,7 @@ impl<'a> View<'a> {
     }
 
     /// The stored fields of a hit.
-    pub fn stored(&self, hit: &Hit) -> Result<Stored<'a>, Damaged> {
+    pub fn stored(&self, hit: &Hit) -> Result<Stored<'_>, Damaged> {
         match (hit.seg, &self.delta) {
             (Seg::Base, _) => self.base.stored(hit.doc),
             (Seg::Delta, Some(d)) => d.stored(hit.doc),
@@ -283,7 +283,7 @@ impl<'a> View<'a> {
     }
 
     /// Document ranges of `seg` that the kind and path filters allow.
-    fn ranges(seg: &Segment<'_>, f: &Filters) -> Result<Vec<(u32, u32)>, Damaged> {
+    fn ranges(seg: &Segment, f: &Filters) -> Result<Vec<(u32, u32)>, Damaged> {
         let units = seg.unit_count();
         let mut out = Vec::new();
         let prefix = f.path_prefix.as_deref().unwrap_or("").as_bytes();
@@ -334,8 +334,8 @@ impl<'a> View<'a> {
 
     fn segment_top(
         &self,
-        seg: &Segment<'a>,
-        tombs: Option<&Segment<'a>>,
+        seg: &Segment,
+        tombs: Option<&Segment>,
         q: &Query<'_>,
         f: &Filters,
         limit: usize,

@@ -465,10 +465,13 @@ impl Stored<'_> {
     }
 }
 
+/// The bytes a segment reads: a memory map, a `Vec<u8>`, anything.
+pub type Bytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
+
 /// An opened segment over any bytes. Opening reads only the prefix;
 /// every other byte is checksummed the first time it is used. Never panics.
-pub struct Segment<'a> {
-    bytes: &'a [u8],
+pub struct Segment {
+    bytes: Bytes,
     config: TokenizerConfig,
     id: u64,
     delta: bool,
@@ -480,13 +483,13 @@ pub struct Segment<'a> {
     live_docs: u32,
     live_total: u64,
     data_start: usize,
-    sums: &'a [u8],
+    sums: (usize, usize),
     sections: [(usize, usize); format::SECTIONS],
     verified: Vec<AtomicU64>,
     whole: [AtomicU8; format::SECTIONS],
 }
 
-impl fmt::Debug for Segment<'_> {
+impl fmt::Debug for Segment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Segment")
             .field("delta", &self.delta)
@@ -497,10 +500,11 @@ impl fmt::Debug for Segment<'_> {
     }
 }
 
-impl<'a> Segment<'a> {
+impl Segment {
     /// Opens `bytes` as a segment built with `config`, checking its magic,
     /// version, tokenizer, and the checksum of its prefix.
-    pub fn open(bytes: &'a [u8], config: TokenizerConfig) -> Result<Segment<'a>, Damaged> {
+    pub fn open(owner: Bytes, config: TokenizerConfig) -> Result<Segment, Damaged> {
+        let bytes: &[u8] = (*owner).as_ref();
         let fixed = format::HEADER_LEN + format::SECTIONS * format::SECTION_ENTRY;
         if bytes.len() < fixed + 16 {
             return damaged("truncated header");
@@ -550,7 +554,7 @@ impl<'a> Segment<'a> {
             return damaged("trailing bytes after the last section");
         }
         let seg = Segment {
-            bytes,
+            bytes: owner.clone(),
             config,
             id,
             delta: u(16) == 1,
@@ -562,7 +566,7 @@ impl<'a> Segment<'a> {
             live_docs: u(48),
             live_total: w(56),
             data_start: prefix,
-            sums: &bytes[fixed + 8..sum_at],
+            sums: (fixed + 8, sum_at),
             sections,
             verified: (0..chunks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             whole: std::array::from_fn(|_| AtomicU8::new(0)),
@@ -594,6 +598,15 @@ impl<'a> Segment<'a> {
             return damaged("base statistics do not match");
         }
         Ok(seg)
+    }
+
+    /// Opens an owned buffer (tests, freshly built segments).
+    pub fn open_vec(bytes: Vec<u8>, config: TokenizerConfig) -> Result<Segment, Damaged> {
+        Segment::open(std::sync::Arc::new(bytes), config)
+    }
+
+    fn raw(&self) -> &[u8] {
+        (*self.bytes).as_ref()
     }
 
     /// The segment's id: the checksum of its prefix.
@@ -654,8 +667,9 @@ impl<'a> Segment<'a> {
                 continue;
             }
             let start = self.data_start + c * format::CHUNK;
-            let end = (start + format::CHUNK).min(self.bytes.len());
-            if get_u64(self.sums, c * 8) != Some(checksum(&self.bytes[start..end])) {
+            let raw = self.raw();
+            let end = (start + format::CHUNK).min(raw.len());
+            if get_u64(&raw[self.sums.0..self.sums.1], c * 8) != Some(checksum(&raw[start..end])) {
                 return damaged(format!("chunk {c} checksum mismatch"));
             }
             word.fetch_or(bit, Ordering::Relaxed);
@@ -664,27 +678,27 @@ impl<'a> Segment<'a> {
     }
 
     /// Bytes `lo..hi` of section `k`, verified.
-    pub(crate) fn slice(&self, k: usize, lo: usize, hi: usize) -> Result<&'a [u8], Damaged> {
+    pub(crate) fn slice(&self, k: usize, lo: usize, hi: usize) -> Result<&[u8], Damaged> {
         let (s, e) = self.sections[k];
         if lo > hi || s + hi > e {
             return damaged(format!("section {k}: range {lo}..{hi} out of bounds"));
         }
         self.verify_chunks(s + lo, s + hi)?;
-        Ok(&self.bytes[s + lo..s + hi])
+        Ok(&self.raw()[s + lo..s + hi])
     }
 
     /// The whole of section `k`, verified (once per open segment).
-    pub(crate) fn section(&self, k: usize) -> Result<&'a [u8], Damaged> {
+    pub(crate) fn section(&self, k: usize) -> Result<&[u8], Damaged> {
         let (s, e) = self.sections[k];
         match self.whole[k].load(Ordering::Relaxed) {
-            1 => return Ok(&self.bytes[s..e]),
+            1 => return Ok(&self.raw()[s..e]),
             2 => return damaged(format!("section {k} checksum mismatch")),
             _ => {}
         }
         match self.verify_chunks(s, e) {
             Ok(()) => {
                 self.whole[k].store(1, Ordering::Relaxed);
-                Ok(&self.bytes[s..e])
+                Ok(&self.raw()[s..e])
             }
             Err(e) => {
                 self.whole[k].store(2, Ordering::Relaxed);
@@ -719,7 +733,7 @@ impl<'a> Segment<'a> {
     }
 
     /// The postings of `term`, if the segment has it.
-    pub(crate) fn postings(&self, term: &str) -> Result<Option<Postings<'a>>, Damaged> {
+    pub(crate) fn postings(&self, term: &str) -> Result<Option<Postings<'_>>, Damaged> {
         let Some(t) = self.find(sec::TERM_OFFS, sec::TERM_BYTES, self.terms as usize, term.as_bytes())?
         else {
             return Ok(None);
@@ -748,7 +762,7 @@ impl<'a> Segment<'a> {
     }
 
     /// The documents carrying speaker key `key`, ascending.
-    pub(crate) fn speaker_docs(&self, key: &str) -> Result<&'a [u8], Damaged> {
+    pub(crate) fn speaker_docs(&self, key: &str) -> Result<&[u8], Damaged> {
         let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
         match self.find(sec::SPK_OFFS, sec::SPK_BYTES, count, key.as_bytes())? {
             Some(k) => {
@@ -761,7 +775,7 @@ impl<'a> Segment<'a> {
     }
 
     /// Unit `u` as recorded.
-    pub fn unit(&self, u: u32) -> Result<UnitInfo<'a>, Damaged> {
+    pub fn unit(&self, u: u32) -> Result<UnitInfo<'_>, Damaged> {
         let (s, e) =
             (self.u64_at(sec::UNITS_OFFS, u as usize)?, self.u64_at(sec::UNITS_OFFS, u as usize + 1)?);
         let bad = || Damaged(format!("unit {u} is malformed"));
@@ -770,7 +784,7 @@ impl<'a> Segment<'a> {
         }
         let b = self.slice(sec::UNITS, s as usize, e as usize)?;
         let mut r = Reader { b, at: 0 };
-        let parse = |r: &mut Reader<'a>| -> Option<UnitInfo<'a>> {
+        fn parse<'b>(r: &mut Reader<'b>) -> Option<UnitInfo<'b>> {
             let flags = r.u8()?;
             let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
             let removed = flags & 2 != 0;
@@ -784,7 +798,7 @@ impl<'a> Segment<'a> {
                 deps.push(r.str()?);
             }
             Some(UnitInfo { kind, removed, path, stamp, docs_hash, first, count, deps })
-        };
+        }
         let info = parse(&mut r).ok_or_else(bad)?;
         if u64::from(info.first) + u64::from(info.count) > u64::from(self.docs) {
             return Err(bad());
@@ -793,7 +807,7 @@ impl<'a> Segment<'a> {
     }
 
     /// The stored fields of document `d`.
-    pub fn stored(&self, d: u32) -> Result<Stored<'a>, Damaged> {
+    pub fn stored(&self, d: u32) -> Result<Stored<'_>, Damaged> {
         let bad = || Damaged(format!("document {d} is malformed"));
         if d >= self.docs {
             return Err(bad());
@@ -804,10 +818,10 @@ impl<'a> Segment<'a> {
             return Err(bad());
         }
         let b = self.slice(sec::STORED, s as usize, e as usize)?;
-        let flags = self.section(sec::FLAGS)?[d as usize];
+        let flags = *self.section(sec::FLAGS)?.get(d as usize).ok_or_else(bad)?;
         let day = self.day(d)?;
         let mut r = Reader { b, at: 0 };
-        let parse = |r: &mut Reader<'a>| -> Option<Stored<'a>> {
+        fn parse<'b>(r: &mut Reader<'b>, flags: u8, day: Option<i32>) -> Option<Stored<'b>> {
             let (path, anchor, key, text, payload) = (r.str()?, r.str()?, r.str()?, r.str()?, r.str()?);
             let n = r.u32()?;
             let mut speakers = Vec::new();
@@ -816,8 +830,8 @@ impl<'a> Segment<'a> {
             }
             let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
             Some(Stored { kind, pending: flags & 2 != 0, day, path, anchor, key, text, payload, speakers })
-        };
-        parse(&mut r).ok_or_else(bad)
+        }
+        parse(&mut r, flags, day).ok_or_else(bad)
     }
 
     pub(crate) fn day(&self, d: u32) -> Result<Option<i32>, Damaged> {

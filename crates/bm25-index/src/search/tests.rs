@@ -68,7 +68,7 @@ fn brute(
     out
 }
 
-fn rows(view: &View<'_>, query: &str, f: &Filters, limit: usize, p: Bm25) -> Vec<Row> {
+fn rows(view: &View, query: &str, f: &Filters, limit: usize, p: Bm25) -> Vec<Row> {
     view.search(query, f, limit, p)
         .unwrap()
         .iter()
@@ -175,7 +175,7 @@ proptest! {
                                  f in filter_strategy(), limit in 1usize..12, stem in any::<bool>()) {
         let config = TokenizerConfig { stem, stop_words: true };
         let bytes = build(units.clone(), config, None);
-        let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+        let view = View::new(Segment::open_vec(bytes.to_vec(), config).unwrap(), None).unwrap();
         let p = Bm25::default();
         prop_assert_eq!(rows(&view, &query, &f, limit, p), brute(&units, &query, &f, limit, p, config));
     }
@@ -202,8 +202,8 @@ proptest! {
                 }
             }
             let view = View::new(
-                Segment::open(&base, config).unwrap(),
-                delta.as_deref().map(|d| Segment::open(d, config).unwrap()),
+                Segment::open_vec(base.to_vec(), config).unwrap(),
+                delta.as_deref().map(|d| Segment::open_vec(d.to_vec(), config).unwrap()),
             ).unwrap();
             match refresh(&view, changes).unwrap() {
                 Refreshed::Delta(d) => delta = Some(d),
@@ -214,12 +214,12 @@ proptest! {
             }
         }
         let view = View::new(
-            Segment::open(&base, config).unwrap(),
-            delta.as_deref().map(|d| Segment::open(d, config).unwrap()),
+            Segment::open_vec(base.to_vec(), config).unwrap(),
+            delta.as_deref().map(|d| Segment::open_vec(d.to_vec(), config).unwrap()),
         ).unwrap();
         let units: Vec<Unit> = model.into_values().collect();
         let full = build(units.clone(), config, None);
-        let fresh = View::new(Segment::open(&full, config).unwrap(), None).unwrap();
+        let fresh = View::new(Segment::open_vec(full.to_vec(), config).unwrap(), None).unwrap();
         prop_assert_eq!(view.len(), fresh.len());
         let got = rows(&view, &query, &f, limit, p);
         prop_assert_eq!(&got, &rows(&fresh, &query, &f, limit, p));
@@ -263,7 +263,7 @@ fn every_corruption_of_a_small_index_is_detected_or_harmless() {
     let config = TokenizerConfig::default();
     let bytes = build(units, config, None);
     let answer = |b: &[u8]| -> Result<Vec<Row>, Damaged> {
-        let view = View::new(Segment::open(b, config)?, None)?;
+        let view = View::new(Segment::open_vec(b.to_vec(), config)?, None)?;
         let hits = view.search("budget tea", &Filters::default(), 5, Bm25::default())?;
         hits.iter()
             .map(|h| {
@@ -283,12 +283,12 @@ fn every_corruption_of_a_small_index_is_detected_or_harmless() {
         }
     }
     for cut in 0..bytes.len() {
-        assert!(Segment::open(&bytes[..cut], config).is_err());
+        assert!(Segment::open_vec(bytes[..cut].to_vec(), config).is_err());
     }
-    assert!(Segment::open(&bytes, TokenizerConfig { stem: false, stop_words: true }).is_err());
+    assert!(Segment::open_vec(bytes.to_vec(), TokenizerConfig { stem: false, stop_words: true }).is_err());
     let mut old = bytes.clone();
     old[8] = 1;
-    assert!(Segment::open(&old, config).unwrap_err().0.contains("version"));
+    assert!(Segment::open_vec(old.to_vec(), config).unwrap_err().0.contains("version"));
 }
 
 #[test]
@@ -299,7 +299,7 @@ fn a_forged_label_in_a_body_never_matches_a_speaker() {
     ada.speakers = vec!["7391".into(), "ada".into(), "ada (7391)".into()];
     let config = TokenizerConfig::default();
     let bytes = build(vec![unit(Kind::Source, "sources/chat/_v2/t.md", vec![bo, ada])], config, None);
-    let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+    let view = View::new(Segment::open_vec(bytes.to_vec(), config).unwrap(), None).unwrap();
     let f = Filters { speaker: Some("7391".into()), ..Filters::default() };
     let hits = view.search("key share budget ada", &f, 10, Bm25::default()).unwrap();
     let anchors: Vec<_> = hits.iter().map(|h| view.stored(h).unwrap().anchor).collect();
@@ -326,7 +326,7 @@ fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
     let units = vec![unit(Kind::Topic, "topics/t.md", docs)];
     let config = TokenizerConfig::default();
     let bytes = build(units.clone(), config, None);
-    let view = View::new(Segment::open(&bytes, config).unwrap(), None).unwrap();
+    let view = View::new(Segment::open_vec(bytes.to_vec(), config).unwrap(), None).unwrap();
     let p = Bm25::default();
     for q in ["budget paris", "code dog travel music", "ada", "garden tea tea plan budget paris"] {
         for limit in [1, 5, 10, 50] {
@@ -342,9 +342,9 @@ fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
 fn a_large_refresh_merges_into_a_new_base() {
     let config = TokenizerConfig::default();
     let base = build(vec![unit(Kind::Topic, "topics/a.md", vec![doc("x", "tea")])], config, None);
-    let view = View::new(Segment::open(&base, config).unwrap(), None).unwrap();
+    let view = View::new(Segment::open_vec(base.to_vec(), config).unwrap(), None).unwrap();
     let many: Vec<Document> = (0..=MERGE_MIN).map(|i| doc(&format!("d{i}"), "tea budget")).collect();
     let out = refresh(&view, vec![Change::Put(unit(Kind::Source, "sources/p/_v2/t.md", many))]).unwrap();
     let Refreshed::Base(b) = out else { panic!("expected a merge") };
-    assert_eq!(Segment::open(&b, config).unwrap().len(), MERGE_MIN as u32 + 2);
+    assert_eq!(Segment::open_vec(b.to_vec(), config).unwrap().len(), MERGE_MIN as u32 + 2);
 }
