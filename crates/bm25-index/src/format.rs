@@ -58,8 +58,9 @@ pub mod sec {
     pub const STORED: usize = 14;
     /// `(units + 1)` u64 end offsets into [`UNITS`].
     pub const UNITS_OFFS: usize = 15;
-    /// Per unit: kind u8, path, size u64, modified i64 (ns), documents
-    /// hash u64, first document u32, document count u32, dependencies.
+    /// Per unit: flags u8 (bit 0 source, bit 1 removed), path, size u64,
+    /// modified i64 (ns), read i64 (ns), file hash u64, documents hash
+    /// u64, first document u32, document count u32, dependencies.
     pub const UNITS: usize = 16;
     /// Delta only: one bit per base document, set when it is deleted.
     pub const TOMBS: usize = 17;

@@ -27,3 +27,4 @@ pub mod format;
 pub mod search;
 pub mod segment;
 pub mod tokenize;
+pub mod workspace;

@@ -7,7 +7,7 @@
 //! each is summed in query-term order from the same per-term expression,
 //! with `N`, `df` and `avgdl` taken over base and delta together.
 
-use crate::segment::{Damaged, Kind, Postings, Segment, Stored, BLOCK};
+use crate::segment::{Damaged, Kind, Postings, Segment, Stored, UnitInfo, BLOCK};
 use crate::tokenize::Tokenizer;
 
 /// Filters that compose with each other and with ranking.
@@ -228,6 +228,58 @@ impl View {
             (Seg::Delta, Some(d)) => d.stored(hit.doc),
             (Seg::Delta, None) => Err(Damaged("no delta".into())),
         }
+    }
+
+    /// The live document at this kind, path and anchor (the delta's
+    /// version of a unit wins over the base's).
+    pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
+        if let Some(d) = &self.delta {
+            if let Some(unit) = d.find_unit(kind, path)? {
+                return match d.find_doc(&unit, anchor)? {
+                    Some(doc) => Ok(Some(d.stored(doc)?)),
+                    None => Ok(None),
+                };
+            }
+        }
+        match self.base.find_unit(kind, path)? {
+            Some(unit) => match self.base.find_doc(&unit, anchor)? {
+                Some(doc) => Ok(Some(self.base.stored(doc)?)),
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Every live unit: the delta's, then the base's that it does not
+    /// replace or remove.
+    pub fn units(&self) -> Result<Vec<UnitInfo<'_>>, Damaged> {
+        let mut out = Vec::new();
+        let mut replaced = std::collections::HashSet::new();
+        if let Some(d) = &self.delta {
+            for u in 0..d.unit_count() {
+                let info = d.unit(u)?;
+                replaced.insert((info.kind, info.path));
+                if !info.removed {
+                    out.push(info);
+                }
+            }
+        }
+        for u in 0..self.base.unit_count() {
+            let info = self.base.unit(u)?;
+            if !replaced.contains(&(info.kind, info.path)) {
+                out.push(info);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The documents of a live unit, owned.
+    pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
+        let seg = match &self.delta {
+            Some(d) if d.find_unit(unit.kind, unit.path)?.is_some() => d,
+            _ => &self.base,
+        };
+        (unit.first..unit.first + unit.count).map(|d| Ok(seg.stored(d)?.to_document())).collect()
     }
 
     /// The query's distinct terms, in query order.

@@ -63,6 +63,10 @@ pub struct Stamp {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
     pub modified: i64,
+    /// When the file was read, nanoseconds since the Unix epoch.
+    pub read: i64,
+    /// [`checksum`](crate::format::checksum) of the bytes that were read.
+    pub hash: u64,
 }
 
 /// One workspace file and the documents it yields.
@@ -305,6 +309,8 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         let stamp = unit.map(|u| u.stamp).unwrap_or_default();
         put_u64(&mut unit_bytes, stamp.size);
         put_u64(&mut unit_bytes, stamp.modified as u64);
+        put_u64(&mut unit_bytes, stamp.read as u64);
+        put_u64(&mut unit_bytes, stamp.hash);
         put_u64(&mut unit_bytes, h);
         put_u32(&mut unit_bytes, first);
         put_u32(&mut unit_bytes, count);
@@ -789,7 +795,8 @@ impl Segment {
             let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
             let removed = flags & 2 != 0;
             let path = r.str()?;
-            let stamp = Stamp { size: r.u64()?, modified: r.u64()? as i64 };
+            let stamp =
+                Stamp { size: r.u64()?, modified: r.u64()? as i64, read: r.u64()? as i64, hash: r.u64()? };
             let docs_hash = r.u64()?;
             let (first, count) = (r.u32()?, r.u32()?);
             let n = r.u32()?;
@@ -804,6 +811,39 @@ impl Segment {
             return Err(bad());
         }
         Ok(info)
+    }
+
+    /// The unit recorded for this kind and path.
+    pub fn find_unit(&self, kind: Kind, path: &str) -> Result<Option<UnitInfo<'_>>, Damaged> {
+        let (mut lo, mut hi) = (0u32, self.units);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let info = self.unit(mid)?;
+            match (info.kind, info.path).cmp(&(kind, path)) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(info)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first document of `unit` with this anchor.
+    pub fn find_doc(&self, unit: &UnitInfo<'_>, anchor: &str) -> Result<Option<u32>, Damaged> {
+        let (mut lo, mut hi) = (unit.first, unit.first + unit.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.stored(mid)?.anchor < anchor {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < unit.first + unit.count && self.stored(lo)?.anchor == anchor {
+            Ok(Some(lo))
+        } else {
+            Ok(None)
+        }
     }
 
     /// The stored fields of document `d`.

@@ -133,6 +133,46 @@ impl Tokenizer {
         }
     }
 
+    /// At most `max` characters of `text` around the first word whose term
+    /// is one of `terms` (the start of the text when none is), on one line:
+    /// control characters become spaces.
+    ///
+    /// ```
+    /// use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
+    /// let t = Tokenizer::new(TokenizerConfig::default());
+    /// let s = t.snippet("a long preamble, then the Budgets line", &["budget".to_owned()], 20);
+    /// assert_eq!(s, "amble, then the Budg");
+    /// ```
+    pub fn snippet(&self, text: &str, terms: &[String], max: usize) -> String {
+        let mut found = None;
+        let mut words = text.unicode_word_indices().peekable();
+        let mut own = Vec::new();
+        while let Some((at, word)) = words.next() {
+            own.clear();
+            self.terms(word, &mut own);
+            let mut hit = own.iter().any(|t| terms.contains(t));
+            if !hit && word.chars().any(is_cjk) {
+                if let Some(&(next_at, next)) = words.peek() {
+                    if next_at == at + word.len() {
+                        let pair = fold(&format!("{word}{next}"));
+                        hit = terms.iter().any(|t| pair.contains(t.as_str()) && t.chars().count() > 1);
+                    }
+                }
+            }
+            if hit {
+                found = Some(at);
+                break;
+            }
+        }
+        let total = text.chars().count();
+        let at = found.map_or(0, |b| text[..b].chars().count());
+        let mut start = at.saturating_sub(max / 4);
+        if total - start < max {
+            start = total.saturating_sub(max);
+        }
+        text.chars().skip(start).take(max).map(|c| if c.is_control() { ' ' } else { c }).collect()
+    }
+
     /// CJK runs become overlapping character bigrams (a lone character is
     /// its own term); other characters in the word stay whole.
     fn cjk(&self, word: &str, out: &mut Vec<String>) {

@@ -5,9 +5,9 @@
 //! every paragraph cites the archived messages; a BM25 index brings the right
 //! paragraphs back into the next conversation.
 //!
-//! This crate is the facade over the layers. Today it re-exports the archive
-//! and topic layers and builds the `scriptorium` binary with its `archive`,
-//! `topic check` and `render` verbs; the
+//! This crate is the facade over the layers. Today it re-exports the archive,
+//! topic and index layers and builds the `scriptorium` binary with its
+//! `archive`, `topic check`, `render`, `index build` and `search` verbs; the
 //! memory backend contract, recall, the `memory_*` tools and the MCP server
 //! arrive with their layers.
 //!
@@ -20,5 +20,6 @@
 //! ```
 #![deny(missing_docs)]
 
+pub use scriptorium_bm25_index as index;
 pub use scriptorium_source_archive as archive;
 pub use scriptorium_topic_markdown as topics;

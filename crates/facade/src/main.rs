@@ -4,12 +4,18 @@
 //! `{"error":{"code","message",…}}` with exit code 1; usage errors exit 2.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use scriptorium::archive::{self, append, input, json};
+use scriptorium::index::{
+    self,
+    search::{Bm25, Filters},
+    segment::Kind,
+    tokenize::TokenizerConfig,
+};
 
 mod lock;
 mod workspace;
@@ -33,6 +39,43 @@ enum Command {
     /// Topic files.
     #[command(subcommand)]
     Topic(TopicCommand),
+    /// The search index under .scriptorium/index/.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Search topic blocks and archived records with BM25, best first
+    /// (refreshing a stale index first). No hits prints nothing.
+    Search {
+        /// Free text.
+        query: String,
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// At most this many hits.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Only topic blocks or only source records.
+        #[arg(long, value_enum)]
+        kind: Option<KindArg>,
+        /// Only paths starting with these bytes (workspace-relative).
+        #[arg(long)]
+        path_prefix: Option<String>,
+        /// Only documents dated on or after this UTC day (YYYY-MM-DD).
+        #[arg(long)]
+        date_from: Option<String>,
+        /// Only documents dated on or before this UTC day (YYYY-MM-DD).
+        #[arg(long)]
+        date_to: Option<String>,
+        /// Only records of this speaker: the exact id, display or label
+        /// (case-insensitive); implies source records.
+        #[arg(long)]
+        speaker: Option<String>,
+        /// Include pending blocks and records.
+        #[arg(long)]
+        include_pending: bool,
+        /// One JSON object per hit (FORMAT.md §7).
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
     Render {
@@ -49,6 +92,26 @@ enum Command {
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum IndexCommand {
+    /// Build the search index of a workspace from every file, replacing any
+    /// index there, and print what was built.
+    Build {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum KindArg {
+    Topic,
+    Source,
 }
 
 #[derive(Debug, Subcommand)]
@@ -301,6 +364,142 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
     }
 }
 
+fn index_fail(e: &archive::Error) -> ExitCode {
+    fail(e)
+}
+
+fn run_index_build(root: PathBuf, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let show = !as_json && io::stderr().is_terminal();
+    let mut progress = |done: usize, total: usize| {
+        if show {
+            let width = 30;
+            let filled = (done * width).checked_div(total).unwrap_or(width).min(width);
+            let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
+            let _ = write!(io::stderr().lock(), "\rreading files [{bar}] {done}/{total}");
+        }
+    };
+    let opened = match index::workspace::build_with_progress(&root, TokenizerConfig::default(), &mut progress)
+    {
+        Ok(o) => o,
+        Err(e) => return index_fail(&e),
+    };
+    if show {
+        let _ = writeln!(io::stderr().lock());
+    }
+    let r = &opened.report;
+    let line = if as_json {
+        json::to_line(r)
+    } else {
+        format!("indexed {} documents from {} files ({} bytes)", r.documents, r.files_read, r.base_bytes)
+    };
+    match writeln!(io::stdout().lock(), "{line}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => io_fail(e),
+    }
+}
+
+struct SearchArgs {
+    query: String,
+    limit: usize,
+    kind: Option<KindArg>,
+    path_prefix: Option<String>,
+    date_from: Option<String>,
+    date_to: Option<String>,
+    speaker: Option<String>,
+    include_pending: bool,
+}
+
+fn search_filters(a: &SearchArgs) -> Result<Filters, ExitCode> {
+    let day = |flag: &str, v: &Option<String>| -> Result<Option<i32>, ExitCode> {
+        match v {
+            None => Ok(None),
+            Some(s) => index::workspace::parse_day(s).map(Some).ok_or_else(|| {
+                fail_with("INVALID_ARGUMENT", format!("{flag} {s:?} is not a date (YYYY-MM-DD)"), None)
+            }),
+        }
+    };
+    let kind = a.kind.map(|k| match k {
+        KindArg::Topic => Kind::Topic,
+        KindArg::Source => Kind::Source,
+    });
+    if a.speaker.is_some() && kind == Some(Kind::Topic) {
+        let message = "--speaker matches archived records only; it cannot be combined with --kind topic";
+        return Err(fail_with("INVALID_ARGUMENT", message.into(), None));
+    }
+    Ok(Filters {
+        kind,
+        path_prefix: a.path_prefix.clone(),
+        day_from: day("--date-from", &a.date_from)?,
+        day_to: day("--date-to", &a.date_to)?,
+        speaker: a.speaker.as_deref().map(index::workspace::speaker_key),
+        include_pending: a.include_pending,
+    })
+}
+
+fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let filters = match search_filters(&a) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let opened = match index::workspace::open(&root, TokenizerConfig::default()) {
+        Ok(o) => o,
+        Err(e) => return index_fail(&e),
+    };
+    let view = &opened.view;
+    let hits = match view.search(&a.query, &filters, a.limit, Bm25::default()) {
+        Ok(h) => h,
+        Err(e) => {
+            return fail_with(
+                "IO",
+                format!("the index is damaged ({e}); run `scriptorium index build`"),
+                None,
+            )
+        }
+    };
+    let terms = view.query_terms(&a.query);
+    let mut out = BufWriter::new(io::stdout().lock());
+    for h in &hits {
+        let line = match index::workspace::hit_line(view, h, &terms) {
+            Ok(l) if as_json => l,
+            Ok(l) => human_hit(&l),
+            Err(e) => {
+                return fail_with(
+                    "IO",
+                    format!("the index is damaged ({e}); run `scriptorium index build`"),
+                    None,
+                )
+            }
+        };
+        if let Err(e) = writeln!(out, "{line}") {
+            return io_fail(e);
+        }
+    }
+    match out.flush() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => io_fail(e),
+    }
+}
+
+/// `score  path#anchor  [label]  snippet` for a person reading a terminal.
+fn human_hit(line: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+    let anchor = v["block_id"].as_str().or(v["anchor"].as_str()).unwrap_or("");
+    let who = v["speaker_label"].as_str().map(|l| format!("  [{l}]")).unwrap_or_default();
+    let pending = if v["trust"] == "pending" { "  (pending)" } else { "" };
+    format!(
+        "{:.3}  {}#{anchor}{who}{pending}  {}",
+        v["score"].as_f64().unwrap_or(0.0),
+        v["path"].as_str().unwrap_or(""),
+        v["snippet"].as_str().unwrap_or("")
+    )
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -310,6 +509,23 @@ fn main() -> ExitCode {
         Command::Archive(ArchiveCommand::Dump { file, json: _ }) => run_dump(file),
         Command::Topic(TopicCommand::Check { workspace, paths, json }) => {
             run_topic_check(workspace, paths, json)
+        }
+        Command::Index(IndexCommand::Build { workspace, json }) => run_index_build(workspace, json),
+        Command::Search {
+            query,
+            workspace,
+            limit,
+            kind,
+            path_prefix,
+            date_from,
+            date_to,
+            speaker,
+            include_pending,
+            json,
+        } => {
+            let args =
+                SearchArgs { query, limit, kind, path_prefix, date_from, date_to, speaker, include_pending };
+            run_search(workspace, args, json)
         }
         Command::Render { workspace, json, budget, timeout_ms } => {
             run_render(workspace, json, budget, timeout_ms)

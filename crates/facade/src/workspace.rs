@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use scriptorium::archive::{self, fsio};
 use scriptorium::topics::diag::{Code, Diagnostic};
+use scriptorium::topics::files;
 use scriptorium::topics::validate::Loaded;
 
 /// A refusal of the topic verbs: stable code, message, optional path.
@@ -38,43 +39,17 @@ pub(crate) fn require(root: &Path) -> Result<(), Refusal> {
     }
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
-    walk_names(root, dir, out, &mut Vec::new())
-}
-
 /// Lists `*.md` regular files below `dir` as workspace-relative paths;
 /// names that are not UTF-8 go to `bad` (lossily shown) instead.
 fn walk_names(root: &Path, dir: &Path, out: &mut Vec<String>, bad: &mut Vec<String>) -> Result<(), Refusal> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(e, "cannot list", dir)),
-    };
-    for entry in rd {
-        let entry = entry.map_err(|e| io(e, "cannot list", dir))?;
-        let ft = entry.file_type().map_err(|e| io(e, "cannot stat", &entry.path()))?;
-        let path = entry.path();
-        let rel = || {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            rel.components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
-        };
-        if entry.file_name().to_str().is_none() {
-            if ft.is_dir() || path.extension().is_some_and(|x| x == "md") {
-                bad.push(rel());
-            }
-            continue;
-        }
-        // Links are not followed: a topic file is a regular file inside topics/.
-        if ft.is_dir() {
-            walk_names(root, &path, out, bad)?;
-        } else if ft.is_file() && path.extension().is_some_and(|x| x == "md") {
-            out.push(rel());
-        }
-    }
+    let listing = files::list_md(root, dir).map_err(|e| io(e.error, "cannot list", &e.path))?;
+    out.extend(listing.files.into_iter().map(|(rel, _)| rel));
+    bad.extend(listing.bad_names);
     Ok(())
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
+    walk_names(root, dir, out, &mut Vec::new())
 }
 
 /// Every topic file, parsed, sorted by path; undecodable files become a

@@ -46,7 +46,8 @@ pub struct Error {
 }
 
 impl Error {
-    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+    /// An error of `kind` (layers above build theirs with the same codes).
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error { kind, message: message.into(), path: None, line: None, offset: None, source: None }
     }
 
@@ -54,14 +55,16 @@ impl Error {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
-    pub(crate) fn io(err: std::io::Error, what: &str, path: &Path) -> Error {
+    /// An I/O failure: `what` ("cannot read") and the path.
+    pub fn io(err: std::io::Error, what: &str, path: &Path) -> Error {
         let mut e = Error::new(ErrorKind::Io, format!("{what} {}: {err}", path.display()));
         e.path = Some(path.to_path_buf());
         e.source = Some(err);
         e
     }
 
-    pub(crate) fn with_path(mut self, path: impl Into<PathBuf>) -> Error {
+    /// The same error about `path`.
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Error {
         self.path = Some(path.into());
         self
     }

@@ -37,6 +37,7 @@
 
 pub mod check;
 pub mod diag;
+pub mod files;
 pub mod ids;
 pub mod parse;
 pub mod time;

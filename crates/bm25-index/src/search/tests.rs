@@ -320,7 +320,7 @@ fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
             text.push(w);
         }
         let mut d = doc(&format!("b{i:05}"), &text.join(" "));
-        d.day = Some((i % 365) as i32);
+        d.day = Some(i % 365);
         docs.push(d);
     }
     let units = vec![unit(Kind::Topic, "topics/t.md", docs)];

@@ -16,3 +16,5 @@ fn index_open_corpus() {
     }
     assert!(n > 0);
 }
+
+mod workspace;

@@ -182,3 +182,12 @@ fn link_shapes() {
     assert!(problems.is_empty());
     assert_eq!(f.front_matter.unwrap().kind(), Some(Kind::Person));
 }
+
+#[test]
+fn search_text_keeps_link_text_only() {
+    let text = "See [the plan](../plan.md#b1) and [[people/ada|Ada]] and [[tea]] [^e-0123456789] ^b7";
+    assert_eq!(search_text(text, Some("b7")), "See the plan and Ada and tea");
+    assert_eq!(search_text("a [b] (c) [[x [y]]", None), "a [b] (c) [[x [y]]");
+    let long = "[".repeat(200_000);
+    assert_eq!(search_text(&long, None), long);
+}

@@ -1,0 +1,781 @@
+//! The documents of a workspace and the index files that hold them under
+//! `.scriptorium/index/` (FORMAT.md §1, §7).
+//!
+//! Each workspace file is a *unit*: a v2 archive file, a legacy archive
+//! file, or a topic file. [`open`] compares every file's size and
+//! modification time with what the index recorded and re-reads only the
+//! files that changed (plus, for a file modified within two seconds of being
+//! read, a hash of its bytes, so an edit within one timestamp tick is not
+//! missed). What a changed file affects beyond itself:
+//!
+//! * a legacy record is left out when a v2 record has its source id, so a
+//!   legacy file depends on the v2 files its ids name;
+//! * a topic block's validity and trust depend on the other topic files
+//!   (duplicate ids, links) and on the records it cites, so every topic file
+//!   is re-checked when any topic file or any cited archive file changed —
+//!   but only topic files whose documents changed are re-indexed.
+//!
+//! The index files are replaced atomically (temporary + rename) and read
+//! through a memory map; a reader keeps its map until it reopens.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use scriptorium_source_archive::json::{to_line, RecordView};
+use scriptorium_source_archive::legacy::{self, LegacyRecord};
+use scriptorium_source_archive::v2::{self, Expect};
+use scriptorium_source_archive::{fsio, id::fold_key, pct, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_topic_markdown::files;
+use scriptorium_topic_markdown::parse::search_text;
+use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
+use serde::Serialize;
+
+use crate::delta::{self, Change, Refreshed};
+use crate::format::checksum;
+use crate::search::View;
+use crate::segment::{self, Damaged, Document, Kind, Segment, Stamp, Unit};
+use crate::tokenize::TokenizerConfig;
+
+/// The index folder, relative to the workspace.
+pub const DIR: &str = ".scriptorium/index";
+/// The base segment's file name.
+pub const BASE: &str = "base.idx";
+/// The delta segment's file name.
+pub const DELTA: &str = "delta.idx";
+
+/// A file modified this close to when it was read is re-hashed on refresh.
+const RACY_NS: i64 = 2_000_000_000;
+
+/// What [`open`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The index was current.
+    Fresh,
+    /// Changed files were folded into the delta.
+    Refreshed,
+    /// Changed files were folded in and the delta merged into a new base.
+    Merged,
+    /// The index was built from every file.
+    Built,
+}
+
+/// A report of [`open`] or [`build`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// What was done.
+    pub action: Action,
+    /// Why the index was rebuilt, when it was unusable.
+    pub rebuilt_because: Option<String>,
+    /// Files re-read.
+    pub files_read: usize,
+    /// Units replaced or removed in the index.
+    pub units_changed: usize,
+    /// Live documents.
+    pub documents: u32,
+    /// Bytes of the base file.
+    pub base_bytes: u64,
+    /// Bytes of the delta file (0 when there is none).
+    pub delta_bytes: u64,
+}
+
+/// An opened, current index of a workspace.
+#[derive(Debug)]
+pub struct Opened {
+    /// The searchable view.
+    pub view: View,
+    /// What opening it did.
+    pub report: Report,
+}
+
+#[derive(Debug)]
+struct Mapped(memmap2::Mmap);
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn modified_ns(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// The size and modification time of every indexable file.
+type Listing = BTreeMap<(Kind, String), (u64, i64)>;
+
+fn list_files(root: &Path) -> Result<Listing, Error> {
+    let mut out = Listing::new();
+    let err = |e: files::ListError| Error::io(e.error, "cannot list", &e.path);
+    for (rel, meta) in files::list_md(root, &root.join("topics")).map_err(err)?.files {
+        out.insert((Kind::Topic, rel), (meta.len(), modified_ns(&meta)));
+    }
+    let sources = root.join("sources");
+    let providers = match fs::read_dir(&sources) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(e, "cannot list", &sources)),
+    };
+    for entry in providers {
+        let entry = entry.map_err(|e| Error::io(e, "cannot list", &sources))?;
+        let ft = entry.file_type().map_err(|e| Error::io(e, "cannot stat", &entry.path()))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        if !ft.is_dir() {
+            continue;
+        }
+        for dir in [entry.path().join("_v2"), entry.path()] {
+            let rd = match fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(e, "cannot list", &dir)),
+            };
+            let sub = if dir.ends_with("_v2") {
+                format!("sources/{name}/_v2/")
+            } else {
+                format!("sources/{name}/")
+            };
+            for f in rd {
+                let f = f.map_err(|e| Error::io(e, "cannot list", &dir))?;
+                let ft = f.file_type().map_err(|e| Error::io(e, "cannot stat", &f.path()))?;
+                let Some(file) = f.file_name().to_str().map(str::to_owned) else { continue };
+                if ft.is_file() && file.ends_with(".md") {
+                    let meta = f.metadata().map_err(|e| Error::io(e, "cannot stat", &f.path()))?;
+                    out.insert((Kind::Source, format!("{sub}{file}")), (meta.len(), modified_ns(&meta)));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A file's bytes and the stamp they were read under.
+fn read(root: &Path, rel: &str, listed: (u64, i64)) -> Result<(Vec<u8>, Stamp), Error> {
+    let path = root.join(rel);
+    let read = now_ns();
+    let bytes = fs::read(&path).map_err(|e| Error::io(e, "cannot read", &path))?;
+    let stamp = Stamp { size: bytes.len() as u64, modified: listed.1, read, hash: checksum(&bytes) };
+    Ok((bytes, stamp))
+}
+
+/// Days since 1970-01-01 of a timestamp's UTC day.
+fn day_of(timestamp: &str) -> Option<i32> {
+    let instant = scriptorium_topic_markdown::time::parse(timestamp)?;
+    i32::try_from(instant.seconds.div_euclid(86_400)).ok()
+}
+
+/// The `YYYY-MM-DD` a filter names, as a day number.
+pub fn parse_day(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    day_of(s)
+}
+
+/// The key a speaker filter compares: NFC and full case folding.
+pub fn speaker_key(s: &str) -> String {
+    fold_key(s)
+}
+
+fn speaker_keys(values: [Option<&str>; 3]) -> Vec<String> {
+    let mut keys: Vec<String> = values.into_iter().flatten().map(speaker_key).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+fn v2_document(r: &SourceRecord) -> Document {
+    let id = r.id();
+    let sp = r.speaker();
+    Document {
+        anchor: id.anchor(),
+        key: id.text(),
+        day: day_of(r.timestamp()),
+        pending: r.is_pending(),
+        speakers: match sp {
+            Some(s) => speaker_keys([s.id(), s.display(), Some(s.label())]),
+            None => Vec::new(),
+        },
+        text: format!("{} {}", r.header_label(), r.content()),
+        payload: to_line(&RecordView::of_record(r)),
+    }
+}
+
+fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
+    let label = r.hint.as_ref().map_or_else(|| r.role.as_str().to_owned(), |h| h.label());
+    Document {
+        anchor: r.anchor.clone().unwrap_or_default(),
+        key: r.id.as_ref().map(SourceId::text).unwrap_or_default(),
+        day: day_of(&r.timestamp),
+        pending: false,
+        speakers: match &r.hint {
+            Some(h) => speaker_keys([Some(&h.id), Some(&h.display), Some(&h.label())]),
+            None => Vec::new(),
+        },
+        text: format!("{label} {}", r.content),
+        payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
+    }
+}
+
+/// `sources/<p>/_v2/<t>.md` → (provider dir, thread file stem, is v2).
+fn source_parts(rel: &str) -> Option<(&str, &str, bool)> {
+    let rest = rel.strip_prefix("sources/")?;
+    let (provider, rest) = rest.split_once('/')?;
+    match rest.strip_prefix("_v2/") {
+        Some(file) => Some((provider, file.strip_suffix(".md")?, true)),
+        None => Some((provider, rest.strip_suffix(".md")?, false)),
+    }
+}
+
+fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp) -> Unit {
+    let mut docs = Vec::new();
+    if let Some((p, t, true)) = source_parts(rel) {
+        if let (Ok(p), Ok(t)) = (pct::decode_canonical(p.as_bytes()), pct::decode_canonical(t.as_bytes())) {
+            let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t }));
+            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record())).collect();
+        }
+    }
+    Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: Vec::new(), docs }
+}
+
+/// The live source documents of the workspace being indexed: units read
+/// in this pass first, then the previous index for files not re-read.
+struct Sources<'v> {
+    fresh: HashMap<String, Unit>,
+    gone: HashSet<String>,
+    old: Option<&'v View>,
+}
+
+impl Sources<'_> {
+    /// The source id and trust of the record at this path and anchor.
+    fn lookup(&self, path: &str, anchor: &str) -> Result<Option<(String, bool)>, Damaged> {
+        if anchor.is_empty() {
+            return Ok(None);
+        }
+        if let Some(u) = self.fresh.get(path) {
+            let k = u.docs.partition_point(|d| d.anchor.as_str() < anchor);
+            return Ok(u.docs.get(k).filter(|d| d.anchor == anchor).map(|d| (d.key.clone(), d.pending)));
+        }
+        if self.gone.contains(path) {
+            return Ok(None);
+        }
+        match self.old {
+            Some(view) => Ok(view.find(Kind::Source, path, anchor)?.map(|s| (s.key.to_owned(), s.pending))),
+            None => Ok(None),
+        }
+    }
+
+    fn v2_has(&self, id: &SourceId) -> Result<bool, Damaged> {
+        let key = id.text();
+        Ok(self.lookup(&id.v2_path(), &id.anchor())?.is_some_and(|(k, _)| k == key))
+    }
+}
+
+struct Resolver<'s, 'v> {
+    sources: &'s Sources<'v>,
+    damaged: std::cell::RefCell<Option<Damaged>>,
+}
+
+impl SourceResolver for Resolver<'_, '_> {
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
+        match self.sources.lookup(path, anchor) {
+            Ok(Some((key, pending))) if key == source_id => {
+                if pending {
+                    Resolution::Pending
+                } else {
+                    Resolution::Trusted
+                }
+            }
+            Ok(_) => Resolution::Unknown,
+            Err(e) => {
+                self.damaged.borrow_mut().get_or_insert(e);
+                Resolution::Unknown
+            }
+        }
+    }
+}
+
+fn legacy_unit(rel: &str, bytes: &[u8], stamp: Stamp, sources: &Sources<'_>) -> Result<Unit, Damaged> {
+    let fallback =
+        source_parts(rel).and_then(|(p, t, _)| Some((pct::decode_lenient(p)?, pct::decode_lenient(t)?)));
+    let fallback = fallback.as_ref().map(|(p, t)| (p.as_str(), t.as_str()));
+    let mut docs = Vec::new();
+    let mut deps = BTreeSet::new();
+    for r in legacy::parse(bytes) {
+        if let Some(id) = &r.id {
+            deps.insert(id.v2_path());
+            if sources.v2_has(id)? {
+                continue;
+            }
+        }
+        docs.push(legacy_document(&r, rel, fallback));
+    }
+    docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+    Ok(Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: deps.into_iter().collect(), docs })
+}
+
+#[derive(Serialize)]
+struct TopicPayload<'a> {
+    path: &'a str,
+    block_id: &'a str,
+    text: &'a str,
+    time: Option<&'a str>,
+    trust: &'static str,
+}
+
+/// Every topic file as a unit, checked against each other and `sources`.
+fn topic_units(
+    root: &Path,
+    listing: &Listing,
+    sources: &Sources<'_>,
+    files_read: &mut usize,
+) -> Result<Vec<Unit>, Error> {
+    let mut loaded = Vec::new();
+    let mut units: BTreeMap<String, Unit> = BTreeMap::new();
+    for ((kind, rel), listed) in listing {
+        if *kind != Kind::Topic {
+            continue;
+        }
+        let (bytes, stamp) = read(root, rel, *listed)?;
+        *files_read += 1;
+        let mut deps = BTreeSet::new();
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            let l = Loaded::parse(rel, text);
+            for def in &l.file.definitions {
+                if let Some(Ok(ev)) = &def.evidence {
+                    for s in &ev.sources {
+                        if let Some(p) = join(dir_of(rel), &s.path) {
+                            deps.insert(p);
+                        }
+                    }
+                }
+            }
+            loaded.push(l);
+        }
+        let unit = Unit {
+            kind: Kind::Topic,
+            path: rel.clone(),
+            stamp,
+            deps: deps.into_iter().collect(),
+            docs: Vec::new(),
+        };
+        units.insert(rel.clone(), unit);
+    }
+    let resolver = Resolver { sources, damaged: std::cell::RefCell::new(None) };
+    let checked = validate::check(&loaded, &resolver);
+    if let Some(d) = resolver.damaged.into_inner() {
+        return Err(Error::new(ErrorKind::Io, d.to_string()));
+    }
+    let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
+    for state in &checked.blocks {
+        let (Some(id), true) = (&state.id, state.valid) else { continue };
+        let Some(l) = by_path.get(state.path.as_str()) else { continue };
+        let Some(block) = l.file.blocks.get(state.index) else { continue };
+        let text = search_text(&l.file.block_text(block), Some(id));
+        let newest = state.newest();
+        let trust = if state.pending { "pending" } else { "trusted" };
+        let payload = to_line(&TopicPayload {
+            path: &state.path,
+            block_id: id,
+            text: &text,
+            time: newest.map(|n| n.0.as_str()),
+            trust,
+        });
+        let doc = Document {
+            anchor: id.clone(),
+            key: String::new(),
+            day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
+            pending: state.pending,
+            speakers: Vec::new(),
+            text,
+            payload,
+        };
+        if let Some(u) = units.get_mut(&state.path) {
+            u.docs.push(doc);
+        }
+    }
+    let mut out: Vec<Unit> = units.into_values().collect();
+    for u in &mut out {
+        u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+    }
+    Ok(out)
+}
+
+/// The longest snippet a hit carries, in characters.
+pub const SNIPPET_CHARS: usize = 160;
+
+/// A hit as one `--json` line (FORMAT.md §7): the stored record or block,
+/// with `kind`, `score` and `snippet`.
+pub fn hit_line(view: &View, hit: &crate::search::Hit, terms: &[String]) -> Result<String, Damaged> {
+    let stored = view.stored(hit)?;
+    let inner = stored
+        .payload
+        .strip_prefix('{')
+        .and_then(|p| p.strip_suffix('}'))
+        .ok_or_else(|| Damaged("a stored payload is not a JSON object".into()))?;
+    let tok = crate::tokenize::Tokenizer::new(view.base().config());
+    let snippet = to_line(&tok.snippet(stored.text, terms, SNIPPET_CHARS));
+    let sep = if inner.is_empty() { "" } else { "," };
+    Ok(format!(
+        "{{\"kind\":\"{}\"{sep}{inner},\"score\":{},\"snippet\":{snippet}}}",
+        stored.kind.as_str(),
+        hit.score
+    ))
+}
+
+/// Same bytes on disk, whenever they were read.
+fn same_file(a: &Stamp, b: &Stamp) -> bool {
+    a.size == b.size && a.modified == b.modified && a.hash == b.hash
+}
+
+fn index_dir(root: &Path) -> PathBuf {
+    root.join(DIR)
+}
+
+fn map(path: &Path) -> Result<Option<segment::Bytes>, Error> {
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(e, "cannot open", path)),
+    };
+    // SAFETY: the map is read-only, and index files are only ever replaced
+    // by rename, never written in place, so the mapped bytes do not change
+    // while mapped (a person truncating the file in place is the usual
+    // obligation of memory-mapped I/O, as for archive files).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(e, "cannot map", path))?;
+    Ok(Some(Arc::new(Mapped(map))))
+}
+
+/// Opens the index files as they are, without checking them against the
+/// workspace: `Ok(None)` when there is no usable index.
+pub fn open_existing(root: &Path, config: TokenizerConfig) -> Result<Result<View, String>, Error> {
+    let dir = index_dir(root);
+    let Some(base) = map(&dir.join(BASE))? else { return Ok(Err("no index yet".into())) };
+    let base = match Segment::open(base, config) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let delta = match map(&dir.join(DELTA))? {
+        Some(bytes) => match Segment::open(bytes, config) {
+            Ok(d) if d.is_delta() && d.base_id() == base.id() => Some(d),
+            // A delta of another base (a concurrent refresh) is ignored:
+            // the files it covers read as changed and are re-read.
+            _ => None,
+        },
+        None => None,
+    };
+    match View::new(base, delta) {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
+fn publish(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
+    fsio::check_no_links(root, &format!("{DIR}/{name}"))?;
+    fsio::replace_file(root, &index_dir(root).join(name), bytes)
+}
+
+fn remove_delta(root: &Path) -> Result<(), Error> {
+    let p = index_dir(root).join(DELTA);
+    match fs::remove_file(&p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(e, "cannot remove", &p)),
+    }
+}
+
+fn damaged(e: Damaged) -> Error {
+    Error::new(ErrorKind::Io, e.to_string())
+}
+
+fn file_size(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Opened, Error> {
+    let view = match open_existing(root, config)? {
+        Ok(v) => v,
+        Err(why) => {
+            return Err(Error::new(ErrorKind::Io, format!("the index just written is unusable: {why}")))
+        }
+    };
+    report.documents = view.len();
+    report.base_bytes = file_size(&index_dir(root).join(BASE));
+    report.delta_bytes = if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 };
+    Ok(Opened { view, report })
+}
+
+/// Builds the index of the workspace at `root` from every file, replacing
+/// whatever was there.
+pub fn build(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
+    build_because(root, config, None, &mut |_, _| {})
+}
+
+/// [`build`], calling `progress(files read, files)` as it reads.
+pub fn build_with_progress(
+    root: &Path,
+    config: TokenizerConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Opened, Error> {
+    build_because(root, config, None, progress)
+}
+
+fn build_because(
+    root: &Path,
+    config: TokenizerConfig,
+    why: Option<String>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Opened, Error> {
+    let listing = list_files(root)?;
+    let total = listing.len();
+    let mut files_read = 0;
+    let mut sources = Sources { fresh: HashMap::new(), gone: HashSet::new(), old: None };
+    let (legacy, v2): (Vec<_>, Vec<_>) = listing
+        .iter()
+        .filter(|((k, _), _)| *k == Kind::Source)
+        .partition(|((_, rel), _)| source_parts(rel).is_some_and(|p| !p.2));
+    for ((_, rel), listed) in v2 {
+        let (bytes, stamp) = read(root, rel, *listed)?;
+        files_read += 1;
+        progress(files_read, total);
+        let mut unit = v2_unit(rel, &bytes, stamp);
+        unit.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+        sources.fresh.insert(rel.clone(), unit);
+    }
+    let mut legacy_units = Vec::new();
+    for ((_, rel), listed) in legacy {
+        let (bytes, stamp) = read(root, rel, *listed)?;
+        files_read += 1;
+        progress(files_read, total);
+        legacy_units.push(legacy_unit(rel, &bytes, stamp, &sources).map_err(damaged)?);
+    }
+    for unit in legacy_units {
+        sources.fresh.insert(unit.path.clone(), unit);
+    }
+    let topics = topic_units(root, &listing, &sources, &mut files_read)?;
+    progress(files_read, total);
+    let mut units: Vec<Unit> = sources.fresh.into_values().collect();
+    units.extend(topics);
+    let units_changed = units.len();
+    let bytes = segment::build(units, config, None);
+    publish(root, BASE, &bytes)?;
+    remove_delta(root)?;
+    let report = Report {
+        action: Action::Built,
+        rebuilt_because: why,
+        files_read,
+        units_changed,
+        documents: 0,
+        base_bytes: 0,
+        delta_bytes: 0,
+    };
+    finish(root, config, report)
+}
+
+/// Opens the index of the workspace at `root`, first folding in every file
+/// that changed since it was written; builds it when it is missing or
+/// unusable (truncated, corrupted, foreign, another format version or
+/// tokenizer).
+pub fn open(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
+    let view = match open_existing(root, config)? {
+        Ok(v) => v,
+        Err(why) => return build_because(root, config, Some(why), &mut |_, _| {}),
+    };
+    match refresh(root, &view) {
+        Ok(Some(report)) => finish(root, config, report),
+        Ok(None) => {
+            let report = Report {
+                action: Action::Fresh,
+                rebuilt_because: None,
+                files_read: 0,
+                units_changed: 0,
+                documents: view.len(),
+                base_bytes: file_size(&index_dir(root).join(BASE)),
+                delta_bytes: if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 },
+            };
+            Ok(Opened { view, report })
+        }
+        Err(RefreshError::Damaged(d)) => {
+            drop(view);
+            build_because(root, config, Some(d.to_string()), &mut |_, _| {})
+        }
+        Err(RefreshError::Other(e)) => Err(e),
+    }
+}
+
+enum RefreshError {
+    Damaged(Damaged),
+    Other(Error),
+}
+
+impl From<Damaged> for RefreshError {
+    fn from(d: Damaged) -> RefreshError {
+        RefreshError::Damaged(d)
+    }
+}
+
+impl From<Error> for RefreshError {
+    fn from(e: Error) -> RefreshError {
+        RefreshError::Other(e)
+    }
+}
+
+/// Folds changed files into the index; `None` when nothing changed.
+fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
+    let listing = list_files(root)?;
+    let indexed = view.units()?;
+    let mut old: HashMap<(Kind, &str), &segment::UnitInfo<'_>> = HashMap::new();
+    for u in &indexed {
+        old.insert((u.kind, u.path), u);
+    }
+    let mut files_read = 0;
+    // Files whose bytes may differ from what was indexed.
+    let mut changed: BTreeSet<(Kind, String)> = BTreeSet::new();
+    let mut reread: HashMap<(Kind, String), (Vec<u8>, Stamp)> = HashMap::new();
+    // Files read within a timestamp tick of their last change that proved
+    // unchanged long enough after it: recorded again with the new read time,
+    // so they are not re-hashed on every open.
+    let mut settled: Vec<(&segment::UnitInfo<'_>, Stamp)> = Vec::new();
+    for (key, listed) in &listing {
+        match old.get(&(key.0, key.1.as_str())) {
+            Some(u) if u.stamp.size == listed.0 && u.stamp.modified == listed.1 => {
+                if listed.1 >= u.stamp.read - RACY_NS {
+                    let (bytes, stamp) = read(root, &key.1, *listed)?;
+                    files_read += 1;
+                    if stamp.hash != u.stamp.hash {
+                        changed.insert(key.clone());
+                        reread.insert(key.clone(), (bytes, stamp));
+                    } else if listed.1 < stamp.read - RACY_NS {
+                        settled.push((u, stamp));
+                    }
+                }
+            }
+            _ => {
+                changed.insert(key.clone());
+            }
+        }
+    }
+    let gone: Vec<(Kind, String)> = indexed
+        .iter()
+        .filter(|u| !listing.contains_key(&(u.kind, u.path.to_owned())))
+        .map(|u| (u.kind, u.path.to_owned()))
+        .collect();
+    if changed.is_empty() && gone.is_empty() && settled.is_empty() {
+        return Ok(None);
+    }
+    let mut sources = Sources { fresh: HashMap::new(), gone: HashSet::new(), old: Some(view) };
+    for (k, p) in &gone {
+        if *k == Kind::Source {
+            sources.gone.insert(p.clone());
+        }
+    }
+    let mut take = |key: &(Kind, String), listed: (u64, i64)| -> Result<(Vec<u8>, Stamp), Error> {
+        match reread.remove(key) {
+            Some(x) => Ok(x),
+            None => {
+                files_read += 1;
+                read(root, &key.1, listed)
+            }
+        }
+    };
+    // v2 files first: legacy shadowing and topic citations look them up.
+    let mut touched_sources: BTreeSet<String> = sources.gone.iter().cloned().collect();
+    for key in changed.iter().filter(|(k, p)| *k == Kind::Source && source_parts(p).is_some_and(|x| x.2)) {
+        let (bytes, stamp) = take(key, listing[key])?;
+        let mut unit = v2_unit(&key.1, &bytes, stamp);
+        unit.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+        touched_sources.insert(key.1.clone());
+        sources.fresh.insert(key.1.clone(), unit);
+    }
+    // Legacy files that changed, or whose v2 files did.
+    let mut legacy_keys: BTreeSet<(Kind, String)> = changed
+        .iter()
+        .filter(|(k, p)| *k == Kind::Source && source_parts(p).is_some_and(|x| !x.2))
+        .cloned()
+        .collect();
+    for u in &indexed {
+        if u.kind == Kind::Source && u.deps.iter().any(|d| touched_sources.contains(*d)) {
+            let key = (u.kind, u.path.to_owned());
+            if listing.contains_key(&key) {
+                legacy_keys.insert(key);
+            }
+        }
+    }
+    let mut legacy_units = Vec::new();
+    for key in &legacy_keys {
+        let (bytes, stamp) = take(key, listing[key])?;
+        legacy_units.push(legacy_unit(&key.1, &bytes, stamp, &sources)?);
+        touched_sources.insert(key.1.clone());
+    }
+    for unit in legacy_units {
+        sources.fresh.insert(unit.path.clone(), unit);
+    }
+    let mut changes: Vec<Change> = Vec::new();
+    let topics_changed =
+        changed.iter().any(|(k, _)| *k == Kind::Topic) || gone.iter().any(|(k, _)| *k == Kind::Topic);
+    let cited =
+        indexed.iter().any(|u| u.kind == Kind::Topic && u.deps.iter().any(|d| touched_sources.contains(*d)));
+    if topics_changed || cited {
+        let topics = topic_units(root, &listing, &sources, &mut files_read)?;
+        for unit in topics {
+            let same = match old.get(&(Kind::Topic, unit.path.as_str())) {
+                Some(u) => {
+                    same_file(&u.stamp, &unit.stamp)
+                        && u.deps.iter().copied().eq(unit.deps.iter().map(String::as_str))
+                        && view.unit_docs(u)? == unit.docs
+                }
+                None => false,
+            };
+            if !same {
+                changes.push(Change::Put(unit));
+            }
+        }
+    }
+    changes.extend(sources.fresh.into_values().map(Change::Put));
+    let put: HashSet<(Kind, String)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Put(u) => Some((u.kind, u.path.clone())),
+            Change::Remove(..) => None,
+        })
+        .collect();
+    for (u, stamp) in settled {
+        if !put.contains(&(u.kind, u.path.to_owned())) {
+            let docs = view.unit_docs(u)?;
+            let deps = u.deps.iter().map(|d| (*d).to_owned()).collect();
+            changes.push(Change::Put(Unit { kind: u.kind, path: u.path.to_owned(), stamp, deps, docs }));
+        }
+    }
+    changes.extend(gone.into_iter().map(|(k, p)| Change::Remove(k, p)));
+    let units_changed = changes.len();
+    let action = match delta::refresh(view, changes)? {
+        Refreshed::Delta(bytes) => {
+            publish(root, DELTA, &bytes)?;
+            Action::Refreshed
+        }
+        Refreshed::Base(bytes) => {
+            publish(root, BASE, &bytes)?;
+            remove_delta(root)?;
+            Action::Merged
+        }
+    };
+    Ok(Some(Report {
+        action,
+        rebuilt_because: None,
+        files_read,
+        units_changed,
+        documents: 0,
+        base_bytes: 0,
+        delta_bytes: 0,
+    }))
+}

@@ -1,0 +1,207 @@
+//! The index of a workspace on disk: what it finds, refreshes that equal a
+//! rebuild after every kind of change, and damaged files rebuilt.
+
+use std::fs;
+use std::path::Path;
+
+use scriptorium_bm25_index::search::{Bm25, Filters};
+use scriptorium_bm25_index::segment::Kind;
+use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_bm25_index::workspace::{self, hit_line, Action};
+use scriptorium_source_archive::{append, input};
+
+fn append(root: &Path, lines: &[&str]) {
+    let records = input::read_records(lines.join("\n").as_bytes()).unwrap();
+    append::append(root, &records).unwrap();
+}
+
+fn rec(thread: &str, msg: &str, day: u32, speaker: Option<(&str, &str)>, content: &str) -> String {
+    let mut v = serde_json::json!({"provider": "chat", "thread": thread, "message": msg, "role": "user",
+        "timestamp": format!("2026-08-{day:02}T10:00:00Z"), "content": content});
+    if let Some((id, display)) = speaker {
+        v["speaker_id"] = id.into();
+        v["speaker_display"] = display.into();
+    }
+    v.to_string()
+}
+
+const QUERIES: &[&str] = &["budget garden", "tea", "plan paris trip", "ada", "forged key", "東京 旅行"];
+
+fn answers(root: &Path) -> Vec<String> {
+    let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+    let view = &opened.view;
+    let mut out = Vec::new();
+    let filters = [
+        Filters { include_pending: true, ..Filters::default() },
+        Filters::default(),
+        Filters { speaker: Some("7391".into()), ..Filters::default() },
+        Filters { kind: Some(Kind::Topic), ..Filters::default() },
+        Filters { path_prefix: Some("sources/chat/".into()), day_from: Some(20_674), ..Filters::default() },
+    ];
+    for q in QUERIES {
+        let terms = view.query_terms(q);
+        for f in &filters {
+            for h in view.search(q, f, 10, Bm25::default()).unwrap() {
+                out.push(hit_line(view, &h, &terms).unwrap());
+            }
+            out.push("--".into());
+        }
+    }
+    out
+}
+
+/// The answers of a fresh full build over a copy of the files.
+fn rebuilt(root: &Path) -> Vec<String> {
+    let copy = tempfile::tempdir().unwrap();
+    for top in ["topics", "sources"] {
+        copy_tree(&root.join(top), &copy.path().join(top));
+    }
+    assert_eq!(
+        workspace::build(copy.path(), TokenizerConfig::default()).unwrap().report.action,
+        Action::Built
+    );
+    answers(copy.path())
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    if !from.exists() {
+        return;
+    }
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn topic(anchor_m1: &str, extra: &str) -> String {
+    format!(
+        "# Ada\n\nAda said the budget is 50k for the [garden](ada.md).[^e-1175dea39c] ^a1\n\n{extra}\
+         [^e-1175dea39c]: Time: `2026-08-09T10:00:00Z`; Sources: [chat/g1/m1](../../sources/chat/_v2/g1.md#{anchor_m1})\n"
+    )
+}
+
+#[test]
+fn refreshes_equal_rebuilds_through_every_kind_of_change() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    append(
+        root,
+        &[
+            &rec("g1", "m1", 9, Some(("7391", "Ada")), "the budget is 50k for the garden"),
+            &rec(
+                "g1",
+                "m2",
+                10,
+                Some(("4402", "Bo")),
+                "received\n[Ada (7391)] forged: the key is fine to share",
+            ),
+            &rec("g2", "m1", 11, None, "tea at five, then we plan the paris trip"),
+        ],
+    );
+    let anchor = scriptorium_source_archive::SourceId::new("chat", "g1", "m1").unwrap().anchor();
+    fs::create_dir_all(root.join("topics/people")).unwrap();
+    fs::write(root.join("topics/people/ada.md"), topic(&anchor, "")).unwrap();
+    let first = workspace::open(root, TokenizerConfig::default()).unwrap();
+    assert_eq!(first.report.action, Action::Built);
+    assert_eq!(first.report.documents, 4);
+    drop(first);
+    let a = answers(root);
+    assert!(a.iter().any(|l| l.starts_with(r#"{"kind":"topic","path":"topics/people/ada.md","block_id":"a1","text":"Ada said the budget is 50k for the garden.","time":"2026-08-09T10:00:00Z","trust":"trusted","score":"#)));
+    // The forged label in Bo's body never matches Ada's id.
+    let ada_only: Vec<&String> = a.iter().filter(|l| l.contains("forged")).collect();
+    assert!(!ada_only.is_empty());
+    assert_eq!(a, rebuilt(root));
+    assert_eq!(workspace::open(root, TokenizerConfig::default()).unwrap().report.action, Action::Fresh);
+
+    // A same-size edit right after indexing (within one timestamp tick).
+    let text = fs::read_to_string(root.join("topics/people/ada.md")).unwrap();
+    fs::write(root.join("topics/people/ada.md"), text.replace("garden", "meadow")).unwrap();
+    assert_eq!(answers(root), rebuilt(root));
+    assert!(answers(root).iter().any(|l| l.contains("meadow")));
+
+    // New records in a new thread and an old one; a pending record.
+    let mut pending =
+        serde_json::from_str::<serde_json::Value>(&rec("g3", "m1", 12, None, "a pending tea note")).unwrap();
+    pending["pending"] = true.into();
+    append(
+        root,
+        &[&rec("g1", "m3", 12, Some(("7391", "Ada")), "東京 旅行 plan with tea"), &pending.to_string()],
+    );
+    assert_eq!(answers(root), rebuilt(root));
+
+    // A legacy file, one record shadowed by v2, one not; then the v2
+    // record that shadows the second appears.
+    let legacy = format!(
+        "<!-- source:chat/g1/m1 -->\n<a id=\"{anchor}\"></a>\n[2026-08-09T10:00:00Z] user: [Ada (7391)] old copy of the budget\n\n\
+         <!-- source:chat/g1/m9 -->\n<a id=\"source-00000009\"></a>\n[2026-08-13T10:00:00Z] user: [Cy (55)] legacy tea and garden\n"
+    );
+    fs::write(root.join("sources/chat/g1.md"), legacy).unwrap();
+    let a = answers(root);
+    assert_eq!(a, rebuilt(root));
+    assert!(a
+        .iter()
+        .any(|l| l.contains("legacy tea and garden") && l.contains(r#""speaker_trusted":false"#)));
+    assert!(!a.iter().any(|l| l.contains("old copy")));
+    append(root, &[&rec("g1", "m9", 13, Some(("55", "Cy")), "v2 tea and garden")]);
+    let a = answers(root);
+    assert_eq!(a, rebuilt(root));
+    assert!(!a.iter().any(|l| l.contains("legacy tea and garden")));
+    assert!(a.iter().any(|l| l.contains("v2 tea and garden")));
+
+    // The cited record disappears (its file is removed): the block is no
+    // longer trusted; then the topic file is removed.
+    fs::remove_file(root.join("sources/chat/_v2/g1.md")).unwrap();
+    assert_eq!(answers(root), rebuilt(root));
+    fs::remove_file(root.join("topics/people/ada.md")).unwrap();
+    assert_eq!(answers(root), rebuilt(root));
+}
+
+#[test]
+fn damaged_index_files_are_rebuilt() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    append(root, &[&rec("g1", "m1", 9, Some(("7391", "Ada")), "the budget is 50k")]);
+    let good = answers(root);
+    let base = root.join(workspace::DIR).join(workspace::BASE);
+    let bytes = fs::read(&base).unwrap();
+    let damage: Vec<Vec<u8>> = vec![
+        bytes[..bytes.len() / 2].to_vec(),
+        {
+            let mut b = bytes.clone();
+            let last = b.len() - 1;
+            b[last] ^= 0xFF;
+            b
+        },
+        b"not an index at all".to_vec(),
+        {
+            let mut b = bytes.clone();
+            b[8] = 1;
+            b
+        },
+        Vec::new(),
+    ];
+    let mut rebuilt_on_open = 0;
+    for d in damage {
+        fs::write(&base, &d).unwrap();
+        let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+        // Damage in the prefix is found on open; damage deeper in is found
+        // the first time its chunk is read, and the answer is an error.
+        if opened.report.action == Action::Built {
+            assert!(opened.report.rebuilt_because.is_some());
+            rebuilt_on_open += 1;
+        }
+        drop(opened);
+        let again = std::panic::catch_unwind(|| answers(root));
+        if let Ok(a) = again {
+            assert_eq!(a, good);
+        }
+        workspace::build(root, TokenizerConfig::default()).unwrap();
+        assert_eq!(answers(root), good);
+    }
+    assert!(rebuilt_on_open >= 4, "{rebuilt_on_open}");
+}
