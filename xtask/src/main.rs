@@ -6,8 +6,11 @@
 //! * `fuzz [--seconds N] [TARGET…]` — runs cargo-fuzz targets on stable Rust.
 //! * `bench` — runs the criterion benches and records the figures in
 //!   `benches/record/` with the machine noted.
+//! * `eval locomo --data FILE [--json]` — retrieval recall on LoCoMo
+//!   ([`eval`]).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod eval;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -163,8 +166,11 @@ fn main() -> Result<()> {
             fuzz(seconds, &targets)
         }
         Some("bench") => bench(&args[1..]),
+        Some("eval") if args.get(1).map(String::as_str) == Some("locomo") => {
+            eval::locomo(&eval::Options::parse(&args[2..])?)
+        }
         _ => {
-            eprintln!("usage: cargo xtask <tidy | ci | fuzz [--seconds N] [TARGET…] | bench [FILTER]>");
+            eprintln!("usage: cargo xtask <tidy | ci | fuzz [--seconds N] [TARGET…] | bench [FILTER] | eval locomo --data FILE [--json]>");
             std::process::exit(2);
         }
     }

@@ -39,7 +39,7 @@ pub struct Bm25 {
 impl Default for Bm25 {
     /// The defaults chosen by measurement on LoCoMo (`docs/benchmarks.md`).
     fn default() -> Bm25 {
-        Bm25 { k1: 1.2, b: 0.75 }
+        Bm25 { k1: 0.9, b: 0.3 }
     }
 }
 

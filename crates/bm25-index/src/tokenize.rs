@@ -26,8 +26,8 @@ impl Default for TokenizerConfig {
 impl TokenizerConfig {
     /// A stable number for the configuration, stored in the index.
     pub fn fingerprint(self) -> u32 {
-        // Version 1 of the tokenizer; bump when its output changes.
-        (1 << 8) | u32::from(self.stem) | (u32::from(self.stop_words) << 1)
+        // Version 2 of the tokenizer; bump when its output changes.
+        (2 << 8) | u32::from(self.stem) | (u32::from(self.stop_words) << 1)
     }
 }
 
@@ -42,11 +42,27 @@ impl fmt::Display for TokenizerConfig {
     }
 }
 
-/// Common English function words (a short, conventional list).
+/// Common English function words: the conventional English stop-word list
+/// (pronouns, auxiliaries, articles, conjunctions, prepositions and their
+/// contractions). On LoCoMo it lifts recall@5 by about three points over
+/// the 33-word Lucene list (`docs/benchmarks.md`).
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
-    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to",
-    "was", "will", "with",
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+    "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't",
+    "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have",
+    "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him",
+    "himself", "his", "how", "how's", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't",
+    "it", "it's", "its", "itself", "let's", "me", "more", "most", "mustn't", "my", "myself", "no", "nor",
+    "not", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out",
+    "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some",
+    "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there",
+    "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those", "through", "to",
+    "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're", "we've", "were",
+    "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's",
+    "whom", "why", "why's", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're",
+    "you've", "your", "yours", "yourself", "yourselves",
 ];
 
 /// True for scripts written without spaces between words, indexed as
@@ -100,7 +116,7 @@ impl Tokenizer {
     /// let t = Tokenizer::new(TokenizerConfig::default());
     /// let mut terms = Vec::new();
     /// t.terms("The budgets were RUNNING over; 東京都", &mut terms);
-    /// assert_eq!(terms, ["budget", "were", "run", "over", "東京", "京都"]);
+    /// assert_eq!(terms, ["budget", "run", "東京", "京都"]);
     /// ```
     pub fn terms(&self, text: &str, out: &mut Vec<String>) {
         // UAX #29 makes every ideograph its own word: adjacent CJK words are
@@ -141,7 +157,7 @@ impl Tokenizer {
     /// use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
     /// let t = Tokenizer::new(TokenizerConfig::default());
     /// let s = t.snippet("a long preamble, then the Budgets line", &["budget".to_owned()], 20);
-    /// assert_eq!(s, "amble, then the Budg");
+    /// assert_eq!(s, "hen the Budgets line");
     /// ```
     pub fn snippet(&self, text: &str, terms: &[String], max: usize) -> String {
         let mut found = None;

@@ -1,0 +1,267 @@
+//! `cargo xtask eval locomo --data FILE [--json]`: retrieval quality on
+//! LoCoMo through the real archive and index.
+//!
+//! Every turn of every conversation is archived as a v2 source record
+//! (provider `locomo`, thread = sample id, message = dia_id, speaker = the
+//! turn's speaker as a trusted display-only identity, timestamp = its
+//! session's date; an image turn's caption is appended to its text as
+//! `[shares <caption>]`, as the person in the chat saw it). The workspace is
+//! indexed, and every question is asked against its own conversation (a
+//! path-prefix filter on its thread file). recall@k of a question is the
+//! fraction of its evidence dia_ids among the top k records; the figures
+//! are means over questions, overall and per category.
+
+use std::collections::{BTreeMap, HashSet};
+
+use anyhow::{bail, Context, Result};
+use scriptorium_bm25_index::search::{Bm25, Filters};
+use scriptorium_bm25_index::segment::Kind;
+use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_bm25_index::workspace;
+use scriptorium_source_archive::{append, input, pct, SourceId};
+use serde_json::Value;
+
+/// What `eval` is asked to do.
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub(crate) data: std::path::PathBuf,
+    pub(crate) json: bool,
+    pub(crate) bm25: Bm25,
+    pub(crate) config: TokenizerConfig,
+    pub(crate) captions: bool,
+}
+
+impl Options {
+    pub(crate) fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options {
+            data: Default::default(),
+            json: false,
+            bm25: Bm25::default(),
+            config: TokenizerConfig::default(),
+            captions: true,
+        };
+        let mut it = args.iter();
+        let mut data = None;
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| it.next().with_context(|| format!("{name} needs a value")).cloned();
+            match a.as_str() {
+                "--data" => data = Some(value("--data")?),
+                "--json" => o.json = true,
+                "--k1" => o.bm25.k1 = value("--k1")?.parse().context("--k1 takes a number")?,
+                "--b" => o.bm25.b = value("--b")?.parse().context("--b takes a number")?,
+                "--no-stem" => o.config.stem = false,
+                "--no-stop-words" => o.config.stop_words = false,
+                "--no-captions" => o.captions = false,
+                other => bail!("unknown argument {other:?}"),
+            }
+        }
+        o.data = data.context("--data FILE is required (e.g. ../shared/data/locomo/locomo-dev.json)")?.into();
+        Ok(o)
+    }
+}
+
+/// `1:56 pm on 8 May, 2023` → `2023-05-08T13:56:00Z`.
+fn session_time(s: &str) -> Option<String> {
+    let (time, date) = s.split_once(" on ")?;
+    let (hm, ampm) = time.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (mut h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    match ampm.to_ascii_lowercase().as_str() {
+        "am" if h == 12 => h = 0,
+        "am" => {}
+        "pm" if h != 12 => h += 12,
+        "pm" => {}
+        _ => return None,
+    }
+    let mut parts = date.split(|c: char| c == ' ' || c == ',').filter(|p| !p.is_empty());
+    let day: u32 = parts.next()?.parse().ok()?;
+    let month = parts.next()?;
+    let year: u32 = parts.next()?.parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let mo = MONTHS.iter().position(|x| x.eq_ignore_ascii_case(month))? + 1;
+    Some(format!("{year:04}-{mo:02}-{day:02}T{h:02}:{m:02}:00Z"))
+}
+
+/// LoCoMo evidence ids as written (`D8:6; D9:17`, `D:11:26`) → dia_ids.
+fn evidence(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in v.as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for part in e.split(';') {
+            let p = part.trim();
+            let p = p.strip_prefix("D:").map_or_else(|| p.to_owned(), |r| format!("D{r}"));
+            let ok = p
+                .strip_prefix('D')
+                .and_then(|r| r.split_once(':'))
+                .is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok());
+            if ok {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    questions: usize,
+    at: [f64; 3],
+}
+
+const KS: [usize; 3] = [1, 5, 10];
+
+pub(crate) fn locomo(o: &Options) -> Result<()> {
+    let text =
+        std::fs::read_to_string(&o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
+    let samples: Vec<Value> = serde_json::from_str(&text).context("the data is not a LoCoMo JSON list")?;
+    let ws = tempfile::tempdir()?;
+    let root = ws.path();
+    let mut turns = 0usize;
+    for s in &samples {
+        let id = s["sample_id"].as_str().context("a sample without sample_id")?;
+        let conv = s["conversation"].as_object().context("a sample without conversation")?;
+        let mut lines = Vec::new();
+        for n in 1.. {
+            let Some(session) = conv.get(&format!("session_{n}")) else { break };
+            let date = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).unwrap_or("");
+            let ts = session_time(date).with_context(|| format!("{id} session {n}: bad date {date:?}"))?;
+            for t in session.as_array().into_iter().flatten() {
+                let mut content = t["text"].as_str().unwrap_or("").to_owned();
+                if let (true, Some(c)) = (o.captions, t["blip_caption"].as_str()) {
+                    content.push_str(&format!(" [shares {c}]"));
+                }
+                if content.is_empty() {
+                    continue;
+                }
+                lines.push(
+                    serde_json::json!({"provider": "locomo", "thread": id, "message": t["dia_id"],
+                        "role": "user", "timestamp": ts, "speaker_display": t["speaker"], "content": content})
+                    .to_string(),
+                );
+            }
+        }
+        turns += lines.len();
+        let records =
+            input::read_records(lines.join("\n").as_bytes()).map_err(|e| anyhow::anyhow!("{id}: {e}"))?;
+        append::append(root, &records).map_err(|e| anyhow::anyhow!("{id}: {e}"))?;
+    }
+    let started = std::time::Instant::now();
+    let opened = workspace::build(root, o.config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let build_ms = started.elapsed().as_secs_f64() * 1e3;
+    let view = &opened.view;
+    let mut overall = Tally::default();
+    let mut by_cat: BTreeMap<i64, Tally> = BTreeMap::new();
+    let mut skipped = 0;
+    let started = std::time::Instant::now();
+    for s in &samples {
+        let id = s["sample_id"].as_str().unwrap_or("");
+        let path = SourceId::new("locomo", id, "x").map_err(|e| anyhow::anyhow!("{e}"))?.v2_path();
+        let filters = Filters { kind: Some(Kind::Source), path_prefix: Some(path), ..Filters::default() };
+        for q in s["qa"].as_array().into_iter().flatten() {
+            let want = evidence(&q["evidence"]);
+            if want.is_empty() {
+                skipped += 1;
+                continue;
+            }
+            let question = q["question"].as_str().unwrap_or("");
+            let hits = view.search(question, &filters, 10, o.bm25).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut got = Vec::new();
+            for h in &hits {
+                let stored = view.stored(h).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let message = stored.key.rsplit('/').next().unwrap_or("");
+                got.push(pct::decode_canonical(message.as_bytes()).unwrap_or_default());
+            }
+            let cat = q["category"].as_i64().unwrap_or(0);
+            for t in [&mut overall, by_cat.entry(cat).or_default()] {
+                t.questions += 1;
+                for (k, slot) in KS.iter().zip(t.at.iter_mut()) {
+                    let top: HashSet<&str> = got.iter().take(*k).map(String::as_str).collect();
+                    let found = want.iter().filter(|w| top.contains(w.as_str())).count();
+                    *slot += found as f64 / want.len() as f64;
+                }
+            }
+        }
+    }
+    let query_ms = started.elapsed().as_secs_f64() * 1e3;
+    let pct = |t: &Tally, k: usize| 100.0 * t.at[k] / t.questions.max(1) as f64;
+    if !o.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let config = format!(
+            "tokenizer {}, k1 {}, b {}, captions {}",
+            o.config,
+            o.bm25.k1,
+            o.bm25.b,
+            if o.captions { "on" } else { "off" }
+        );
+        let out: &mut dyn std::io::Write =
+            if o.json { &mut std::io::stderr() } else { &mut std::io::stdout() };
+        let _ = writeln!(out, "LoCoMo: {} conversations, {turns} turns, {} questions ({skipped} without usable evidence skipped)", samples.len(), overall.questions);
+        let _ = writeln!(out, "{config}; index build {build_ms:.0} ms, all questions {query_ms:.0} ms");
+        let _ =
+            writeln!(out, "{:<16} {:>9} {:>8} {:>8} {:>8}", "category", "questions", "R@1", "R@5", "R@10");
+        let names = [
+            (1, "1 multi-hop"),
+            (2, "2 temporal"),
+            (3, "3 open-domain"),
+            (4, "4 single-hop"),
+            (5, "5 adversarial"),
+        ];
+        for (cat, t) in &by_cat {
+            let name = names.iter().find(|n| n.0 == *cat).map_or_else(|| cat.to_string(), |n| n.1.to_owned());
+            let _ = writeln!(
+                out,
+                "{name:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
+                t.questions,
+                pct(t, 0),
+                pct(t, 1),
+                pct(t, 2)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
+            "overall",
+            overall.questions,
+            pct(&overall, 0),
+            pct(&overall, 1),
+            pct(&overall, 2)
+        );
+    }
+    if o.json {
+        println!(
+            "{}",
+            serde_json::json!({"recall_at_1": pct(&overall, 0), "recall_at_5": pct(&overall, 1),
+                "recall_at_10": pct(&overall, 2), "questions": overall.questions})
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Parsing LoCoMo's dates and evidence.
+    use super::*;
+
+    #[test]
+    fn dates_and_evidence() {
+        assert_eq!(session_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
+        assert_eq!(session_time("12:09 am on 13 September, 2023").as_deref(), Some("2023-09-13T00:09:00Z"));
+        assert_eq!(session_time("12:30 pm on 1 June, 2023").as_deref(), Some("2023-06-01T12:30:00Z"));
+        assert_eq!(session_time("noon"), None);
+        let ev = serde_json::json!(["D8:6; D9:17", "D:11:26", "D", "D1:3"]);
+        assert_eq!(evidence(&ev), ["D1:3", "D11:26", "D8:6", "D9:17"]);
+    }
+}
