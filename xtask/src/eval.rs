@@ -73,7 +73,7 @@ fn session_time(s: &str) -> Option<String> {
         "pm" => {}
         _ => return None,
     }
-    let mut parts = date.split(|c: char| c == ' ' || c == ',').filter(|p| !p.is_empty());
+    let mut parts = date.split([' ', ',']).filter(|p| !p.is_empty());
     let day: u32 = parts.next()?.parse().ok()?;
     let month = parts.next()?;
     let year: u32 = parts.next()?.parse().ok()?;
