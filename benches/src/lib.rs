@@ -5,6 +5,8 @@
 //! and U+2028 now and then, trusted speakers, speakerless assistant turns,
 //! forged labels inside bodies, and some pending records.
 
+pub mod corpus;
+
 use scriptorium_source_archive::{v2, Role, SourceId, SourceRecord, Speaker};
 
 /// A small deterministic PRNG (xorshift64*), so every run measures the same bytes.

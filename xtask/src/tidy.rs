@@ -43,6 +43,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("memchr", "fast line and byte scanning in the parsers"),
     ("simdutf8", "SIMD UTF-8 validation of archive records (std's is the v2 parser's bottleneck)"),
     ("criterion", "benchmarks"),
+    ("tantivy", "the benchmark peer of the BM25 index (benches crate only)"),
     ("proptest", "property tests"),
     ("tempfile", "temporary workspaces in tests and benchmarks"),
     ("anyhow", "error plumbing in xtask and binaries only"),
