@@ -66,9 +66,8 @@ struct Tantivy {
 
 fn tantivy_build(docs: &[Doc]) -> Tantivy {
     let mut schema = Schema::builder();
-    let indexing = TextFieldIndexing::default()
-        .set_tokenizer("en_stem")
-        .set_index_option(IndexRecordOption::WithFreqs);
+    let indexing =
+        TextFieldIndexing::default().set_tokenizer("en_stem").set_index_option(IndexRecordOption::WithFreqs);
     let text = schema.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
     let speaker = schema.add_text_field("speaker", STRING);
     let day = schema.add_i64_field("day", INDEXED | FAST);
@@ -78,7 +77,9 @@ fn tantivy_build(docs: &[Doc]) -> Tantivy {
     let mut writer = index.writer_with_num_threads(threads, 1 << 30).expect("a tantivy writer");
     for d in docs {
         writer
-            .add_document(doc!(text => d.text.as_str(), speaker => d.speaker.as_str(), day => i64::from(d.day)))
+            .add_document(
+                doc!(text => d.text.as_str(), speaker => d.speaker.as_str(), day => i64::from(d.day)),
+            )
             .expect("tantivy accepts the document");
     }
     writer.commit().expect("tantivy commits");

@@ -24,9 +24,9 @@ pub struct Doc {
 
 const COMMON: &[&str] = &[
     "the", "i", "you", "to", "and", "a", "it", "is", "that", "of", "in", "we", "my", "for", "was", "so",
-    "have", "on", "me", "but", "this", "with", "just", "be", "are", "do", "what", "at", "can", "not",
-    "yeah", "like", "your", "about", "all", "they", "get", "if", "go", "really", "how", "when", "did",
-    "one", "will", "there", "out", "up", "know", "good", "time", "think", "great", "love", "going",
+    "have", "on", "me", "but", "this", "with", "just", "be", "are", "do", "what", "at", "can", "not", "yeah",
+    "like", "your", "about", "all", "they", "get", "if", "go", "really", "how", "when", "did", "one", "will",
+    "there", "out", "up", "know", "good", "time", "think", "great", "love", "going",
 ];
 
 const SYLLABLES: &[&str] = &[

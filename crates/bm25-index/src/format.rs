@@ -15,7 +15,7 @@ pub const VERSION: u32 = 2;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.
-pub const SECTIONS: usize = 21;
+pub const SECTIONS: usize = 24;
 /// Bytes of one section-table entry: offset u64, length u64.
 pub const SECTION_ENTRY: usize = 16;
 /// Bytes per checksummed chunk of the data area.
@@ -70,6 +70,12 @@ pub mod sec {
     pub const ADJ_BYTES: usize = 19;
     /// Delta only: per adjusted term, the i32 to add to its base frequency.
     pub const ADJ_VALS: usize = 20;
+    /// The distinct document days, ascending i32.
+    pub const DAY_KEYS: usize = 21;
+    /// `(days + 1)` u32 end offsets into [`DAY_DOCS`], in entries.
+    pub const DAY_POST: usize = 22;
+    /// Per day: its documents, ascending u32.
+    pub const DAY_DOCS: usize = 23;
 }
 
 /// Bytes before the first section: header, section table, chunk count u64,

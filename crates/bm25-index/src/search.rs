@@ -139,6 +139,71 @@ impl Cursor<'_> {
     }
 }
 
+/// At most this many day lists drive a date filter; a wider range is
+/// checked document by document instead.
+const MAX_DAY_LISTS: usize = 64;
+
+/// A sorted list of document numbers being walked.
+struct ListCursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl ListCursor<'_> {
+    fn at(&self, k: usize) -> u32 {
+        self.b.get(k * 4..k * 4 + 4).map_or(u32::MAX, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    /// The first document ≥ `target` (galloping), or `u32::MAX`.
+    fn seek(&mut self, target: u32) -> u32 {
+        let n = self.b.len() / 4;
+        if self.at(self.pos) >= target {
+            return self.at(self.pos);
+        }
+        let mut step = 1;
+        while self.pos + step < n && self.at(self.pos + step) < target {
+            step *= 2;
+        }
+        let (mut lo, mut hi) = (self.pos + step / 2 + 1, (self.pos + step).min(n));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.at(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.pos = lo;
+        self.at(lo)
+    }
+}
+
+/// A set of documents: the union of its lists.
+struct Driver<'a>(Vec<ListCursor<'a>>);
+
+impl Driver<'_> {
+    fn seek(&mut self, target: u32) -> u32 {
+        self.0.iter_mut().map(|c| c.seek(target)).min().unwrap_or(u32::MAX)
+    }
+}
+
+/// The first document ≥ `d` in every driver's set.
+fn align(drivers: &mut [Driver<'_>], mut d: u32) -> u32 {
+    loop {
+        let mut moved = false;
+        for drv in drivers.iter_mut() {
+            let x = drv.seek(d);
+            if x > d {
+                d = x;
+                moved = true;
+            }
+        }
+        if !moved || d == u32::MAX {
+            return d;
+        }
+    }
+}
+
 /// The k best `(score, doc)` so far, best first; ties by document number.
 struct TopK {
     k: usize,
@@ -409,10 +474,17 @@ impl View {
         for (k, c) in cursors.iter().enumerate() {
             prefix_ub[k + 1] = prefix_ub[k] + c.ub;
         }
-        let speaker = match &f.speaker {
-            Some(s) => Some(seg.speaker_docs(s)?),
-            None => None,
-        };
+        // Filters that name a set of documents drive the candidates.
+        let mut drivers: Vec<Driver<'_>> = Vec::new();
+        if let Some(s) = &f.speaker {
+            drivers.push(Driver(vec![ListCursor { b: seg.speaker_docs(s)?, pos: 0 }]));
+        }
+        if f.day_from.is_some() || f.day_to.is_some() {
+            let (from, to) = (f.day_from.unwrap_or(i32::MIN), f.day_to.unwrap_or(i32::MAX));
+            if let Some(lists) = seg.day_lists(from, to, MAX_DAY_LISTS)? {
+                drivers.push(Driver(lists.into_iter().map(|b| ListCursor { b, pos: 0 }).collect()));
+            }
+        }
         let lengths = seg.section(crate::format::sec::LENGTHS)?;
         let flags = seg.section(crate::format::sec::FLAGS)?;
         let days = if f.day_from.is_some() || f.day_to.is_some() {
@@ -447,7 +519,6 @@ impl View {
         };
         let mut contrib = vec![0.0f64; q.terms.len()];
         let mut matched = vec![false; q.terms.len()];
-        let mut spk_pos = 0usize;
         for (lo, hi) in View::ranges(seg, f)? {
             for c in &mut cursors {
                 c.pos = 0;
@@ -463,22 +534,15 @@ impl View {
                     break;
                 }
                 let mut d = cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
-                if let Some(list) = speaker {
-                    // Leapfrog with the speaker's documents.
-                    loop {
-                        while word(list, spk_pos as u32).is_some_and(|x| x < d) {
-                            spk_pos += 1;
-                        }
-                        let s = word(list, spk_pos as u32).unwrap_or(u32::MAX);
-                        if s == d || s >= hi || d >= hi {
-                            d = d.max(s);
-                            break;
-                        }
-                        for c in &mut cursors[essential..] {
-                            c.seek(s);
-                        }
-                        d = cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+                while d < hi {
+                    let t = align(&mut drivers, d);
+                    if t == d {
+                        break;
                     }
+                    for c in &mut cursors[essential..] {
+                        c.seek(t);
+                    }
+                    d = cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
                 }
                 if d >= hi {
                     break;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use rayon::prelude::*;
 
 use crate::format::{self, checksum, get_u32, get_u64, put_str, put_u32, put_u64, sec, Reader};
-use crate::tokenize::{Tokenizer, TokenizerConfig};
+use crate::tokenize::{FxBuild, StemCache, Tokenizer, TokenizerConfig};
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -117,46 +117,57 @@ fn damaged<T>(why: impl Into<String>) -> Result<T, Damaged> {
     Err(Damaged(why.into()))
 }
 
-struct Tokenized {
-    len: u32,
-    /// Distinct terms with their frequency, sorted by term.
-    terms: Vec<(String, u32)>,
-}
-
-fn tokenize_doc(tok: &Tokenizer, text: &str) -> Tokenized {
+/// The terms of `text`, each once, sorted, as the index counts them.
+pub fn distinct_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
     let mut all = Vec::new();
     tok.terms(text, &mut all);
-    let len = all.len() as u32;
     all.sort_unstable();
-    let mut terms: Vec<(String, u32)> = Vec::new();
-    for t in all {
-        match terms.last_mut() {
-            Some((last, n)) if *last == t => *n += 1,
-            _ => terms.push((t, 1)),
-        }
-    }
-    Tokenized { len, terms }
-}
-
-/// The terms of `text`, each once, as the index counts them.
-pub fn distinct_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
-    tokenize_doc(tok, text).terms.into_iter().map(|(t, _)| t).collect()
+    all.dedup();
+    all
 }
 
 /// Postings of one chunk of documents: sorted terms, each with its
-/// `(document, frequency)` list.
-type ChunkPostings = Vec<(String, Vec<(u32, u32)>)>;
+/// `(document, frequency)` list, and the chunk's document lengths.
+struct ChunkPostings {
+    terms: Vec<(String, Vec<(u32, u32)>)>,
+    lengths: Vec<u32>,
+}
 
-fn chunk_postings(first: u32, toks: &[Tokenized]) -> ChunkPostings {
-    let mut map: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
-    for (k, t) in toks.iter().enumerate() {
-        for (term, tf) in &t.terms {
-            map.entry(term.as_str()).or_default().push((first + k as u32, *tf));
+fn index_chunk(tok: &Tokenizer, first: u32, texts: &[&str]) -> ChunkPostings {
+    let mut dict: HashMap<String, u32, FxBuild> = HashMap::default();
+    let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut lengths = Vec::with_capacity(texts.len());
+    let mut cache = StemCache::default();
+    let mut ids: Vec<u32> = Vec::new();
+    for (k, text) in texts.iter().enumerate() {
+        ids.clear();
+        tok.each_term(text, Some(&mut cache), &mut |t| {
+            let id = match dict.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = postings.len() as u32;
+                    dict.insert(t.to_owned(), id);
+                    postings.push(Vec::new());
+                    id
+                }
+            };
+            ids.push(id);
+        });
+        lengths.push(ids.len() as u32);
+        ids.sort_unstable();
+        let doc = first + k as u32;
+        let mut at = 0;
+        while at < ids.len() {
+            let id = ids[at];
+            let run = ids[at..].iter().take_while(|&&x| x == id).count();
+            postings[id as usize].push((doc, run as u32));
+            at += run;
         }
     }
-    let mut out: ChunkPostings = map.into_iter().map(|(t, l)| (t.to_owned(), l)).collect();
-    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    out
+    let mut terms: Vec<(String, Vec<(u32, u32)>)> =
+        dict.into_iter().map(|(t, id)| (t, std::mem::take(&mut postings[id as usize]))).collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    ChunkPostings { terms, lengths }
 }
 
 fn offsets32(out: &mut Vec<u8>, ends: &[u32]) {
@@ -177,15 +188,17 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         units.iter().flat_map(|u| u.docs.iter().map(move |d| (u, d))).collect();
     let n = docs.len();
     let tok = Tokenizer::new(config);
-    let toks: Vec<Tokenized> = docs.par_iter().map(|(_, d)| tokenize_doc(&tok, &d.text)).collect();
-
     // Postings: per chunk of documents in parallel, then a k-way merge.
-    const DOCS_PER_CHUNK: usize = 4096;
-    let chunks: Vec<ChunkPostings> = toks
-        .par_chunks(DOCS_PER_CHUNK)
+    let threads = rayon::current_num_threads().max(1);
+    let per_chunk = n.div_ceil(threads * 4).max(4096);
+    let texts: Vec<&str> = docs.iter().map(|(_, d)| d.text.as_str()).collect();
+    let chunks: Vec<ChunkPostings> = texts
+        .par_chunks(per_chunk)
         .enumerate()
-        .map(|(c, ts)| chunk_postings((c * DOCS_PER_CHUNK) as u32, ts))
+        .map(|(c, ts)| index_chunk(&tok, (c * per_chunk) as u32, ts))
         .collect();
+    let lengths: Vec<u32> = chunks.iter().flat_map(|c| c.lengths.iter().copied()).collect();
+    let chunks: Vec<Vec<(String, Vec<(u32, u32)>)>> = chunks.into_iter().map(|c| c.terms).collect();
     let mut cursors = vec![0usize; chunks.len()];
     let mut heap: BinaryHeap<std::cmp::Reverse<(&str, usize)>> = BinaryHeap::new();
     for (c, list) in chunks.iter().enumerate() {
@@ -193,7 +206,6 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
             heap.push(std::cmp::Reverse((t.as_str(), c)));
         }
     }
-    let lengths: Vec<u32> = toks.iter().map(|t| t.len).collect();
     let mut s = vec![Vec::new(); format::SECTIONS];
     let (mut term_ends, mut term_bytes) = (vec![0u32], Vec::new());
     let (mut post_docs, mut post_tfs, mut blocks, mut info) =
@@ -267,6 +279,22 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         }
         put_u64(&mut stored_ends, stored.len() as u64);
     }
+    let mut by_day: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
+    for (d, (_, doc)) in docs.iter().enumerate() {
+        if let Some(day) = doc.day {
+            by_day.entry(day).or_default().push(d as u32);
+        }
+    }
+    let (mut day_post, mut day_docs) = (vec![0u32], Vec::new());
+    for (day, list) in &by_day {
+        s[sec::DAY_KEYS].extend_from_slice(&day.to_le_bytes());
+        for d in list {
+            put_u32(&mut day_docs, *d);
+        }
+        day_post.push(day_post.last().copied().unwrap_or(0) + list.len() as u32);
+    }
+    offsets32(&mut s[sec::DAY_POST], &day_post);
+    s[sec::DAY_DOCS] = day_docs;
     s[sec::DAYS] = days;
     s[sec::FLAGS] = flags;
     let (mut spk_ends, mut spk_bytes, mut spk_post, mut spk_docs) =
@@ -596,6 +624,9 @@ impl Segment {
             && len(sec::ADJ_OFFS) >= 4
             && len(sec::ADJ_OFFS) % 4 == 0
             && len(sec::ADJ_VALS) == len(sec::ADJ_OFFS) - 4
+            && len(sec::DAY_KEYS) % 4 == 0
+            && len(sec::DAY_POST) == len(sec::DAY_KEYS) + 4
+            && len(sec::DAY_DOCS) % 4 == 0
             && (seg.delta || (len(sec::TOMBS) == 0 && len(sec::ADJ_VALS) == 0));
         if !sizes_ok || seg.live_docs > seg.docs.max(seg.live_docs) {
             return damaged("section sizes do not match the header");
@@ -778,6 +809,38 @@ impl Segment {
             }
             None => Ok(&[]),
         }
+    }
+
+    /// The document lists of the days in `from..=to`, when there are at
+    /// most `max` such days.
+    pub(crate) fn day_lists(&self, from: i32, to: i32, max: usize) -> Result<Option<Vec<&[u8]>>, Damaged> {
+        let keys = self.section(sec::DAY_KEYS)?;
+        let day = |k: usize| get_u32(keys, k * 4).map_or(i32::MAX, |v| v as i32);
+        let n = keys.len() / 4;
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if day(mid) < from {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let first = lo;
+        let mut last = first;
+        while last < n && day(last) <= to {
+            last += 1;
+            if last - first > max {
+                return Ok(None);
+            }
+        }
+        let mut out = Vec::with_capacity(last - first);
+        for k in first..last {
+            let (s, e) =
+                (self.u32_at(sec::DAY_POST, k)? as usize, self.u32_at(sec::DAY_POST, k + 1)? as usize);
+            out.push(self.slice(sec::DAY_DOCS, s * 4, e.max(s) * 4)?);
+        }
+        Ok(Some(out))
     }
 
     /// Unit `u` as recorded.

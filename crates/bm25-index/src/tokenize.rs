@@ -2,7 +2,9 @@
 //! optional English stemming and stop words, and character bigrams for
 //! CJK text. Queries and documents go through the same function.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
@@ -119,33 +121,56 @@ impl Tokenizer {
     /// assert_eq!(terms, ["budget", "run", "東京", "京都"]);
     /// ```
     pub fn terms(&self, text: &str, out: &mut Vec<String>) {
+        self.each_term(text, None, &mut |t| out.push(t.to_owned()));
+    }
+
+    /// Calls `emit` with each term of `text`, in order, without allocating
+    /// per term. `stems` caches stems across calls (a build passes one per
+    /// thread; words repeat).
+    pub fn each_term(&self, text: &str, mut stems: Option<&mut StemCache>, emit: &mut dyn FnMut(&str)) {
         // UAX #29 makes every ideograph its own word: adjacent CJK words are
         // joined into one run before bigrams are taken.
         let mut run = String::new();
         let mut run_end = usize::MAX;
+        let mut folded = String::new();
         for (at, word) in text.unicode_word_indices() {
-            let folded = fold(word);
-            if folded.chars().any(is_cjk) {
-                if at != run_end && !run.is_empty() {
-                    self.cjk(&std::mem::take(&mut run), out);
+            folded.clear();
+            if word.is_ascii() {
+                folded.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            } else {
+                folded.push_str(&fold(word));
+                if folded.chars().any(is_cjk) {
+                    if at != run_end && !run.is_empty() {
+                        self.cjk(&std::mem::take(&mut run), emit);
+                    }
+                    run.push_str(&folded);
+                    run_end = at + word.len();
+                    continue;
                 }
-                run.push_str(&folded);
-                run_end = at + word.len();
-                continue;
             }
             if !run.is_empty() {
-                self.cjk(&std::mem::take(&mut run), out);
+                self.cjk(&std::mem::take(&mut run), emit);
             }
-            if self.config.stop_words && STOP_WORDS.binary_search(&folded.as_str()).is_ok() {
+            if self.config.stop_words && is_stop_word(&folded) {
                 continue;
             }
-            match &self.stemmer {
-                Some(s) => out.push(s.stem(&folded).into_owned()),
-                None => out.push(folded),
+            match (&self.stemmer, stems.as_deref_mut()) {
+                (Some(s), Some(cache)) => match cache.0.get(folded.as_str()) {
+                    Some(stem) => emit(stem),
+                    None => {
+                        let stem = s.stem(&folded).into_owned();
+                        emit(&stem);
+                        if cache.0.len() < STEM_CACHE_MAX {
+                            cache.0.insert(folded.clone(), stem);
+                        }
+                    }
+                },
+                (Some(s), None) => emit(&s.stem(&folded)),
+                (None, _) => emit(&folded),
             }
         }
         if !run.is_empty() {
-            self.cjk(&run, out);
+            self.cjk(&run, emit);
         }
     }
 
@@ -191,32 +216,77 @@ impl Tokenizer {
 
     /// CJK runs become overlapping character bigrams (a lone character is
     /// its own term); other characters in the word stay whole.
-    fn cjk(&self, word: &str, out: &mut Vec<String>) {
+    fn cjk(&self, word: &str, emit: &mut dyn FnMut(&str)) {
         let chars: Vec<char> = word.chars().collect();
+        let mut buf = String::new();
         let mut k = 0;
         while k < chars.len() {
-            if is_cjk(chars[k]) {
-                let start = k;
-                while k < chars.len() && is_cjk(chars[k]) {
-                    k += 1;
-                }
-                let run = &chars[start..k];
-                if run.len() == 1 {
-                    out.push(run[0].to_string());
-                } else {
-                    for w in run.windows(2) {
-                        out.push(w.iter().collect());
-                    }
+            let start = k;
+            let cjk = is_cjk(chars[k]);
+            while k < chars.len() && is_cjk(chars[k]) == cjk {
+                k += 1;
+            }
+            let run = &chars[start..k];
+            if cjk && run.len() > 1 {
+                for w in run.windows(2) {
+                    buf.clear();
+                    buf.extend(w);
+                    emit(&buf);
                 }
             } else {
-                let start = k;
-                while k < chars.len() && !is_cjk(chars[k]) {
-                    k += 1;
-                }
-                out.push(chars[start..k].iter().collect());
+                buf.clear();
+                buf.extend(run);
+                emit(&buf);
             }
         }
     }
+}
+
+/// A fast hasher for short strings (FxHash): the build's term dictionary
+/// is internal, so hash flooding is not a concern there.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<Fx>;
+
+/// Stems already computed, by folded word (bounded in size).
+#[derive(Default)]
+pub struct StemCache(HashMap<String, String, FxBuild>);
+
+impl fmt::Debug for StemCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StemCache").field("len", &self.0.len()).finish()
+    }
+}
+
+/// The most stems a [`StemCache`] keeps.
+const STEM_CACHE_MAX: usize = 1 << 18;
+
+fn is_stop_word(word: &str) -> bool {
+    static SET: OnceLock<HashSet<&'static str, FxBuild>> = OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(word)
 }
 
 #[cfg(test)]

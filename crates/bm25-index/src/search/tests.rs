@@ -332,8 +332,14 @@ fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
         for limit in [1, 5, 10, 50] {
             let f = Filters::default();
             assert_eq!(rows(&view, q, &f, limit, p), brute(&units, q, &f, limit, p, config), "{q} {limit}");
-            let f = Filters { day_from: Some(100), day_to: Some(103), ..Filters::default() };
-            assert_eq!(rows(&view, q, &f, limit, p), brute(&units, q, &f, limit, p, config), "{q} {limit}");
+            for (from, to) in [(100, 103), (10, 300), (364, 364), (400, 500)] {
+                let f = Filters { day_from: Some(from), day_to: Some(to), ..Filters::default() };
+                assert_eq!(
+                    rows(&view, q, &f, limit, p),
+                    brute(&units, q, &f, limit, p, config),
+                    "{q} {limit}"
+                );
+            }
         }
     }
 }
