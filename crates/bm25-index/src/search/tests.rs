@@ -38,17 +38,17 @@ fn brute(
     tok.terms(query, &mut q);
     let mut seen = std::collections::HashSet::new();
     q.retain(|t| seen.insert(t.clone()));
+    let df: Vec<u32> = q.iter().map(|t| toks.iter().filter(|ts| ts.contains(t)).count() as u32).collect();
     let mut out = Vec::new();
     for (k, (unit, doc)) in docs.iter().enumerate() {
         let mut score = 0.0;
         let mut matched = false;
-        for t in &q {
+        for (t, &df) in q.iter().zip(&df) {
             let tf = toks[k].iter().filter(|x| *x == t).count() as u32;
             if tf == 0 {
                 continue;
             }
             matched = true;
-            let df = toks.iter().filter(|ts| ts.contains(t)).count() as u32;
             score += term_score(p, n, df, tf, toks[k].len() as u32, avgdl);
         }
         let pass = (f.include_pending || !doc.pending)
