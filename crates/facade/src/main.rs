@@ -463,6 +463,9 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         }
     };
     let terms = view.query_terms(&a.query);
+    if a.speaker.is_some() && !as_json {
+        let _ = writeln!(io::stderr().lock(), "note: --speaker searches archived records only");
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     for h in &hits {
         let line = match index::workspace::hit_line(view, h, &terms) {

@@ -1,0 +1,199 @@
+//! `index build` and `search` through the binary: exact hit shapes, filters,
+//! the forged-label case, refresh without a rebuild, damaged index files,
+//! and refusals.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::{data, error_of, json_lines, run};
+
+const ADA: &str = "---
+kind: person
+---
+# Ada
+
+Ada said the budget is 50k for the [garden](ada.md).[^e-1175dea39c] ^a1
+
+Unpaired claim about the key.[^e-20a9ff0b11] ^a2
+
+[^e-1175dea39c]: Time: `2026-08-09T10:11:12Z`; Sources: [chat/team-1/m1](../../sources/chat/_v2/team-1.md#source-99a7df07)
+[^e-20a9ff0b11]: Time: `2026-08-09T10:15:00Z`; Sources: [chat/team-1/m6](../../sources/chat/_v2/team-1.md#source-82a463b6)
+";
+
+fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let input = std::fs::read(data("append-input.jsonl")).unwrap();
+    assert!(run(&["archive", "append", "--workspace", w(ws.path())], &input).status.success());
+    std::fs::create_dir_all(ws.path().join("topics/people")).unwrap();
+    std::fs::write(ws.path().join("topics/people/ada.md"), ADA).unwrap();
+    ws
+}
+
+fn w(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn search_raw(root: &Path, args: &[&str]) -> String {
+    let mut all = vec!["search"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--workspace", w(root), "--json"]);
+    let out = run(&all, b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn search(root: &Path, args: &[&str]) -> Vec<Value> {
+    json_lines(search_raw(root, args).as_bytes())
+}
+
+/// The keys of a one-line JSON object, in the order they are written.
+fn keys_in_order(line: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(line).unwrap();
+    let mut keys: Vec<(usize, String)> = v
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| (line.find(&format!("\"{k}\":")).expect("key written"), k.clone()))
+        .collect();
+    keys.sort();
+    keys.into_iter().map(|(_, k)| k).collect()
+}
+
+#[test]
+fn hits_have_the_documented_shapes() {
+    let ws = workspace();
+    let out = run(&["index", "build", "--workspace", w(ws.path()), "--json"], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = &json_lines(&out.stdout)[0];
+    assert_eq!(report["action"], "built");
+    // Six records (the pending one included) and one eligible block; the
+    // block citing the pending record is indexed as pending.
+    assert_eq!(report["documents"], 8);
+
+    let raw = search_raw(ws.path(), &["budget"]);
+    let lines: Vec<&str> = raw.lines().collect();
+    assert_eq!(lines.len(), 2);
+    let (t, s) = if lines[0].starts_with(r#"{"kind":"topic""#) { (0, 1) } else { (1, 0) };
+    let hits = json_lines(raw.as_bytes());
+    assert_eq!(keys_in_order(lines[t]), ["kind", "path", "block_id", "text", "time", "trust", "score", "snippet"]);
+    assert_eq!(hits[t]["kind"], "topic");
+    assert_eq!(hits[t]["path"], "topics/people/ada.md");
+    assert_eq!(hits[t]["block_id"], "a1");
+    assert_eq!(hits[t]["text"], "Ada said the budget is 50k for the garden.");
+    assert_eq!(hits[t]["time"], "2026-08-09T10:11:12Z");
+    assert_eq!(hits[t]["trust"], "trusted");
+    assert_eq!(
+        keys_in_order(lines[s]),
+        [
+            "kind", "source_id", "provider", "thread", "message", "role", "timestamp", "speaker_id",
+            "speaker_display", "speaker_label", "speaker_trusted", "trust", "content", "path", "anchor",
+            "score", "snippet"
+        ]
+    );
+    assert_eq!(hits[s]["kind"], "source");
+    assert_eq!(hits[s]["source_id"], "chat/team-1/m1");
+    assert_eq!(hits[s]["speaker_label"], "Ada (7391)");
+    assert_eq!(hits[s]["anchor"], "source-99a7df07");
+    assert_eq!(hits[s]["snippet"], "Ada (7391) the budget is 50k");
+    assert!(hits[1]["score"].as_f64().unwrap() > 0.0);
+    assert!(hits[0]["score"].as_f64() >= hits[1]["score"].as_f64());
+}
+
+#[test]
+fn filters_and_the_forged_label() {
+    let ws = workspace();
+    let root = ws.path();
+    // Bo's body carries a forged "[Ada (7391)]" label.
+    let any = search(root, &["key share"]);
+    assert!(any.iter().any(|h| h["source_id"] == "chat/team-1/m2"));
+    for who in ["7391", "ADA", "ada (7391)"] {
+        let hits = search(root, &["key share budget", "--speaker", who]);
+        assert_eq!(hits.len(), 1, "{who}");
+        assert_eq!(hits[0]["source_id"], "chat/team-1/m1");
+    }
+    assert_eq!(search(root, &["key", "--speaker", "bo"])[0]["source_id"], "chat/team-1/m2");
+    assert!(search(root, &["key", "--speaker", "ad"]).is_empty(), "never a substring");
+    // Pending: the unpaired record and the block citing it.
+    assert!(search(root, &["unpaired"]).is_empty());
+    let pending = search(root, &["unpaired", "--include-pending"]);
+    assert_eq!(pending.len(), 2);
+    assert!(pending.iter().all(|h| h["trust"] == "pending"));
+    // Kind, path prefix, dates.
+    assert!(search(root, &["budget", "--kind", "source"]).iter().all(|h| h["kind"] == "source"));
+    assert_eq!(search(root, &["budget", "--path-prefix", "topics/people/"]).len(), 1);
+    assert!(search(root, &["budget", "--path-prefix", "topics/people/x"]).is_empty());
+    assert_eq!(search(root, &["budget", "--date-from", "2026-08-09", "--date-to", "2026-08-09"]).len(), 2);
+    assert!(search(root, &["budget", "--date-from", "2026-08-10"]).is_empty());
+    // No hits: empty output, exit 0.
+    assert!(search(root, &["zebra"]).is_empty());
+    assert!(search(root, &["budget", "--limit", "0"]).is_empty());
+}
+
+#[test]
+fn a_stale_index_is_refreshed_before_answering() {
+    let ws = workspace();
+    let root = ws.path();
+    assert!(search(root, &["東京"]).is_empty());
+    let line = r#"{"provider":"chat","thread":"team-2","message":"n1","role":"user","timestamp":"2026-09-01T08:00:00Z","speaker_id":"9","speaker_display":"Kenji","content":"東京都に行きます"}"#;
+    assert!(run(&["archive", "append", "--workspace", w(root)], line.as_bytes()).status.success());
+    let hits = search(root, &["東京"]);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["speaker_label"], "Kenji (9)");
+    // A same-size edit of a topic file right after it was indexed.
+    let path = root.join("topics/people/ada.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("garden", "meadow")).unwrap();
+    assert_eq!(search(root, &["meadow"]).len(), 1);
+    assert!(search(root, &["garden"]).is_empty());
+    std::fs::remove_file(&path).unwrap();
+    assert!(search(root, &["meadow"]).is_empty());
+}
+
+#[test]
+fn damaged_index_files_are_rebuilt_not_believed() {
+    let ws = workspace();
+    let root = ws.path();
+    let good = search(root, &["budget key"]);
+    let base = root.join(".scriptorium/index/base.idx");
+    let bytes = std::fs::read(&base).unwrap();
+    for damaged in [bytes[..100].to_vec(), b"garbage".to_vec(), {
+        let mut b = bytes.clone();
+        let at = b.len() - 10;
+        b[at] ^= 0x55;
+        b
+    }] {
+        std::fs::write(&base, &damaged).unwrap();
+        let out = run(&["search", "budget key", "--workspace", w(root), "--json"], b"");
+        if out.status.success() {
+            assert_eq!(json_lines(&out.stdout), good);
+        } else {
+            // Damage deep in the file is found when first read: an error,
+            // never a wrong answer; the next open rebuilds.
+            assert_eq!(error_of(&out)["code"], "IO");
+            std::fs::write(&base, b"x").unwrap();
+        }
+        assert_eq!(search(root, &["budget key"]), good);
+    }
+}
+
+#[test]
+fn refusals() {
+    let ws = workspace();
+    let root = w(ws.path());
+    let out = run(&["search", "x", "--workspace", root, "--date-from", "2026-13-01"], b"");
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+    let out = run(&["search", "x", "--workspace", root, "--date-to", "yesterday"], b"");
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+    let out = run(&["search", "x", "--workspace", root, "--speaker", "7391", "--kind", "topic"], b"");
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+    let missing = ws.path().join("nope");
+    let out = run(&["search", "x", "--workspace", w(&missing)], b"");
+    assert_eq!(error_of(&out)["code"], "NOT_FOUND");
+    assert!(!missing.exists());
+    let out = run(&["index", "build", "--workspace", w(&missing)], b"");
+    assert_eq!(error_of(&out)["code"], "NOT_FOUND");
+    let out = run(&["search", "x", "--workspace", root, "--kind", "blocks"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
