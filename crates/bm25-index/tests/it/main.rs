@@ -1,5 +1,5 @@
 //! Integration tests of the index layer: the `index_open` fuzz corpus
-//! replayed on stable Rust.
+//! replayed on stable Rust, the workspace index on disk, and query heap.
 
 use std::path::Path;
 
@@ -17,4 +17,8 @@ fn index_open_corpus() {
     assert!(n > 0);
 }
 
+mod heap;
 mod workspace;
+
+#[global_allocator]
+static ALLOC: heap::Counting = heap::Counting;
