@@ -36,7 +36,7 @@ const SYLLABLES: &[&str] = &[
 
 /// The vocabulary, most frequent first.
 pub fn vocabulary(n: usize) -> Vec<String> {
-    let mut rng = Rng::new(0x5eed_0f_70c5);
+    let mut rng = Rng::new(0x005e_ed0f_70c5);
     let mut seen = std::collections::HashSet::new();
     let mut out: Vec<String> = COMMON.iter().map(|s| (*s).to_owned()).collect();
     seen.extend(out.iter().cloned());

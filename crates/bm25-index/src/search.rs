@@ -482,6 +482,9 @@ impl View {
         if f.day_from.is_some() || f.day_to.is_some() {
             let (from, to) = (f.day_from.unwrap_or(i32::MIN), f.day_to.unwrap_or(i32::MAX));
             if let Some(lists) = seg.day_lists(from, to, MAX_DAY_LISTS)? {
+                if lists.iter().all(|b| b.is_empty()) {
+                    return Ok(Vec::new());
+                }
                 drivers.push(Driver(lists.into_iter().map(|b| ListCursor { b, pos: 0 }).collect()));
             }
         }

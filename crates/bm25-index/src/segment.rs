@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use rayon::prelude::*;
 
 use crate::format::{self, checksum, get_u32, get_u64, put_str, put_u32, put_u64, sec, Reader};
-use crate::tokenize::{FxBuild, StemCache, Tokenizer, TokenizerConfig};
+use crate::tokenize::{FxBuild, Tokenizer, TokenizerConfig};
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -126,32 +126,58 @@ pub fn distinct_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
     all
 }
 
+/// The most distinct words a build thread remembers the term of.
+const WORD_CACHE_MAX: usize = 1 << 20;
+
 /// Postings of one chunk of documents: sorted terms, each with its
 /// `(document, frequency)` list, and the chunk's document lengths.
+type TermPostings = Vec<(String, Vec<(u32, u32)>)>;
+
 struct ChunkPostings {
-    terms: Vec<(String, Vec<(u32, u32)>)>,
+    terms: TermPostings,
     lengths: Vec<u32>,
 }
 
 fn index_chunk(tok: &Tokenizer, first: u32, texts: &[&str]) -> ChunkPostings {
+    // Folded word → its term's id in this chunk (`None`: a stop word), so
+    // a repeated word costs one lookup; term → id for new words only.
+    let mut words: HashMap<String, Option<u32>, FxBuild> = HashMap::default();
     let mut dict: HashMap<String, u32, FxBuild> = HashMap::default();
     let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut lengths = Vec::with_capacity(texts.len());
-    let mut cache = StemCache::default();
     let mut ids: Vec<u32> = Vec::new();
+    type Dict = HashMap<String, u32, FxBuild>;
+    fn intern(term: &str, dict: &mut Dict, postings: &mut Vec<Vec<(u32, u32)>>) -> u32 {
+        match dict.get(term) {
+            Some(&id) => id,
+            None => {
+                let id = postings.len() as u32;
+                dict.insert(term.to_owned(), id);
+                postings.push(Vec::new());
+                id
+            }
+        }
+    }
     for (k, text) in texts.iter().enumerate() {
         ids.clear();
-        tok.each_term(text, Some(&mut cache), &mut |t| {
-            let id = match dict.get(t) {
-                Some(&id) => id,
+        tok.each_word(text, &mut |word, whole| {
+            if whole {
+                ids.push(intern(word, &mut dict, &mut postings));
+                return;
+            }
+            let id = match words.get(word) {
+                Some(id) => *id,
                 None => {
-                    let id = postings.len() as u32;
-                    dict.insert(t.to_owned(), id);
-                    postings.push(Vec::new());
+                    let id = tok.term_of(word).map(|t| intern(&t, &mut dict, &mut postings));
+                    if words.len() < WORD_CACHE_MAX {
+                        words.insert(word.to_owned(), id);
+                    }
                     id
                 }
             };
-            ids.push(id);
+            if let Some(id) = id {
+                ids.push(id);
+            }
         });
         lengths.push(ids.len() as u32);
         ids.sort_unstable();
@@ -198,7 +224,7 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         .map(|(c, ts)| index_chunk(&tok, (c * per_chunk) as u32, ts))
         .collect();
     let lengths: Vec<u32> = chunks.iter().flat_map(|c| c.lengths.iter().copied()).collect();
-    let chunks: Vec<Vec<(String, Vec<(u32, u32)>)>> = chunks.into_iter().map(|c| c.terms).collect();
+    let chunks: Vec<TermPostings> = chunks.into_iter().map(|c| c.terms).collect();
     let mut cursors = vec![0usize; chunks.len()];
     let mut heap: BinaryHeap<std::cmp::Reverse<(&str, usize)>> = BinaryHeap::new();
     for (c, list) in chunks.iter().enumerate() {

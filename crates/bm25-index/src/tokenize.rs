@@ -2,7 +2,7 @@
 //! optional English stemming and stop words, and character bigrams for
 //! CJK text. Queries and documents go through the same function.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -121,13 +121,37 @@ impl Tokenizer {
     /// assert_eq!(terms, ["budget", "run", "東京", "京都"]);
     /// ```
     pub fn terms(&self, text: &str, out: &mut Vec<String>) {
-        self.each_term(text, None, &mut |t| out.push(t.to_owned()));
+        self.each_term(text, &mut |t| out.push(t.to_owned()));
     }
 
-    /// Calls `emit` with each term of `text`, in order, without allocating
-    /// per term. `stems` caches stems across calls (a build passes one per
-    /// thread; words repeat).
-    pub fn each_term(&self, text: &str, mut stems: Option<&mut StemCache>, emit: &mut dyn FnMut(&str)) {
+    /// Calls `emit` with each term of `text`, in order.
+    pub fn each_term(&self, text: &str, emit: &mut dyn FnMut(&str)) {
+        self.each_word(text, &mut |word, whole| {
+            if whole {
+                emit(word);
+            } else if let Some(t) = self.term_of(word) {
+                emit(&t);
+            }
+        });
+    }
+
+    /// The term of a folded word: `None` for a stop word, else its stem
+    /// (or the word itself without stemming).
+    pub fn term_of<'w>(&self, folded: &'w str) -> Option<std::borrow::Cow<'w, str>> {
+        if self.config.stop_words && is_stop_word(folded) {
+            return None;
+        }
+        match &self.stemmer {
+            Some(s) => Some(s.stem(folded)),
+            None => Some(std::borrow::Cow::Borrowed(folded)),
+        }
+    }
+
+    /// Calls `emit(word, whole)` for each word of `text` in order, case
+    /// folded; `whole` is true for CJK bigrams (already terms), false for a
+    /// word that [`Tokenizer::term_of`] turns into its term. Nothing is
+    /// allocated per word, so a caller may cache terms by folded word.
+    pub fn each_word(&self, text: &str, emit: &mut dyn FnMut(&str, bool)) {
         // UAX #29 makes every ideograph its own word: adjacent CJK words are
         // joined into one run before bigrams are taken.
         let mut run = String::new();
@@ -136,12 +160,13 @@ impl Tokenizer {
         for (at, word) in text.unicode_word_indices() {
             folded.clear();
             if word.is_ascii() {
-                folded.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+                folded.push_str(word);
+                folded.make_ascii_lowercase();
             } else {
                 folded.push_str(&fold(word));
                 if folded.chars().any(is_cjk) {
                     if at != run_end && !run.is_empty() {
-                        self.cjk(&std::mem::take(&mut run), emit);
+                        self.cjk(&std::mem::take(&mut run), &mut |t| emit(t, true));
                     }
                     run.push_str(&folded);
                     run_end = at + word.len();
@@ -149,28 +174,12 @@ impl Tokenizer {
                 }
             }
             if !run.is_empty() {
-                self.cjk(&std::mem::take(&mut run), emit);
+                self.cjk(&std::mem::take(&mut run), &mut |t| emit(t, true));
             }
-            if self.config.stop_words && is_stop_word(&folded) {
-                continue;
-            }
-            match (&self.stemmer, stems.as_deref_mut()) {
-                (Some(s), Some(cache)) => match cache.0.get(folded.as_str()) {
-                    Some(stem) => emit(stem),
-                    None => {
-                        let stem = s.stem(&folded).into_owned();
-                        emit(&stem);
-                        if cache.0.len() < STEM_CACHE_MAX {
-                            cache.0.insert(folded.clone(), stem);
-                        }
-                    }
-                },
-                (Some(s), None) => emit(&s.stem(&folded)),
-                (None, _) => emit(&folded),
-            }
+            emit(&folded, false);
         }
         if !run.is_empty() {
-            self.cjk(&run, emit);
+            self.cjk(&run, &mut |t| emit(t, true));
         }
     }
 
@@ -270,19 +279,6 @@ impl std::hash::Hasher for Fx {
 }
 
 pub(crate) type FxBuild = std::hash::BuildHasherDefault<Fx>;
-
-/// Stems already computed, by folded word (bounded in size).
-#[derive(Default)]
-pub struct StemCache(HashMap<String, String, FxBuild>);
-
-impl fmt::Debug for StemCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StemCache").field("len", &self.0.len()).finish()
-    }
-}
-
-/// The most stems a [`StemCache`] keeps.
-const STEM_CACHE_MAX: usize = 1 << 18;
 
 fn is_stop_word(word: &str) -> bool {
     static SET: OnceLock<HashSet<&'static str, FxBuild>> = OnceLock::new();

@@ -36,7 +36,8 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 fn corpus(n: usize) -> Vec<Unit> {
-    let words = ["budget", "tea", "garden", "plan", "paris", "music", "dog", "code", "ada", "travel", "meadow"];
+    let words =
+        ["budget", "tea", "garden", "plan", "paris", "music", "dog", "code", "ada", "travel", "meadow"];
     let mut x = 11u64;
     (0..n / 100)
         .map(|u| Unit {
@@ -55,7 +56,7 @@ fn corpus(n: usize) -> Vec<Unit> {
                     Document {
                         anchor: format!("source-{i:08x}"),
                         key: String::new(),
-                        day: Some((i % 50) as i32),
+                        day: Some(i % 50),
                         pending: false,
                         speakers: vec![format!("s{}", i % 10)],
                         text: text.join(" "),
@@ -96,7 +97,8 @@ fn query_heap_does_not_grow_with_the_index() {
     let config = TokenizerConfig::default();
     let mut peaks = Vec::new();
     for n in [2_000, 50_000] {
-        let view = View::new(Segment::open_vec(build(corpus(n), config, None), config).unwrap(), None).unwrap();
+        let view =
+            View::new(Segment::open_vec(build(corpus(n), config, None), config).unwrap(), None).unwrap();
         peaks.push(peak_of_queries(&view));
     }
     assert!(peaks.iter().all(|&p| p < 16 * 1024), "{peaks:?}");

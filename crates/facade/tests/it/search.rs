@@ -77,7 +77,10 @@ fn hits_have_the_documented_shapes() {
     assert_eq!(lines.len(), 2);
     let (t, s) = if lines[0].starts_with(r#"{"kind":"topic""#) { (0, 1) } else { (1, 0) };
     let hits = json_lines(raw.as_bytes());
-    assert_eq!(keys_in_order(lines[t]), ["kind", "path", "block_id", "text", "time", "trust", "score", "snippet"]);
+    assert_eq!(
+        keys_in_order(lines[t]),
+        ["kind", "path", "block_id", "text", "time", "trust", "score", "snippet"]
+    );
     assert_eq!(hits[t]["kind"], "topic");
     assert_eq!(hits[t]["path"], "topics/people/ada.md");
     assert_eq!(hits[t]["block_id"], "a1");
@@ -87,9 +90,23 @@ fn hits_have_the_documented_shapes() {
     assert_eq!(
         keys_in_order(lines[s]),
         [
-            "kind", "source_id", "provider", "thread", "message", "role", "timestamp", "speaker_id",
-            "speaker_display", "speaker_label", "speaker_trusted", "trust", "content", "path", "anchor",
-            "score", "snippet"
+            "kind",
+            "source_id",
+            "provider",
+            "thread",
+            "message",
+            "role",
+            "timestamp",
+            "speaker_id",
+            "speaker_display",
+            "speaker_label",
+            "speaker_trusted",
+            "trust",
+            "content",
+            "path",
+            "anchor",
+            "score",
+            "snippet"
         ]
     );
     assert_eq!(hits[s]["kind"], "source");
