@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use scriptorium_benches::corpus::{self, Doc};
+use scriptorium_benches::corpus::{self, units, Doc};
 use scriptorium_bm25_index::delta::{refresh, Change};
 use scriptorium_bm25_index::search::{Bm25, Filters, View};
-use scriptorium_bm25_index::segment::{build, Document, Kind, Segment, Stamp, Unit};
+use scriptorium_bm25_index::segment::{build, Segment};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace::speaker_key;
 use tantivy::collector::TopDocs;
@@ -27,36 +27,6 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{doc, Index, IndexReader};
 
 const K: usize = 5;
-
-fn units(docs: &[Doc]) -> Vec<Unit> {
-    let mut out: Vec<Unit> = Vec::new();
-    for d in docs {
-        if out.last().is_none_or(|u| u.path != d.path) {
-            out.push(Unit {
-                kind: Kind::Source,
-                path: d.path.clone(),
-                stamp: Stamp::default(),
-                deps: Vec::new(),
-                docs: Vec::new(),
-            });
-        }
-        let display = format!("Person{}", d.speaker);
-        let label = format!("{display} ({})", d.speaker);
-        let mut speakers = vec![speaker_key(&d.speaker), speaker_key(&display), speaker_key(&label)];
-        speakers.sort();
-        let unit = out.last_mut().expect("pushed above");
-        unit.docs.push(Document {
-            anchor: d.anchor.clone(),
-            key: String::new(),
-            day: Some(d.day),
-            pending: false,
-            speakers,
-            text: d.text.clone(),
-            payload: String::new(),
-        });
-    }
-    out
-}
 
 struct Tantivy {
     index: Index,

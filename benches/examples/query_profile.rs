@@ -5,7 +5,7 @@
 
 use scriptorium_benches::corpus;
 use scriptorium_bm25_index::search::{Bm25, Filters, View};
-use scriptorium_bm25_index::segment::{build, Document, Kind, Segment, Stamp, Unit};
+use scriptorium_bm25_index::segment::{build, Segment};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 
 fn main() {
@@ -13,27 +13,7 @@ fn main() {
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let filter = args.next().unwrap_or_else(|| "none".into());
     let docs = corpus::docs(n);
-    let mut units: Vec<Unit> = Vec::new();
-    for d in &docs {
-        if units.last().is_none_or(|u| u.path != d.path) {
-            units.push(Unit {
-                kind: Kind::Source,
-                path: d.path.clone(),
-                stamp: Stamp::default(),
-                deps: Vec::new(),
-                docs: Vec::new(),
-            });
-        }
-        units.last_mut().expect("pushed").docs.push(Document {
-            anchor: d.anchor.clone(),
-            key: String::new(),
-            day: Some(d.day),
-            pending: false,
-            speakers: vec![d.speaker.clone()],
-            text: d.text.clone(),
-            payload: String::new(),
-        });
-    }
+    let units = corpus::units(&docs);
     let config = TokenizerConfig::default();
     let view = View::new(Segment::open_vec(build(units, config, None), config).expect("opens"), None)
         .expect("a base");

@@ -5,6 +5,9 @@
 //! thread; and questions of three to eight words drawn like real ones
 //! (mostly mid-frequency content words, some function words).
 
+use scriptorium_bm25_index::segment::{Document, Kind, Stamp, Unit};
+use scriptorium_bm25_index::workspace::speaker_key;
+
 use crate::Rng;
 
 /// One record of the corpus.
@@ -140,4 +143,37 @@ pub fn queries(n: usize) -> Vec<String> {
             words.join(" ")
         })
         .collect()
+}
+
+/// The records as index units, one per thread file, with the speaker keys
+/// a v2 record carries (id, display `Person<id>`, label).
+pub fn units(docs: &[Doc]) -> Vec<Unit> {
+    let mut out: Vec<Unit> = Vec::new();
+    for d in docs {
+        if out.last().is_none_or(|u| u.path != d.path) {
+            out.push(Unit {
+                kind: Kind::Source,
+                path: d.path.clone(),
+                stamp: Stamp::default(),
+                deps: Vec::new(),
+                docs: Vec::new(),
+            });
+        }
+        let display = format!("Person{}", d.speaker);
+        let label = format!("{display} ({})", d.speaker);
+        let mut speakers = vec![speaker_key(&d.speaker), speaker_key(&display), speaker_key(&label)];
+        speakers.sort();
+        if let Some(unit) = out.last_mut() {
+            unit.docs.push(Document {
+                anchor: d.anchor.clone(),
+                key: String::new(),
+                day: Some(d.day),
+                pending: false,
+                speakers,
+                text: d.text.clone(),
+                payload: String::new(),
+            });
+        }
+    }
+    out
 }
