@@ -19,11 +19,15 @@ fn main() {
         .expect("a base");
     let f = match filter.as_str() {
         "speaker" => Filters { speaker: Some("42".into()), ..Filters::default() },
-        "date" => Filters {
-            day_from: Some(corpus::FIRST_DAY + 500),
-            day_to: Some(corpus::FIRST_DAY + 510),
-            ..Filters::default()
-        },
+        "date" => {
+            // SPAN days (default 11, 1 % of the corpus).
+            let span: i32 = std::env::var("SPAN").ok().and_then(|s| s.parse().ok()).unwrap_or(11);
+            Filters {
+                day_from: Some(corpus::FIRST_DAY + 500),
+                day_to: Some(corpus::FIRST_DAY + 499 + span),
+                ..Filters::default()
+            }
+        }
         "path" => Filters { path_prefix: Some("sources/bench/_v2/t000".into()), ..Filters::default() },
         _ => Filters::default(),
     };

@@ -139,9 +139,10 @@ impl Cursor<'_> {
     }
 }
 
-/// At most this many day lists drive a date filter; a wider range is
-/// checked document by document instead.
-const MAX_DAY_LISTS: usize = 64;
+/// At most this many day lists drive a date filter (their union is walked
+/// with the candidates); a wider range is checked document by document,
+/// which measured faster beyond about seven lists (`docs/benchmarks.md`).
+const MAX_DAY_LISTS: usize = 6;
 
 /// A sorted list of document numbers being walked.
 struct ListCursor<'a> {
