@@ -4,9 +4,8 @@
 //! Each workspace file is a *unit*: a v2 archive file, a legacy archive
 //! file, or a topic file. [`open`] compares every file's size and
 //! modification time with what the index recorded and re-reads only the
-//! files that changed (plus, for a file modified within two seconds of being
-//! read, a hash of its bytes, so an edit within one timestamp tick is not
-//! missed). What a changed file affects beyond itself:
+//! files that changed (plus, for a file modified just before it was read, a
+//! hash of its bytes, so an edit within one timestamp tick is not missed). What a changed file affects beyond itself:
 //!
 //! * a legacy record is left out when a v2 record has its source id, so a
 //!   legacy file depends on the v2 files its ids name;
@@ -46,8 +45,18 @@ pub const BASE: &str = "base.idx";
 /// The delta segment's file name.
 pub const DELTA: &str = "delta.idx";
 
-/// A file modified this close to when it was read is re-hashed on refresh.
-const RACY_NS: i64 = 2_000_000_000;
+/// A file modified this close before it was read may change again within
+/// the same timestamp tick: it is re-hashed on the next refresh. Two
+/// seconds where the file system keeps whole-second times (the time has no
+/// fraction), a tenth of a second where it keeps finer ones (Linux file
+/// systems tick every few milliseconds).
+fn racy_window(modified: i64) -> i64 {
+    if modified % 1_000_000_000 == 0 {
+        2_000_000_000
+    } else {
+        100_000_000
+    }
+}
 
 /// What [`open`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -649,13 +658,13 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     for (key, listed) in &listing {
         match old.get(&(key.0, key.1.as_str())) {
             Some(u) if u.stamp.size == listed.0 && u.stamp.modified == listed.1 => {
-                if listed.1 >= u.stamp.read - RACY_NS {
+                if listed.1 >= u.stamp.read - racy_window(listed.1) {
                     let (bytes, stamp) = read(root, &key.1, *listed)?;
                     files_read += 1;
                     if stamp.hash != u.stamp.hash {
                         changed.insert(key.clone());
                         reread.insert(key.clone(), (bytes, stamp));
-                    } else if listed.1 < stamp.read - RACY_NS {
+                    } else if listed.1 < stamp.read - racy_window(listed.1) {
                         settled.push((u, stamp));
                     }
                 }
