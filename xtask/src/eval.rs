@@ -262,6 +262,6 @@ mod tests {
         assert_eq!(session_time("12:30 pm on 1 June, 2023").as_deref(), Some("2023-06-01T12:30:00Z"));
         assert_eq!(session_time("noon"), None);
         let ev = serde_json::json!(["D8:6; D9:17", "D:11:26", "D", "D1:3"]);
-        assert_eq!(evidence(&ev), ["D1:3", "D11:26", "D8:6", "D9:17"]);
+        assert_eq!(evidence(&ev), ["D11:26", "D1:3", "D8:6", "D9:17"]);
     }
 }
