@@ -1,14 +1,22 @@
 //! Transactions over a Scriptorium workspace.
 //!
-//! **Status: not built yet.** This layer will own the workspace layout and its
-//! migration, the revision, the cross-process write lock
-//! (`.scriptorium/write.lock`), staging and whole-workspace validation of a
-//! patch, atomic multi-file install with crash recovery, authority tiers,
-//! pending trust and promotion audit, history, and rebuilding derived views and
-//! the index after an install.
+//! **Status: being built.** Today this crate holds the workspace layout
+//! ([`layout`]: `ensure`, the identity file, moving an old layout's folders
+//! aside), the revision ([`revision`], cached), the patch and its pre-lock
+//! checks ([`patch`]: parsing, path rules, tiers), and the error type with
+//! the stable codes ([`error`]). Still to come: the lock-taking commit
+//! (staging, validation against the current workspace, the crash-safe
+//! install with its intent record and recovery), history, promotion and its
+//! audit, and the CLI verbs `update`, `status`, `check`, `promote`.
 //!
 //! **Architecture invariant:** this crate knows nothing about conversations,
 //! sessions, models or scheduling. It may depend only on the archive, topic and
 //! index layers.
 //!
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod layout;
+pub mod patch;
+pub mod revision;

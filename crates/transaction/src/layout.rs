@@ -1,0 +1,144 @@
+//! The workspace layout (FORMAT.md §1): creating it, its identity file,
+//! and moving an old layout's folders out of the way.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use scriptorium_source_archive::fsio;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, Error};
+
+/// The identity file, relative to the workspace.
+pub const WORKSPACE_JSON: &str = ".scriptorium/workspace.json";
+
+/// Folders every workspace has.
+const DIRS: &[&str] =
+    &["topics", "sources", ".scriptorium", ".scriptorium/tmp", ".scriptorium/index", ".scriptorium/journal"];
+
+/// What the old layout kept at the root; moved, never deleted.
+const SUPERSEDED: &[&str] = &["journal", "wiki", ".state", "index.sqlite"];
+
+/// `.scriptorium/workspace.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// A random id (32 hex digits), fixed when the workspace is created.
+    pub id: String,
+    /// The layout version: 1.
+    pub format: u32,
+}
+
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    let ok = fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if ok.is_err() {
+        // No system randomness: time and process id, hashed.
+        use sha2::{Digest, Sha256};
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let digest = Sha256::digest(format!("{}:{}", now.as_nanos(), std::process::id()));
+        bytes.copy_from_slice(&digest[..16]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the workspace's identity, if it has one.
+pub fn identity(root: &Path) -> Result<Option<Identity>, Error> {
+    let path = root.join(WORKSPACE_JSON);
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            Error::new(Code::Io, format!("{WORKSPACE_JSON} is damaged: {e}")).at(WORKSPACE_JSON)
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&e, "cannot read", &path)),
+    }
+}
+
+/// Creates the layout and `workspace.json` where missing, and returns the
+/// identity. Idempotent: an existing id is never changed.
+pub fn ensure(root: &Path) -> Result<Identity, Error> {
+    for d in DIRS {
+        fsio::check_no_links(root, d)?;
+        fsio::create_dir_durable(&root.join(d))?;
+    }
+    if let Some(id) = identity(root)? {
+        return Ok(id);
+    }
+    let id = Identity { id: random_id(), format: 1 };
+    let text = serde_json::to_string(&id).map_err(|e| Error::new(Code::Io, e.to_string()))? + "\n";
+    fsio::replace_file(root, &root.join(WORKSPACE_JSON), text.as_bytes())?;
+    Ok(id)
+}
+
+/// The sibling folder that receives an old layout's folders.
+pub fn superseded_dir(root: &Path) -> PathBuf {
+    let name =
+        root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workspace".into());
+    root.with_file_name(format!("{name}-superseded"))
+}
+
+/// Moves the old layout's `journal/`, `wiki/`, `.state/` and `index.sqlite`
+/// into `<root>-superseded/` (never deleting anything: a name already taken
+/// there gets a numbered suffix). Returns the workspace-relative names moved.
+pub fn move_superseded(root: &Path) -> Result<Vec<String>, Error> {
+    let mut moved = Vec::new();
+    let target = superseded_dir(root);
+    for name in SUPERSEDED {
+        let from = root.join(name);
+        if fs::symlink_metadata(&from).is_err() {
+            continue;
+        }
+        fs::create_dir_all(&target).map_err(|e| Error::io(&e, "cannot create", &target))?;
+        let mut to = target.join(name);
+        let mut n = 1;
+        while fs::symlink_metadata(&to).is_ok() {
+            to = target.join(format!("{name}.{n}"));
+            n += 1;
+        }
+        fs::rename(&from, &to).map_err(|e| Error::io(&e, "cannot move", &from))?;
+        moved.push((*name).to_owned());
+    }
+    Ok(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Layout creation and the old layout's move.
+    use super::*;
+
+    #[test]
+    fn ensure_is_idempotent_and_keeps_the_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("mem");
+        let a = ensure(&root).unwrap();
+        assert_eq!(a.id.len(), 32);
+        assert!(a.id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(a.format, 1);
+        let b = ensure(&root).unwrap();
+        assert_eq!(a, b);
+        for d in DIRS {
+            assert!(root.join(d).is_dir(), "{d}");
+        }
+        let other = ensure(&dir.path().join("other")).unwrap();
+        assert_ne!(a.id, other.id);
+        std::fs::write(root.join(WORKSPACE_JSON), "{not json").unwrap();
+        assert_eq!(ensure(&root).unwrap_err().code, Code::Io);
+    }
+
+    #[test]
+    fn the_old_layout_is_moved_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("mem");
+        std::fs::create_dir_all(root.join("wiki/x")).unwrap();
+        std::fs::write(root.join("wiki/x/page.md"), "old page").unwrap();
+        std::fs::write(root.join("index.sqlite"), "db").unwrap();
+        std::fs::create_dir_all(dir.path().join("mem-superseded/wiki")).unwrap();
+        let moved = move_superseded(&root).unwrap();
+        assert_eq!(moved, ["wiki", "index.sqlite"]);
+        assert!(!root.join("wiki").exists());
+        let sup = dir.path().join("mem-superseded");
+        assert_eq!(std::fs::read_to_string(sup.join("wiki.1/x/page.md")).unwrap(), "old page");
+        assert_eq!(std::fs::read_to_string(sup.join("index.sqlite")).unwrap(), "db");
+        assert!(move_superseded(&root).unwrap().is_empty());
+    }
+}

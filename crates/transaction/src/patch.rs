@@ -1,0 +1,292 @@
+//! The patch, a transaction's input (FORMAT.md §6), and the checks made
+//! before the write lock is taken: its shape, every path, the tier.
+
+use serde::Deserialize;
+
+use scriptorium_source_archive::{input, SourceRecord};
+
+use crate::error::{Code, Error};
+
+/// One edit of a topic file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Edit {
+    /// A new file; `CONFLICT` when the path exists.
+    Create {
+        /// Workspace-relative path.
+        path: String,
+        /// The whole file.
+        content: String,
+    },
+    /// Bytes appended to an existing file.
+    Append {
+        /// Workspace-relative path.
+        path: String,
+        /// The bytes to append.
+        content: String,
+    },
+    /// An existing file's whole content replaced.
+    Replace {
+        /// Workspace-relative path.
+        path: String,
+        /// The new content.
+        content: String,
+    },
+    /// The first occurrence of `old` replaced by `new`.
+    StrReplace {
+        /// Workspace-relative path.
+        path: String,
+        /// Text to find (non-empty).
+        old: String,
+        /// Its replacement.
+        new: String,
+    },
+    /// An existing file removed.
+    Delete {
+        /// Workspace-relative path.
+        path: String,
+    },
+}
+
+impl Edit {
+    /// The path it edits.
+    pub fn path(&self) -> &str {
+        match self {
+            Edit::Create { path, .. }
+            | Edit::Append { path, .. }
+            | Edit::Replace { path, .. }
+            | Edit::StrReplace { path, .. }
+            | Edit::Delete { path } => path,
+        }
+    }
+
+    /// `create`, `append`, `replace`, `str_replace` or `delete`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Edit::Create { .. } => "create",
+            Edit::Append { .. } => "append",
+            Edit::Replace { .. } => "replace",
+            Edit::StrReplace { .. } => "str_replace",
+            Edit::Delete { .. } => "delete",
+        }
+    }
+}
+
+/// Who is writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// May do everything.
+    Owner,
+    /// May only create files and append to them.
+    Paired,
+}
+
+impl Tier {
+    /// Parses `owner` or `paired`.
+    pub fn parse(s: &str) -> Option<Tier> {
+        match s {
+            "owner" => Some(Tier::Owner),
+            "paired" => Some(Tier::Paired),
+            _ => None,
+        }
+    }
+
+    /// `owner` or `paired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Owner => "owner",
+            Tier::Paired => "paired",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    base_revision: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    sources: Vec<serde_json::Value>,
+    #[serde(default)]
+    edits: Vec<Edit>,
+}
+
+/// A parsed, checked patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// The revision the writer read; `CONFLICT` when it is not current.
+    pub base_revision: String,
+    /// Why (recorded in the history).
+    pub message: String,
+    /// Records to archive first, as `archive append` takes them.
+    pub sources: Vec<SourceRecord>,
+    /// Edits, applied in order after the sources.
+    pub edits: Vec<Edit>,
+}
+
+/// Checks one edit path (FORMAT.md §6): workspace-relative under `topics/`,
+/// ending in lowercase `.md`, every component non-empty and not `.` or
+/// `..`, no NUL, no backslash, not absolute. Twins of existing paths and
+/// links are checked against the disk when the patch is staged.
+pub fn check_path(path: &str) -> Result<(), Error> {
+    let bad = |why: &str| Err(Error::new(Code::InvalidArgument, format!("path {path:?} {why}")).at(path));
+    if path.contains('\0') {
+        return bad("contains NUL");
+    }
+    if path.contains('\\') {
+        return bad("contains a backslash");
+    }
+    if path.starts_with('/') {
+        return bad("is absolute");
+    }
+    if !path.starts_with("topics/") {
+        return bad("is not under topics/");
+    }
+    if !path.ends_with(".md") {
+        return bad("does not end in .md");
+    }
+    if path.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return bad("has an empty, `.` or `..` component");
+    }
+    if path.len() <= "topics/".len() + ".md".len() {
+        return bad("names no file");
+    }
+    Ok(())
+}
+
+/// Parses a patch and makes every check that needs no lock: its JSON shape
+/// (unknown keys refused), each source record, each path, non-empty `old`,
+/// then the tier. `INVALID_ARGUMENT` comes before `PERMISSION_DENIED`.
+pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
+    let json = json.strip_prefix('\u{feff}').unwrap_or(json);
+    let raw: Raw = serde_json::from_str(json).map_err(|e| {
+        Error::new(
+            Code::InvalidArgument,
+            format!("the patch is not valid: {e} (line {}, column {})", e.line(), e.column()),
+        )
+    })?;
+    let mut sources = Vec::with_capacity(raw.sources.len());
+    for (k, v) in raw.sources.iter().enumerate() {
+        let text = v.to_string();
+        let record = input::parse_record(&text).map_err(|e| {
+            Error::new(Code::InvalidArgument, format!("sources[{k}]: {}", e.message()))
+                .at(format!("sources[{k}]"))
+        })?;
+        sources.push(record);
+    }
+    for (k, e) in raw.edits.iter().enumerate() {
+        check_path(e.path()).map_err(|err| Error { path: Some(format!("edits[{k}].path")), ..err })?;
+        if let Edit::StrReplace { old, .. } = e {
+            if old.is_empty() {
+                return Err(Error::new(Code::InvalidArgument, "str_replace needs a non-empty `old`")
+                    .at(format!("edits[{k}].old")));
+            }
+        }
+    }
+    if tier == Tier::Paired {
+        if let Some((k, e)) =
+            raw.edits.iter().enumerate().find(|(_, e)| {
+                matches!(e, Edit::Replace { .. } | Edit::StrReplace { .. } | Edit::Delete { .. })
+            })
+        {
+            return Err(Error::new(
+                Code::PermissionDenied,
+                format!(
+                    "the paired tier may only create and append; `{}` of {} is refused",
+                    e.op(),
+                    e.path()
+                ),
+            )
+            .at(format!("edits[{k}]")));
+        }
+    }
+    Ok(Patch { base_revision: raw.base_revision, message: raw.message, sources, edits: raw.edits })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Patch shapes, path rules and which refusal wins.
+    use super::*;
+
+    const REC: &str = r#"{"provider":"chat","thread":"t","message":"m1","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"hi","speaker_id":"7391","speaker_display":"Ada"}"#;
+
+    fn patch(edits: &str) -> String {
+        format!(r#"{{"base_revision":"abc","message":"why","sources":[{REC}],"edits":[{edits}]}}"#)
+    }
+
+    #[test]
+    fn parses_every_op_in_order() {
+        let p = parse(
+            &patch(
+                r#"{"op":"create","path":"topics/people/ada.md","content":"x"},
+                   {"op":"append","path":"topics/people/ada.md","content":"y"},
+                   {"op":"replace","path":"topics/a.md","content":"z"},
+                   {"op":"str_replace","path":"topics/a.md","old":"z","new":"w"},
+                   {"op":"delete","path":"topics/a.md"}"#,
+            ),
+            Tier::Owner,
+        )
+        .unwrap();
+        assert_eq!(p.base_revision, "abc");
+        assert_eq!(p.sources.len(), 1);
+        let ops: Vec<&str> = p.edits.iter().map(Edit::op).collect();
+        assert_eq!(ops, ["create", "append", "replace", "str_replace", "delete"]);
+    }
+
+    #[test]
+    fn paths_outside_the_rules_are_invalid() {
+        for bad in [
+            "topics/../x.md",
+            "topics/./x.md",
+            "topics//x.md",
+            "/topics/x.md",
+            "sources/x.md",
+            "topics/x.MD",
+            "topics/x.txt",
+            "topics/a\\b.md",
+            "topics/a\0.md",
+            "topics/.md",
+            "core.md",
+            "topics/x.md/",
+        ] {
+            let e = check_path(bad).unwrap_err();
+            assert_eq!(e.code, Code::InvalidArgument, "{bad:?}");
+        }
+        for good in ["topics/a.md", "topics/people/ada.md", "topics/é/東京.md", "topics/.hidden/a.md"] {
+            assert!(check_path(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn which_refusal_wins() {
+        // Invalid beats permission: a paired replace on a bad path.
+        let e =
+            parse(&patch(r#"{"op":"replace","path":"../x.md","content":"z"}"#), Tier::Paired).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        let e = parse(&patch(r#"{"op":"replace","path":"topics/x.md","content":"z"}"#), Tier::Paired)
+            .unwrap_err();
+        assert_eq!(e.code, Code::PermissionDenied);
+        assert_eq!(e.path.as_deref(), Some("edits[0]"));
+        for op in [r#""op":"delete""#, r#""op":"str_replace","old":"a","new":"b""#] {
+            let e = parse(&patch(&format!(r#"{{{op},"path":"topics/x.md"}}"#)), Tier::Paired).unwrap_err();
+            assert_eq!(e.code, Code::PermissionDenied, "{op}");
+        }
+        let ok = r#"{"op":"create","path":"topics/x.md","content":"a"},{"op":"append","path":"topics/x.md","content":"b"}"#;
+        assert!(parse(&patch(ok), Tier::Paired).is_ok());
+        // Empty `old`, unknown keys, unknown ops, bad records, no base revision.
+        for bad in [
+            patch(r#"{"op":"str_replace","path":"topics/x.md","old":"","new":"b"}"#),
+            patch(r#"{"op":"create","path":"topics/x.md","content":"a","mode":"0777"}"#),
+            patch(r#"{"op":"chmod","path":"topics/x.md"}"#),
+            r#"{"base_revision":"a","sources":[{"provider":"p"}]}"#.to_owned(),
+            r#"{"message":"no base"}"#.to_owned(),
+            r#"{"base_revision":"a","extra":1}"#.to_owned(),
+            "[]".to_owned(),
+            "".to_owned(),
+        ] {
+            let e = parse(&bad, Tier::Owner).unwrap_err();
+            assert_eq!(e.code, Code::InvalidArgument, "{bad}");
+        }
+    }
+}
