@@ -6,7 +6,7 @@
 //! paragraphs back into the next conversation.
 //!
 //! This crate is the facade over the layers. Today it re-exports the archive,
-//! topic and index layers and builds the `scriptorium` binary with its
+//! topic, index and transaction layers and builds the `scriptorium` binary with its
 //! `archive`, `topic check`, `render`, `index build` and `search` verbs; the
 //! memory backend contract, recall, the `memory_*` tools and the MCP server
 //! arrive with their layers.
@@ -23,3 +23,4 @@
 pub use scriptorium_bm25_index as index;
 pub use scriptorium_source_archive as archive;
 pub use scriptorium_topic_markdown as topics;
+pub use scriptorium_transaction as transaction;

@@ -16,8 +16,8 @@ use scriptorium::index::{
     segment::Kind,
     tokenize::TokenizerConfig,
 };
+use scriptorium::transaction::{self, lock};
 
-mod lock;
 mod workspace;
 
 use scriptorium::topics::validate::{check, only_named, ArchiveResolver};
@@ -172,6 +172,12 @@ fn fail_with(code: &str, message: String, path: Option<&std::path::Path>) -> Exi
     ExitCode::from(1)
 }
 
+/// A refusal of the transaction layer (its path is workspace-relative).
+fn fail_tx(root: &std::path::Path, e: &transaction::error::Error) -> ExitCode {
+    let path = e.path.as_deref().map(|p| root.join(p));
+    fail_with(e.code.as_str(), e.message.clone(), path.as_deref())
+}
+
 fn io_fail(e: io::Error) -> ExitCode {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return ExitCode::from(1);
@@ -198,19 +204,7 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
     }
     let _lock = match lock::acquire(&workspace, std::time::Duration::from_millis(timeout_ms)) {
         Ok(l) => l,
-        Err(lock::LockError::Timeout(t)) => {
-            let message = format!(
-                "another writer holds {} (waited {} ms); nothing was written, try again",
-                lock::LOCK_FILE,
-                t.as_millis()
-            );
-            return fail_with("LOCKED", message, Some(&workspace.join(lock::LOCK_FILE)));
-        }
-        Err(lock::LockError::Io(e)) => {
-            let message = format!("cannot take the write lock {}: {e}", lock::LOCK_FILE);
-            return fail_with("IO", message, Some(&workspace.join(lock::LOCK_FILE)));
-        }
-        Err(lock::LockError::Refused(e)) => return fail(&e),
+        Err(e) => return fail_tx(&workspace, &e),
     };
     match append::append(&workspace, &records) {
         Ok(report) => {
@@ -299,15 +293,7 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
     }
     let _lock = match lock::acquire(&root, std::time::Duration::from_millis(timeout_ms)) {
         Ok(l) => l,
-        Err(lock::LockError::Timeout(t)) => {
-            let message = format!("another writer holds {} (waited {} ms)", lock::LOCK_FILE, t.as_millis());
-            return fail_with("LOCKED", message, Some(&root.join(lock::LOCK_FILE)));
-        }
-        Err(lock::LockError::Io(e)) => {
-            let message = format!("cannot take the write lock {}: {e}", lock::LOCK_FILE);
-            return fail_with("IO", message, Some(&root.join(lock::LOCK_FILE)));
-        }
-        Err(lock::LockError::Refused(e)) => return fail(&e),
+        Err(e) => return fail_tx(&root, &e),
     };
     let (topics, _undecodable) = match workspace::load_topics(&root) {
         Ok(t) => t,

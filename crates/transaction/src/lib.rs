@@ -2,9 +2,9 @@
 //!
 //! **Status: being built.** Today this crate holds the workspace layout
 //! ([`layout`]: `ensure`, the identity file, moving an old layout's folders
-//! aside), the revision ([`revision`], cached), the patch and its pre-lock
+//! aside), the revision ([`revision`], cached), the write lock ([`lock`]), the patch and its pre-lock
 //! checks ([`patch`]: parsing, path rules, tiers), and the error type with
-//! the stable codes ([`error`]). Still to come: the lock-taking commit
+//! the stable codes ([`error`]). Still to come: the commit
 //! (staging, validation against the current workspace, the crash-safe
 //! install with its intent record and recovery), history, promotion and its
 //! audit, and the CLI verbs `update`, `status`, `check`, `promote`.
@@ -18,5 +18,6 @@
 
 pub mod error;
 pub mod layout;
+pub mod lock;
 pub mod patch;
 pub mod revision;
