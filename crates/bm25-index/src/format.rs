@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 2 (all integers little-endian). The
+//! The on-disk segment, format version 3 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -9,9 +9,9 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x02";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x03";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.
@@ -59,8 +59,9 @@ pub mod sec {
     /// `(units + 1)` u64 end offsets into [`UNITS`].
     pub const UNITS_OFFS: usize = 15;
     /// Per unit: flags u8 (bit 0 source, bit 1 removed), path, size u64,
-    /// modified i64 (ns), read i64 (ns), file hash u64, documents hash
-    /// u64, first document u32, document count u32, dependencies.
+    /// modified i64 (ns), changed i64 (ns), inode u64, read i64 (ns), file
+    /// hash u64, documents hash u64, first document u32, document count
+    /// u32, dependencies.
     pub const UNITS: usize = 16;
     /// Delta only: one bit per base document, set when it is deleted.
     pub const TOMBS: usize = 17;

@@ -63,6 +63,11 @@ pub struct Stamp {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
     pub modified: i64,
+    /// Status change time (ctime), nanoseconds since the Unix epoch; 0
+    /// where the platform has none.
+    pub changed: i64,
+    /// The file's inode number; 0 where the platform has none.
+    pub inode: u64,
     /// When the file was read, nanoseconds since the Unix epoch.
     pub read: i64,
     /// [`checksum`](crate::format::checksum) of the bytes that were read.
@@ -363,6 +368,8 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         let stamp = unit.map(|u| u.stamp).unwrap_or_default();
         put_u64(&mut unit_bytes, stamp.size);
         put_u64(&mut unit_bytes, stamp.modified as u64);
+        put_u64(&mut unit_bytes, stamp.changed as u64);
+        put_u64(&mut unit_bytes, stamp.inode);
         put_u64(&mut unit_bytes, stamp.read as u64);
         put_u64(&mut unit_bytes, stamp.hash);
         put_u64(&mut unit_bytes, h);
@@ -884,8 +891,14 @@ impl Segment {
             let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
             let removed = flags & 2 != 0;
             let path = r.str()?;
-            let stamp =
-                Stamp { size: r.u64()?, modified: r.u64()? as i64, read: r.u64()? as i64, hash: r.u64()? };
+            let stamp = Stamp {
+                size: r.u64()?,
+                modified: r.u64()? as i64,
+                changed: r.u64()? as i64,
+                inode: r.u64()?,
+                read: r.u64()? as i64,
+                hash: r.u64()?,
+            };
             let docs_hash = r.u64()?;
             let (first, count) = (r.u32()?, r.u32()?);
             let n = r.u32()?;

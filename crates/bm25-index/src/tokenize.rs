@@ -185,7 +185,8 @@ impl Tokenizer {
 
     /// At most `max` characters of `text` around the first word whose term
     /// is one of `terms` (the start of the text when none is), on one line:
-    /// control characters become spaces.
+    /// control characters, format characters (bidi controls, zero-width
+    /// characters) and U+2028/U+2029 become spaces.
     ///
     /// ```
     /// use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
@@ -220,7 +221,12 @@ impl Tokenizer {
         if total - start < max {
             start = total.saturating_sub(max);
         }
-        text.chars().skip(start).take(max).map(|c| if c.is_control() { ' ' } else { c }).collect()
+        let hidden = |c: char| {
+            c.is_control()
+                || scriptorium_source_archive::speaker::is_format_char(c)
+                || matches!(c, '\u{2028}' | '\u{2029}')
+        };
+        text.chars().skip(start).take(max).map(|c| if hidden(c) { ' ' } else { c }).collect()
     }
 
     /// CJK runs become overlapping character bigrams (a lone character is

@@ -120,14 +120,52 @@ fn modified_ns(meta: &fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// The size and modification time of every indexable file.
-type Listing = BTreeMap<(Kind, String), (u64, i64)>;
+/// What a directory listing says of a file: enough to see it changed
+/// without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Listed {
+    size: u64,
+    modified: i64,
+    changed: i64,
+    inode: u64,
+}
+
+impl Listed {
+    fn of(meta: &fs::Metadata) -> Listed {
+        #[cfg(unix)]
+        let (changed, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec()), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (changed, inode) = (0, 0);
+        Listed { size: meta.len(), modified: modified_ns(meta), changed, inode }
+    }
+
+    /// The same file, unchanged as far as metadata can tell. The status
+    /// change time catches an edit whose modification time was set back
+    /// (`touch -d`, `cp -p`, `rsync -t`); the inode catches a replacement.
+    fn matches(&self, s: &Stamp) -> bool {
+        self.size == s.size
+            && self.modified == s.modified
+            && self.changed == s.changed
+            && self.inode == s.inode
+    }
+
+    /// The latest of its times, for the racy window.
+    fn latest(&self) -> i64 {
+        self.modified.max(self.changed)
+    }
+}
+
+/// Every indexable file.
+type Listing = BTreeMap<(Kind, String), Listed>;
 
 fn list_files(root: &Path) -> Result<Listing, Error> {
     let mut out = Listing::new();
     let err = |e: files::ListError| Error::io(e.error, "cannot list", &e.path);
     for (rel, meta) in files::list_md(root, &root.join("topics")).map_err(err)?.files {
-        out.insert((Kind::Topic, rel), (meta.len(), modified_ns(&meta)));
+        out.insert((Kind::Topic, rel), Listed::of(&meta));
     }
     let sources = root.join("sources");
     let providers = match fs::read_dir(&sources) {
@@ -159,7 +197,7 @@ fn list_files(root: &Path) -> Result<Listing, Error> {
                 let Some(file) = f.file_name().to_str().map(str::to_owned) else { continue };
                 if ft.is_file() && file.ends_with(".md") {
                     let meta = f.metadata().map_err(|e| Error::io(e, "cannot stat", &f.path()))?;
-                    out.insert((Kind::Source, format!("{sub}{file}")), (meta.len(), modified_ns(&meta)));
+                    out.insert((Kind::Source, format!("{sub}{file}")), Listed::of(&meta));
                 }
             }
         }
@@ -168,11 +206,18 @@ fn list_files(root: &Path) -> Result<Listing, Error> {
 }
 
 /// A file's bytes and the stamp they were read under.
-fn read(root: &Path, rel: &str, listed: (u64, i64)) -> Result<(Vec<u8>, Stamp), Error> {
+fn read(root: &Path, rel: &str, listed: Listed) -> Result<(Vec<u8>, Stamp), Error> {
     let path = root.join(rel);
     let read = now_ns();
     let bytes = fs::read(&path).map_err(|e| Error::io(e, "cannot read", &path))?;
-    let stamp = Stamp { size: bytes.len() as u64, modified: listed.1, read, hash: checksum(&bytes) };
+    let stamp = Stamp {
+        size: bytes.len() as u64,
+        modified: listed.modified,
+        changed: listed.changed,
+        inode: listed.inode,
+        read,
+        hash: checksum(&bytes),
+    };
     Ok((bytes, stamp))
 }
 
@@ -442,9 +487,42 @@ pub fn hit_line(view: &View, hit: &crate::search::Hit, terms: &[String]) -> Resu
     ))
 }
 
+/// Searches the workspace at `root` (refreshing its index first) and
+/// returns the hits as `--json` lines, best first. An index found damaged
+/// while answering (a chunk read for the first time fails its checksum) is
+/// rebuilt and the search run again: never a wrong answer, never a stuck
+/// index.
+pub fn search_lines(
+    root: &Path,
+    config: TokenizerConfig,
+    query: &str,
+    filters: &crate::search::Filters,
+    limit: usize,
+    bm25: crate::search::Bm25,
+) -> Result<Vec<String>, Error> {
+    let answer = |view: &View| -> Result<Vec<String>, Damaged> {
+        let terms = view.query_terms(query);
+        let hits = view.search(query, filters, limit, bm25)?;
+        hits.iter().map(|h| hit_line(view, h, &terms)).collect()
+    };
+    let opened = open(root, config)?;
+    let why = match answer(&opened.view) {
+        Ok(lines) => return Ok(lines),
+        Err(d) => d.to_string(),
+    };
+    drop(opened);
+    let rebuilt = build_because(root, config, Some(why), &mut |_, _| {})?;
+    answer(&rebuilt.view)
+        .map_err(|d| Error::new(ErrorKind::Io, format!("the rebuilt index is unusable: {d}")))
+}
+
 /// Same bytes on disk, whenever they were read.
 fn same_file(a: &Stamp, b: &Stamp) -> bool {
-    a.size == b.size && a.modified == b.modified && a.hash == b.hash
+    a.size == b.size
+        && a.modified == b.modified
+        && a.changed == b.changed
+        && a.inode == b.inode
+        && a.hash == b.hash
 }
 
 fn index_dir(root: &Path) -> PathBuf {
@@ -491,6 +569,7 @@ pub fn open_existing(root: &Path, config: TokenizerConfig) -> Result<Result<View
 
 fn publish(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
     fsio::check_no_links(root, &format!("{DIR}/{name}"))?;
+    fsio::check_no_links(root, fsio::TMP_DIR)?;
     fsio::replace_file(root, &index_dir(root).join(name), bytes)
 }
 
@@ -657,14 +736,14 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     let mut settled: Vec<(&segment::UnitInfo<'_>, Stamp)> = Vec::new();
     for (key, listed) in &listing {
         match old.get(&(key.0, key.1.as_str())) {
-            Some(u) if u.stamp.size == listed.0 && u.stamp.modified == listed.1 => {
-                if listed.1 >= u.stamp.read - racy_window(listed.1) {
+            Some(u) if listed.matches(&u.stamp) => {
+                if listed.latest() >= u.stamp.read - racy_window(listed.modified) {
                     let (bytes, stamp) = read(root, &key.1, *listed)?;
                     files_read += 1;
                     if stamp.hash != u.stamp.hash {
                         changed.insert(key.clone());
                         reread.insert(key.clone(), (bytes, stamp));
-                    } else if listed.1 < stamp.read - racy_window(listed.1) {
+                    } else if listed.latest() < stamp.read - racy_window(listed.modified) {
                         settled.push((u, stamp));
                     }
                 }
@@ -688,7 +767,7 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
             sources.gone.insert(p.clone());
         }
     }
-    let mut take = |key: &(Kind, String), listed: (u64, i64)| -> Result<(Vec<u8>, Stamp), Error> {
+    let mut take = |key: &(Kind, String), listed: Listed| -> Result<(Vec<u8>, Stamp), Error> {
         match reread.remove(key) {
             Some(x) => Ok(x),
             None => {

@@ -433,38 +433,23 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let opened = match index::workspace::open(&root, TokenizerConfig::default()) {
-        Ok(o) => o,
+    let lines = match index::workspace::search_lines(
+        &root,
+        TokenizerConfig::default(),
+        &a.query,
+        &filters,
+        a.limit,
+        Bm25::default(),
+    ) {
+        Ok(l) => l,
         Err(e) => return index_fail(&e),
     };
-    let view = &opened.view;
-    let hits = match view.search(&a.query, &filters, a.limit, Bm25::default()) {
-        Ok(h) => h,
-        Err(e) => {
-            return fail_with(
-                "IO",
-                format!("the index is damaged ({e}); run `scriptorium index build`"),
-                None,
-            )
-        }
-    };
-    let terms = view.query_terms(&a.query);
     if a.speaker.is_some() && !as_json {
         let _ = writeln!(io::stderr().lock(), "note: --speaker searches archived records only");
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    for h in &hits {
-        let line = match index::workspace::hit_line(view, h, &terms) {
-            Ok(l) if as_json => l,
-            Ok(l) => human_hit(&l),
-            Err(e) => {
-                return fail_with(
-                    "IO",
-                    format!("the index is damaged ({e}); run `scriptorium index build`"),
-                    None,
-                )
-            }
-        };
+    for l in &lines {
+        let line = if as_json { l.clone() } else { human_hit(l) };
         if let Err(e) = writeln!(out, "{line}") {
             return io_fail(e);
         }
@@ -475,17 +460,32 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
     }
 }
 
+/// A value shown on a terminal: control and format characters (escape
+/// sequences, bidi controls, line separators) are written as `\u{…}`, so
+/// a file name or label can neither move the cursor nor break the line.
+fn shown(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || archive::speaker::is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}') {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// `score  path#anchor  [label]  snippet` for a person reading a terminal.
 fn human_hit(line: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-    let anchor = v["block_id"].as_str().or(v["anchor"].as_str()).unwrap_or("");
-    let who = v["speaker_label"].as_str().map(|l| format!("  [{l}]")).unwrap_or_default();
+    let anchor = shown(v["block_id"].as_str().or(v["anchor"].as_str()).unwrap_or(""));
+    let who = v["speaker_label"].as_str().map(|l| format!("  [{}]", shown(l))).unwrap_or_default();
     let pending = if v["trust"] == "pending" { "  (pending)" } else { "" };
     format!(
         "{:.3}  {}#{anchor}{who}{pending}  {}",
         v["score"].as_f64().unwrap_or(0.0),
-        v["path"].as_str().unwrap_or(""),
-        v["snippet"].as_str().unwrap_or("")
+        shown(v["path"].as_str().unwrap_or("")),
+        shown(v["snippet"].as_str().unwrap_or(""))
     )
 }
 
