@@ -290,3 +290,119 @@ mod tests {
         }
     }
 }
+
+/// The checks of the edit paths against the disk (made under the lock,
+/// before staging): nothing on the way to a path is a symbolic link, and no
+/// path is an NFC/case-fold twin of an existing path, on any prefix, or of
+/// another path of the same patch.
+pub fn check_paths_on_disk(root: &std::path::Path, patch: &Patch) -> Result<(), Error> {
+    use scriptorium_source_archive::id::fold_key;
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for (k, e) in patch.edits.iter().enumerate() {
+        let at = format!("edits[{k}].path");
+        let path = e.path();
+        let key = fold_key(path);
+        match seen.get(&key) {
+            Some(other) if *other != path => {
+                return Err(Error::new(
+                    Code::InvalidArgument,
+                    format!("{path} and {other} differ only in case or Unicode normalisation"),
+                )
+                .at(at));
+            }
+            _ => {
+                seen.insert(key, path);
+            }
+        }
+        let mut dir = root.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let here = dir.join(part);
+            match std::fs::symlink_metadata(&here) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{} is a symbolic link; edits never go through links", parts[..=i].join("/")),
+                    )
+                    .at(at));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    // A new name: it must not be a twin of a sibling.
+                    let want = fold_key(part);
+                    if let Ok(rd) = std::fs::read_dir(&dir) {
+                        for entry in rd.flatten() {
+                            let name = entry.file_name();
+                            let name = name.to_string_lossy();
+                            if name != *part && fold_key(&name) == want {
+                                return Err(Error::new(
+                                    Code::InvalidArgument,
+                                    format!(
+                                        "{} is a case or Unicode-normalisation twin of the existing {}",
+                                        parts[..=i].join("/"),
+                                        parts[..i]
+                                            .iter()
+                                            .chain(std::iter::once(&&*name))
+                                            .copied()
+                                            .collect::<Vec<_>>()
+                                            .join("/")
+                                    ),
+                                )
+                                .at(at));
+                            }
+                        }
+                    }
+                    break;
+                }
+                Err(e) => return Err(Error::io(&e, "cannot stat", &here)),
+            }
+            dir = here;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod disk_tests {
+    //! Twins and links against a real folder.
+    use super::*;
+
+    fn with_edits(paths: &[&str]) -> Patch {
+        Patch {
+            base_revision: String::new(),
+            message: String::new(),
+            sources: Vec::new(),
+            edits: paths
+                .iter()
+                .map(|p| Edit::Create { path: (*p).to_owned(), content: String::new() })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn twins_and_links_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("topics/People")).unwrap();
+        std::fs::write(root.join("topics/People/Ada.md"), "x").unwrap();
+        std::fs::write(root.join("topics/caf\u{e9}.md"), "x").unwrap();
+        let ok = |p: &[&str]| check_paths_on_disk(root, &with_edits(p));
+        assert!(ok(&["topics/People/Ada.md"]).is_ok(), "the same path is no twin");
+        assert!(ok(&["topics/People/bo.md", "topics/new/x.md"]).is_ok());
+        for twin in
+            ["topics/people/x.md", "topics/People/ada.md", "topics/cafe\u{301}.md", "topics/CAF\u{c9}.md"]
+        {
+            assert_eq!(ok(&[twin]).unwrap_err().code, Code::InvalidArgument, "{twin}");
+        }
+        assert_eq!(ok(&["topics/n/a.md", "topics/N/a.md"]).unwrap_err().code, Code::InvalidArgument);
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(outside.path(), root.join("topics/out")).unwrap();
+            assert_eq!(ok(&["topics/out/x.md"]).unwrap_err().code, Code::InvalidArgument);
+            std::os::unix::fs::symlink(root.join("topics/People/Ada.md"), root.join("topics/alias.md"))
+                .unwrap();
+            assert_eq!(ok(&["topics/alias.md"]).unwrap_err().code, Code::InvalidArgument);
+        }
+    }
+}
