@@ -45,19 +45,6 @@ pub const BASE: &str = "base.idx";
 /// The delta segment's file name.
 pub const DELTA: &str = "delta.idx";
 
-/// A file modified this close before it was read may change again within
-/// the same timestamp tick: it is re-hashed on the next refresh. Two
-/// seconds where the file system keeps whole-second times (the time has no
-/// fraction), a tenth of a second where it keeps finer ones (Linux file
-/// systems tick every few milliseconds).
-fn racy_window(modified: i64) -> i64 {
-    if modified % 1_000_000_000 == 0 {
-        2_000_000_000
-    } else {
-        100_000_000
-    }
-}
-
 /// What [`open`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -109,17 +96,6 @@ impl AsRef<[u8]> for Mapped {
     }
 }
 
-fn now_ns() -> i64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
-}
-
-fn modified_ns(meta: &fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64)
-}
-
 /// What a directory listing says of a file: enough to see it changed
 /// without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +115,7 @@ impl Listed {
         };
         #[cfg(not(unix))]
         let (changed, inode) = (0, 0);
-        Listed { size: meta.len(), modified: modified_ns(meta), changed, inode }
+        Listed { size: meta.len(), modified: fsio::unix_nanos(meta.modified()), changed, inode }
     }
 
     /// The same file, unchanged as far as metadata can tell. The status
@@ -208,7 +184,7 @@ fn list_files(root: &Path) -> Result<Listing, Error> {
 /// A file's bytes and the stamp they were read under.
 fn read(root: &Path, rel: &str, listed: Listed) -> Result<(Vec<u8>, Stamp), Error> {
     let path = root.join(rel);
-    let read = now_ns();
+    let read = fsio::unix_nanos(Ok(SystemTime::now()));
     let bytes = fs::read(&path).map_err(|e| Error::io(e, "cannot read", &path))?;
     let stamp = Stamp {
         size: bytes.len() as u64,
@@ -737,13 +713,13 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     for (key, listed) in &listing {
         match old.get(&(key.0, key.1.as_str())) {
             Some(u) if listed.matches(&u.stamp) => {
-                if listed.latest() >= u.stamp.read - racy_window(listed.modified) {
+                if listed.latest() >= u.stamp.read - fsio::racy_window(listed.modified) {
                     let (bytes, stamp) = read(root, &key.1, *listed)?;
                     files_read += 1;
                     if stamp.hash != u.stamp.hash {
                         changed.insert(key.clone());
                         reread.insert(key.clone(), (bytes, stamp));
-                    } else if listed.latest() < stamp.read - racy_window(listed.modified) {
+                    } else if listed.latest() < stamp.read - fsio::racy_window(listed.modified) {
                         settled.push((u, stamp));
                     }
                 }

@@ -156,3 +156,25 @@ pub fn check_no_links(root: &Path, rel: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// Nanoseconds since the Unix epoch of `t` (0 when unknown or earlier).
+pub fn unix_nanos(t: std::io::Result<std::time::SystemTime>) -> i64 {
+    t.ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// How long after a file's modification time (`modified`, ns) a reader of
+/// it must wait before its size and times prove it unchanged: a write in the
+/// same timestamp tick leaves them equal. Two seconds where the file system
+/// keeps whole-second times (the time has no fraction), a tenth of a second
+/// where it keeps finer ones (Linux file systems tick every few
+/// milliseconds). Caches keyed by file metadata re-read a file read within
+/// this window of its change.
+pub fn racy_window(modified: i64) -> i64 {
+    if modified % 1_000_000_000 == 0 {
+        2_000_000_000
+    } else {
+        100_000_000
+    }
+}

@@ -19,6 +19,7 @@ use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
+use scriptorium_source_archive::fsio::{racy_window, unix_nanos};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
@@ -45,20 +46,6 @@ struct Entry {
     modified: i64,
     hashed_at: i64,
     hash: [u8; 32],
-}
-
-fn nanos(t: std::io::Result<SystemTime>) -> i64 {
-    t.ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
-}
-
-/// A file modified this close before it was hashed may change again within
-/// the same timestamp tick (whole-second file systems: two seconds).
-fn racy_window(modified: i64) -> i64 {
-    if modified % 1_000_000_000 == 0 {
-        2_000_000_000
-    } else {
-        100_000_000
-    }
 }
 
 fn name_bytes(name: &std::ffi::OsStr) -> Vec<u8> {
@@ -161,7 +148,7 @@ pub fn compute(root: &Path) -> Result<Revision, Error> {
     let mut hashed = 0;
     let mut dirty = cache.len() != files.len();
     for (path, meta) in files {
-        let modified = nanos(meta.modified());
+        let modified = unix_nanos(meta.modified());
         let cached = cache.get(&path).filter(|e| {
             e.size == meta.len() && e.modified == modified && modified < e.hashed_at - racy_window(modified)
         });
@@ -169,7 +156,7 @@ pub fn compute(root: &Path) -> Result<Revision, Error> {
             Some(e) => e.clone(),
             None => {
                 let full = os_path(root, &path);
-                let hashed_at = nanos(Ok(SystemTime::now()));
+                let hashed_at = unix_nanos(Ok(SystemTime::now()));
                 let bytes = fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
                 hashed += 1;
                 dirty = true;
