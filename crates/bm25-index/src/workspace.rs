@@ -26,7 +26,7 @@ use std::time::SystemTime;
 use scriptorium_source_archive::json::{to_line, RecordView};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{fsio, id::fold_key, pct, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_source_archive::{fsio, id::fold_key, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
 use scriptorium_topic_markdown::files;
 use scriptorium_topic_markdown::parse::search_text;
 use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
@@ -44,6 +44,8 @@ pub const DIR: &str = ".scriptorium/index";
 pub const BASE: &str = "base.idx";
 /// The delta segment's file name.
 pub const DELTA: &str = "delta.idx";
+/// The promoted source ids the index reflects, one per line, sorted.
+pub const PROMOTED: &str = "promoted";
 
 /// What [`open`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -224,14 +226,15 @@ fn speaker_keys(values: [Option<&str>; 3]) -> Vec<String> {
     keys
 }
 
-fn v2_document(r: &SourceRecord) -> Document {
+fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
     let id = r.id();
     let sp = r.speaker();
+    let key = id.text();
     Document {
         anchor: id.anchor(),
-        key: id.text(),
         day: day_of(r.timestamp()),
-        pending: r.is_pending(),
+        pending: r.is_pending() && !promoted.contains(&key),
+        key,
         speakers: match sp {
             Some(s) => speaker_keys([s.id(), s.display(), Some(s.label())]),
             None => Vec::new(),
@@ -267,12 +270,12 @@ fn source_parts(rel: &str) -> Option<(&str, &str, bool)> {
     }
 }
 
-fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp) -> Unit {
+fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp, promoted: &BTreeSet<String>) -> Unit {
     let mut docs = Vec::new();
     if let Some((p, t, true)) = source_parts(rel) {
         if let (Ok(p), Ok(t)) = (pct::decode_canonical(p.as_bytes()), pct::decode_canonical(t.as_bytes())) {
             let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t }));
-            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record())).collect();
+            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record(), promoted)).collect();
         }
     }
     Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: Vec::new(), docs }
@@ -549,6 +552,26 @@ fn publish(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
     fsio::replace_file(root, &index_dir(root).join(name), bytes)
 }
 
+/// The promotions the index was last written with (none when unknown).
+fn reflected_promotions(root: &Path) -> BTreeSet<String> {
+    match fs::read(index_dir(root).join(PROMOTED)) {
+        Ok(b) => String::from_utf8_lossy(&b).lines().filter(|l| !l.is_empty()).map(str::to_owned).collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+fn record_promoted(root: &Path, promoted: &BTreeSet<String>) -> Result<(), Error> {
+    if promoted.is_empty() && !index_dir(root).join(PROMOTED).exists() {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for id in promoted {
+        text.push_str(id);
+        text.push('\n');
+    }
+    publish(root, PROMOTED, text.as_bytes())
+}
+
 fn remove_delta(root: &Path) -> Result<(), Error> {
     let p = index_dir(root).join(DELTA);
     match fs::remove_file(&p) {
@@ -601,6 +624,7 @@ fn build_because(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Opened, Error> {
     let listing = list_files(root)?;
+    let promoted = trust::promoted(root)?;
     let total = listing.len();
     let mut files_read = 0;
     let mut sources = Sources { fresh: HashMap::new(), gone: HashSet::new(), old: None };
@@ -612,7 +636,7 @@ fn build_because(
         let (bytes, stamp) = read(root, rel, *listed)?;
         files_read += 1;
         progress(files_read, total);
-        let mut unit = v2_unit(rel, &bytes, stamp);
+        let mut unit = v2_unit(rel, &bytes, stamp, &promoted);
         unit.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
         sources.fresh.insert(rel.clone(), unit);
     }
@@ -634,6 +658,7 @@ fn build_because(
     let bytes = segment::build(units, config, None);
     publish(root, BASE, &bytes)?;
     remove_delta(root)?;
+    record_promoted(root, &promoted)?;
     let report = Report {
         action: Action::Built,
         rebuilt_because: why,
@@ -697,6 +722,8 @@ impl From<Error> for RefreshError {
 /// Folds changed files into the index; `None` when nothing changed.
 fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     let listing = list_files(root)?;
+    let promoted = trust::promoted(root)?;
+    let reflected = reflected_promotions(root);
     let indexed = view.units()?;
     let mut old: HashMap<(Kind, &str), &segment::UnitInfo<'_>> = HashMap::new();
     for u in &indexed {
@@ -729,12 +756,25 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
             }
         }
     }
+    // Records promoted (or, after a hand edit of the audit log, demoted)
+    // since the index was written: their files are read again.
+    for id in promoted.symmetric_difference(&reflected) {
+        if let Ok(id) = SourceId::parse(id) {
+            let key = (Kind::Source, id.v2_path());
+            if listing.contains_key(&key) {
+                changed.insert(key);
+            }
+        }
+    }
     let gone: Vec<(Kind, String)> = indexed
         .iter()
         .filter(|u| !listing.contains_key(&(u.kind, u.path.to_owned())))
         .map(|u| (u.kind, u.path.to_owned()))
         .collect();
     if changed.is_empty() && gone.is_empty() && settled.is_empty() {
+        if promoted != reflected {
+            record_promoted(root, &promoted)?;
+        }
         return Ok(None);
     }
     let mut sources = Sources { fresh: HashMap::new(), gone: HashSet::new(), old: Some(view) };
@@ -756,7 +796,7 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     let mut touched_sources: BTreeSet<String> = sources.gone.iter().cloned().collect();
     for key in changed.iter().filter(|(k, p)| *k == Kind::Source && source_parts(p).is_some_and(|x| x.2)) {
         let (bytes, stamp) = take(key, listing[key])?;
-        let mut unit = v2_unit(&key.1, &bytes, stamp);
+        let mut unit = v2_unit(&key.1, &bytes, stamp, &promoted);
         unit.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
         touched_sources.insert(key.1.clone());
         sources.fresh.insert(key.1.clone(), unit);
@@ -833,6 +873,7 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
             Action::Merged
         }
     };
+    record_promoted(root, &promoted)?;
     Ok(Some(Report {
         action,
         rebuilt_because: None,

@@ -16,12 +16,12 @@ use scriptorium::index::{
     segment::Kind,
     tokenize::TokenizerConfig,
 };
-use scriptorium::transaction::{self, lock};
+use scriptorium::transaction;
 
 mod workspace;
 
-use scriptorium::topics::validate::{check, only_named, ArchiveResolver};
-use scriptorium::topics::views::{core_promotion, render, CorePromotion, CORE_BUDGET};
+use scriptorium::topics::validate::{check, only_named, ArchiveResolver, Checked};
+use scriptorium::topics::views::CORE_BUDGET;
 
 /// Long-term memory for LLM agents.
 #[derive(Debug, Parser)]
@@ -76,6 +76,66 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Apply a patch (FORMAT.md §6) as one validated, all-or-nothing,
+    /// crash-safe transaction; print {"revision","changed"}.
+    Update {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// The patch file, or `-` for stdin.
+        #[arg(long)]
+        patch: String,
+        /// Who is writing: `owner` may do everything, `paired` may only
+        /// create files and append to them.
+        #[arg(long, value_enum, default_value_t = TierArg::Owner)]
+        tier: TierArg,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The revision, counts of topic files, blocks, pending blocks, source
+    /// records, pending sources, and the index state.
+    Status {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the whole workspace (recovering an interrupted install
+    /// first); print one diagnostic per line, then a summary; exit 1 on any
+    /// error.
+    Check {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
+    /// Promote pending sources (owner only): they and the blocks citing them
+    /// count as trusted from now on; recorded in .scriptorium/audit.jsonl.
+    Promote {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Source ids (provider/thread/message).
+        #[arg(required = true)]
+        source_ids: Vec<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
     Render {
@@ -106,6 +166,12 @@ enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TierArg {
+    Owner,
+    Paired,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -172,10 +238,46 @@ fn fail_with(code: &str, message: String, path: Option<&std::path::Path>) -> Exi
     ExitCode::from(1)
 }
 
-/// A refusal of the transaction layer (its path is workspace-relative).
-fn fail_tx(root: &std::path::Path, e: &transaction::error::Error) -> ExitCode {
-    let path = e.path.as_deref().map(|p| root.join(p));
-    fail_with(e.code.as_str(), e.message.clone(), path.as_deref())
+/// A refusal of the transaction layer: its path is workspace-relative (or
+/// a JSON location in the patch), and a validation failure lists every
+/// diagnostic the change would add.
+fn fail_tx(e: &transaction::Error) -> ExitCode {
+    let mut obj = serde_json::json!({"code": e.code.as_str(), "message": e.message});
+    if let Some(p) = &e.path {
+        obj["path"] = p.clone().into();
+    }
+    if let Some(o) = e.offset {
+        obj["offset"] = o.into();
+    }
+    if let Some(l) = e.line {
+        obj["line"] = l.into();
+    }
+    if !e.diagnostics.is_empty() {
+        obj["diagnostics"] = serde_json::to_value(&e.diagnostics).expect("diagnostics serialize");
+    }
+    let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": obj })));
+    ExitCode::from(1)
+}
+
+fn print_line(line: &str) -> ExitCode {
+    match writeln!(io::stdout().lock(), "{line}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => io_fail(e),
+    }
+}
+
+/// A writer on `root`, waiting at most `timeout_ms` for the lock.
+fn writer(root: &std::path::Path, timeout_ms: u64) -> Result<transaction::Writer<'static>, ExitCode> {
+    transaction::Writer::open(root, std::time::Duration::from_millis(timeout_ms)).map_err(|e| fail_tx(&e))
+}
+
+/// A reader never sees a half-installed patch: an install waiting for
+/// recovery is completed first (under the write lock).
+fn settle(root: &std::path::Path) -> Result<(), ExitCode> {
+    if transaction::install::pending(root) {
+        writer(root, 5000)?;
+    }
+    Ok(())
 }
 
 fn io_fail(e: io::Error) -> ExitCode {
@@ -202,19 +304,244 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
             Err(e) => io_fail(e),
         };
     }
-    let _lock = match lock::acquire(&workspace, std::time::Duration::from_millis(timeout_ms)) {
-        Ok(l) => l,
-        Err(e) => return fail_tx(&workspace, &e),
+    if let Err(e) = std::fs::create_dir_all(&workspace) {
+        return fail_with("IO", format!("cannot create {}: {e}", workspace.display()), Some(&workspace));
+    }
+    let mut w = match writer(&workspace, timeout_ms) {
+        Ok(w) => w,
+        Err(code) => return code,
     };
-    match append::append(&workspace, &records) {
-        Ok(report) => {
-            let mut out = io::stdout().lock();
-            match writeln!(out, "{}", json::to_line(&report)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => io_fail(e),
+    let patch = transaction::Patch {
+        base_revision: String::new(),
+        message: "archive append".into(),
+        sources: records,
+        edits: Vec::new(),
+    };
+    match w.commit(&patch, transaction::Tier::Owner, transaction::Base::Any) {
+        Ok(c) => {
+            warn(&c.warnings);
+            let report =
+                append::AppendReport { appended: c.appended, duplicates: c.duplicates, files: c.changed };
+            print_line(&json::to_line(&report))
+        }
+        Err(e) => fail_tx(&e),
+    }
+}
+
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        let _ = writeln!(io::stderr().lock(), "warning: {w}");
+    }
+}
+
+fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let text = if patch == "-" {
+        let mut s = String::new();
+        match io::Read::read_to_string(&mut io::stdin().lock(), &mut s) {
+            Ok(_) => s,
+            Err(e) => {
+                return fail_with("INVALID_ARGUMENT", format!("cannot read the patch from stdin: {e}"), None)
             }
         }
-        Err(e) => fail(&e),
+    } else {
+        match std::fs::read(&patch) {
+            Ok(b) => match String::from_utf8(b) {
+                Ok(s) => s,
+                Err(_) => {
+                    return fail_with(
+                        "INVALID_ARGUMENT",
+                        format!("the patch {patch} is not UTF-8"),
+                        Some(std::path::Path::new(&patch)),
+                    )
+                }
+            },
+            Err(e) => {
+                let code = if e.kind() == io::ErrorKind::NotFound { "NOT_FOUND" } else { "IO" };
+                return fail_with(
+                    code,
+                    format!("cannot read the patch {patch}: {e}"),
+                    Some(std::path::Path::new(&patch)),
+                );
+            }
+        }
+    };
+    let tier = match tier {
+        TierArg::Owner => transaction::Tier::Owner,
+        TierArg::Paired => transaction::Tier::Paired,
+    };
+    // INVALID_ARGUMENT, then PERMISSION_DENIED, before the lock.
+    let parsed = match transaction::patch::parse(&text, tier) {
+        Ok(p) => p,
+        Err(e) => return fail_tx(&e),
+    };
+    if let Err(e) = transaction::patch::check_paths_on_disk(&root, &parsed) {
+        return fail_tx(&e);
+    }
+    let mut w = match writer(&root, timeout_ms) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    match w.commit(&parsed, tier, transaction::Base::Check) {
+        Ok(c) => {
+            warn(&c.warnings);
+            if as_json {
+                print_line(&json::to_line(&serde_json::json!({"revision": c.revision, "changed": c.changed})))
+            } else {
+                print_line(&format!("revision {}; {} file(s) changed", c.revision, c.changed.len()))
+            }
+        }
+        Err(e) => fail_tx(&e),
+    }
+}
+
+fn run_promote(root: PathBuf, ids: Vec<String>, as_json: bool, timeout_ms: u64) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let mut w = match writer(&root, timeout_ms) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    match w.promote(&ids, "owner") {
+        Ok(p) => {
+            if as_json {
+                print_line(&json::to_line(&p))
+            } else {
+                print_line(&format!(
+                    "promoted {} source(s); {} already trusted",
+                    p.promoted.len(),
+                    p.already_trusted.len()
+                ))
+            }
+        }
+        Err(e) => fail_tx(&e),
+    }
+}
+
+/// Every diagnostic of the whole workspace: topic files checked against
+/// the archive (promotions counted).
+fn whole_workspace_diagnostics(
+    root: &std::path::Path,
+) -> Result<(Vec<scriptorium::topics::diag::Diagnostic>, Checked, archive::archive::Archive), ExitCode> {
+    let (topics, mut diagnostics) = workspace::load_topics(root).map_err(|r| refuse(&r))?;
+    let archive = archive::archive::Archive::scan(root).map_err(|e| fail(&e))?;
+    let mut resolver = ArchiveResolver::new(&archive);
+    let promoted = archive::trust::promoted(root).map_err(|e| fail(&e))?;
+    resolver.promote(&promoted);
+    let checked = check(&topics, &resolver);
+    diagnostics.extend(checked.diagnostics.iter().cloned());
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
+    Ok((diagnostics, checked, archive))
+}
+
+fn run_check(root: PathBuf, as_json: bool, timeout_ms: u64) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let w = match writer(&root, timeout_ms) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    let recovered = match w.recovered {
+        transaction::install::Recovered::Nothing => "nothing",
+        transaction::install::Recovered::RolledForward => "rolled_forward",
+        transaction::install::Recovered::Discarded => "discarded",
+    };
+    let (diagnostics, _, _) = match whole_workspace_diagnostics(&root) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let revision = match transaction::revision::compute(&root) {
+        Ok(r) => r.hex,
+        Err(e) => return fail_tx(&e),
+    };
+    drop(w);
+    let mut out = BufWriter::new(io::stdout().lock());
+    for d in &diagnostics {
+        let line = if as_json { json::to_line(d) } else { d.to_string() };
+        if let Err(e) = writeln!(out, "{line}") {
+            return io_fail(e);
+        }
+    }
+    let ok = diagnostics.is_empty();
+    let summary = if as_json {
+        json::to_line(
+            &serde_json::json!({"ok": ok, "errors": diagnostics.len(), "revision": revision, "recovered": recovered}),
+        )
+    } else {
+        format!("{} error(s); revision {revision}; recovery: {recovered}", diagnostics.len())
+    };
+    if let Err(e) = writeln!(out, "{summary}").and_then(|()| out.flush()) {
+        return io_fail(e);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    if let Err(code) = settle(&root) {
+        return code;
+    }
+    let revision = match transaction::revision::compute(&root) {
+        Ok(r) => r.hex,
+        Err(e) => return fail_tx(&e),
+    };
+    let (diagnostics, checked, archive) = match whole_workspace_diagnostics(&root) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let promoted = match archive::trust::promoted(&root) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let topic_files =
+        checked.blocks.iter().map(|b| b.path.as_str()).collect::<std::collections::BTreeSet<_>>();
+    let (topic_count, _) = match workspace::load_topics(&root) {
+        Ok((t, bad)) => (t.len() + bad.len(), ()),
+        Err(r) => return refuse(&r),
+    };
+    let _ = topic_files;
+    let blocks = checked.blocks.iter().filter(|b| b.id.is_some()).count();
+    let pending_blocks = checked.blocks.iter().filter(|b| b.id.is_some() && b.pending).count();
+    let records = archive.v2_records().count() + archive.legacy_records().count();
+    let pending_sources =
+        archive.v2_records().filter(|r| r.is_pending() && !promoted.contains(&r.id().text())).count();
+    let index_state = match index::workspace::open(&root, TokenizerConfig::default()) {
+        Ok(o) => serde_json::json!({
+            "documents": o.report.documents,
+            "action": o.report.action,
+            "base_bytes": o.report.base_bytes,
+            "delta_bytes": o.report.delta_bytes,
+        }),
+        Err(e) => serde_json::json!({"error": e.message()}),
+    };
+    let v = serde_json::json!({
+        "revision": revision,
+        "topic_files": topic_count,
+        "blocks": blocks,
+        "pending_blocks": pending_blocks,
+        "source_records": records,
+        "pending_sources": pending_sources,
+        "diagnostics": diagnostics.len(),
+        "index": index_state,
+    });
+    if as_json {
+        print_line(&json::to_line(&v))
+    } else {
+        print_line(&format!(
+            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}",
+            diagnostics.len(),
+            v["index"]
+        ))
     }
 }
 
@@ -262,7 +589,12 @@ fn run_topic_check(root: PathBuf, paths: Vec<String>, as_json: bool) -> ExitCode
         Ok(a) => a,
         Err(e) => return fail(&e),
     };
-    let checked = check(&topics, &ArchiveResolver::new(&archive));
+    let mut resolver = ArchiveResolver::new(&archive);
+    match archive::trust::promoted(&root) {
+        Ok(p) => resolver.promote(&p),
+        Err(e) => return fail(&e),
+    }
+    let checked = check(&topics, &resolver);
     if named.is_empty() {
         diagnostics.extend(checked.diagnostics.iter().cloned());
     } else {
@@ -291,63 +623,35 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    let _lock = match lock::acquire(&root, std::time::Duration::from_millis(timeout_ms)) {
-        Ok(l) => l,
-        Err(e) => return fail_tx(&root, &e),
+    let mut w = match writer(&root, timeout_ms) {
+        Ok(w) => w,
+        Err(code) => return code,
     };
-    let (topics, _undecodable) = match workspace::load_topics(&root) {
-        Ok(t) => t,
-        Err(r) => return refuse(&r),
+    w.budget = budget;
+    let derived = match w.rebuild_derived() {
+        Ok(d) => d,
+        Err(e) => return fail_tx(&e),
     };
-    let archive = match archive::archive::Archive::scan(&root) {
-        Ok(a) => a,
-        Err(e) => return fail(&e),
-    };
-    let resolver = ArchiveResolver::new(&archive);
-    let checked = check(&topics, &resolver);
-    let rendered = render(&topics, &checked, budget);
-    if let Err(r) = workspace::install_views(&root, &rendered.files) {
-        return refuse(&r);
-    }
-    let mut report = serde_json::to_value(&rendered.report).expect("a report serializes");
-    let hand_written =
-        std::fs::read(root.join("core.md")).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
-    match core_promotion(hand_written.as_deref(), &topics, &resolver) {
-        CorePromotion::Move => {
-            report["hand_written_core"] = "valid: left untouched, to be moved to topics/core.md".into()
-        }
-        CorePromotion::PreserveAsEvidence(d) => {
-            report["hand_written_core"] = format!(
-                "not a valid topic file ({} problems): left untouched, to be preserved as evidence",
-                d.len()
-            )
-            .into()
-        }
-        CorePromotion::Overwrite => {
-            report["hand_written_core"] =
-                "topics/core.md exists: the hand-written core.md is left untouched until it is preserved"
-                    .into()
-        }
-        CorePromotion::Nothing => {}
-    }
+    let r = &derived.views;
     let line = if as_json {
+        let mut report = serde_json::to_value(r).expect("a report serializes");
+        if let Some(note) = &derived.hand_written_core {
+            report["hand_written_core"] = note.clone().into();
+        }
         json::to_line(&report)
     } else {
-        let r = &rendered.report;
         format!(
-            "core.md: {} tokens, {} block(s) left out; timeline: {} day file(s); recent events: {}; relations: {} nodes, {} edges",
+            "core.md: {} tokens, {} block(s) left out; timeline: {} day file(s); recent events: {}; relations: {} nodes, {} edges{}",
             r.core.tokens,
             r.core.omitted.len(),
             r.timeline_files,
             r.events,
             r.relations.nodes,
-            r.relations.edges
+            r.relations.edges,
+            derived.hand_written_core.as_ref().map(|n| format!("; hand-written core.md: {n}")).unwrap_or_default()
         )
     };
-    match writeln!(io::stdout().lock(), "{line}") {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => io_fail(e),
-    }
+    print_line(&line)
 }
 
 fn index_fail(e: &archive::Error) -> ExitCode {
@@ -428,6 +732,9 @@ fn search_filters(a: &SearchArgs) -> Result<Filters, ExitCode> {
 fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
+    }
+    if let Err(code) = settle(&root) {
+        return code;
     }
     let filters = match search_filters(&a) {
         Ok(f) => f,
@@ -515,6 +822,14 @@ fn main() -> ExitCode {
             let args =
                 SearchArgs { query, limit, kind, path_prefix, date_from, date_to, speaker, include_pending };
             run_search(workspace, args, json)
+        }
+        Command::Update { workspace, patch, tier, timeout_ms, json } => {
+            run_update(workspace, patch, tier, timeout_ms, json)
+        }
+        Command::Status { workspace, json } => run_status(workspace, json),
+        Command::Check { workspace, json, timeout_ms } => run_check(workspace, json, timeout_ms),
+        Command::Promote { workspace, source_ids, json, timeout_ms } => {
+            run_promote(workspace, source_ids, json, timeout_ms)
         }
         Command::Render { workspace, json, budget, timeout_ms } => {
             run_render(workspace, json, budget, timeout_ms)

@@ -1,9 +1,8 @@
-//! Reading a workspace's topic files from disk for the topic verbs, and
-//! writing derived views back.
+//! Reading a workspace's topic files from disk for the topic verbs.
 
 use std::path::{Path, PathBuf};
 
-use scriptorium::archive::{self, fsio};
+use scriptorium::archive;
 use scriptorium::topics::diag::{Code, Diagnostic};
 use scriptorium::topics::files;
 use scriptorium::topics::validate::Loaded;
@@ -46,10 +45,6 @@ fn walk_names(root: &Path, dir: &Path, out: &mut Vec<String>, bad: &mut Vec<Stri
     out.extend(listing.files.into_iter().map(|(rel, _)| rel));
     bad.extend(listing.bad_names);
     Ok(())
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Refusal> {
-    walk_names(root, dir, out, &mut Vec::new())
 }
 
 /// Every topic file, parsed, sorted by path; undecodable files become a
@@ -115,78 +110,4 @@ pub(crate) fn relative_topic_path(root: &Path, named: &str) -> Result<String, Re
         message: format!("no topic file {named} in the workspace"),
         path: Some(root.join(named)),
     })
-}
-
-fn is_timeline_day(rel: &str) -> bool {
-    let p: Vec<&str> = rel.split('/').collect();
-    p.len() == 4
-        && p[0] == "timeline"
-        && p[1].len() == 4
-        && p[2].len() == 2
-        && p[3].len() == 5
-        && p[3].ends_with(".md")
-        && p[1..].iter().all(|s| s.trim_end_matches(".md").bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Writes every derived file whose bytes changed (atomically), and removes
-/// derived files that have nothing left to hold. A hand-written root
-/// `core.md` (without the derived marker) is never removed.
-pub(crate) fn install_views(
-    root: &Path,
-    files: &std::collections::BTreeMap<String, String>,
-) -> Result<(), Refusal> {
-    fsio::check_no_links(root, fsio::TMP_DIR)?;
-    for (rel, bytes) in files {
-        fsio::check_no_links(root, rel)?;
-        let target = root.join(rel);
-        // A hand-written core.md is never overwritten (the transaction layer
-        // preserves it before anything replaces it).
-        if rel == "core.md" && target.exists() && !is_derived_core(&target) {
-            continue;
-        }
-        if std::fs::read(&target).ok().as_deref() == Some(bytes.as_bytes()) {
-            continue;
-        }
-        fsio::replace_file(root, &target, bytes.as_bytes())?;
-    }
-    let mut existing = Vec::new();
-    walk(root, &root.join("timeline"), &mut existing)?;
-    for rel in existing.iter().filter(|r| is_timeline_day(r) && !files.contains_key(*r)) {
-        fsio::check_no_links(root, rel)?;
-        let p = root.join(rel);
-        std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
-        // Remove the month and year folders the removal emptied.
-        let mut dir = p.parent().map(Path::to_path_buf);
-        while let Some(d) = dir {
-            if d == root.join("timeline") || std::fs::remove_dir(&d).is_err() {
-                break;
-            }
-            dir = d.parent().map(Path::to_path_buf);
-        }
-    }
-    for rel in ["recent_events.jsonl", "relations.json"] {
-        fsio::check_no_links(root, rel)?;
-        let p = root.join(rel);
-        if !files.contains_key(rel) && p.is_file() {
-            std::fs::remove_file(&p).map_err(|e| io(e, "cannot remove", &p))?;
-        }
-    }
-    let core = root.join("core.md");
-    fsio::check_no_links(root, "core.md")?;
-    if !files.contains_key("core.md") && is_derived_core(&core) {
-        std::fs::remove_file(&core).map_err(|e| io(e, "cannot remove", &core))?;
-    }
-    Ok(())
-}
-
-/// True when the file at `path` starts with the derived `core.md` marker
-/// line exactly (a CR before the LF makes it another line).
-pub(crate) fn is_derived_core(path: &Path) -> bool {
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let marker = scriptorium::topics::views::CORE_MARKER.as_bytes();
-            bytes.starts_with(marker) && bytes.get(marker.len()).is_none_or(|&b| b == b'\n')
-        }
-        Err(_) => false,
-    }
 }

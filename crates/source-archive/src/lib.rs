@@ -56,6 +56,7 @@ pub mod pct;
 mod record;
 pub mod speaker;
 pub mod timestamp;
+pub mod trust;
 pub mod v2;
 pub mod writer_input;
 

@@ -120,3 +120,42 @@ mod tests {
         assert!(!is_valid_legacy("2026-01-01T00:00:00+2:00"));
     }
 }
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` seconds since the Unix epoch (UTC).
+pub fn format_unix(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// The current time as [`format_unix`] writes it.
+pub fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    format_unix(secs)
+}
+
+#[cfg(test)]
+mod format_tests {
+    //! Formatting agrees with the validator and with known dates.
+    use super::*;
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(format_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_unix(1_786_270_272), "2026-08-09T10:11:12Z");
+        assert!(is_valid(&now()));
+    }
+}

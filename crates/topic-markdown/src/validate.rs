@@ -67,6 +67,18 @@ impl ArchiveResolver {
         self.by_id.entry(source_id).or_default().push(Location { path, anchor, pending });
     }
 
+    /// Counts the records with these ids as trusted from now on (their
+    /// promotion by an owner, `scriptorium_source_archive::trust`).
+    pub fn promote<'a>(&mut self, ids: impl IntoIterator<Item = &'a String>) {
+        for id in ids {
+            if let Some(locs) = self.by_id.get_mut(id.as_str()) {
+                for l in locs {
+                    l.pending = false;
+                }
+            }
+        }
+    }
+
     /// The number of distinct source ids known.
     pub fn len(&self) -> usize {
         self.by_id.len()

@@ -47,12 +47,27 @@ pub struct Error {
     pub message: String,
     /// The workspace-relative path or JSON location it concerns, if any.
     pub path: Option<String>,
+    /// The byte offset in the file at `path` it concerns, if any.
+    pub offset: Option<u64>,
+    /// The 1-based line in the file at `path` it concerns, if any.
+    pub line: Option<u64>,
+    /// For `VALIDATION_FAILED`: every diagnostic the change would add.
+    pub diagnostics: Vec<scriptorium_topic_markdown::diag::Diagnostic>,
 }
 
 impl Error {
     /// An error with no location.
     pub fn new(code: Code, message: impl Into<String>) -> Error {
-        Error { code, message: message.into(), path: None }
+        Error { code, message: message.into(), path: None, offset: None, line: None, diagnostics: Vec::new() }
+    }
+
+    /// The same error carrying `diagnostics`.
+    pub fn with_diagnostics(
+        mut self,
+        diagnostics: Vec<scriptorium_topic_markdown::diag::Diagnostic>,
+    ) -> Error {
+        self.diagnostics = diagnostics;
+        self
     }
 
     /// The same error about `path`.
@@ -89,6 +104,13 @@ impl From<scriptorium_source_archive::Error> for Error {
             _ => Code::Io,
         };
         let path = e.path().map(|p| p.display().to_string());
-        Error { code, message: e.message().to_owned(), path }
+        Error {
+            code,
+            message: e.message().to_owned(),
+            path,
+            offset: e.offset(),
+            line: e.line(),
+            diagnostics: Vec::new(),
+        }
     }
 }

@@ -77,6 +77,22 @@ pub fn superseded_dir(root: &Path) -> PathBuf {
     root.with_file_name(format!("{name}-superseded"))
 }
 
+/// Moves the workspace entry `name` into `<root>-superseded/` under a free
+/// name (`name`, `name.1`, …); returns where it went.
+pub fn set_aside(root: &Path, name: &str) -> Result<PathBuf, Error> {
+    let from = root.join(name);
+    let target = superseded_dir(root);
+    fs::create_dir_all(&target).map_err(|e| Error::io(&e, "cannot create", &target))?;
+    let mut to = target.join(name);
+    let mut n = 1;
+    while fs::symlink_metadata(&to).is_ok() {
+        to = target.join(format!("{name}.{n}"));
+        n += 1;
+    }
+    fs::rename(&from, &to).map_err(|e| Error::io(&e, "cannot move", &from))?;
+    Ok(to)
+}
+
 /// Moves the old layout's `journal/`, `wiki/`, `.state/` and `index.sqlite`
 /// into `<root>-superseded/` (never deleting anything: a name already taken
 /// there gets a numbered suffix). Returns the workspace-relative names moved.

@@ -17,8 +17,17 @@
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
 #![deny(missing_docs)]
 
+pub mod commit;
+pub mod disk;
 pub mod error;
+pub mod install;
 pub mod layout;
 pub mod lock;
 pub mod patch;
 pub mod revision;
+pub mod validation;
+pub mod views;
+
+pub use commit::{Base, Committed, Derived, Promoted, Writer};
+pub use error::{Code, Error};
+pub use patch::{Edit, Patch, Tier};

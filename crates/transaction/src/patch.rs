@@ -155,6 +155,26 @@ pub fn check_path(path: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks a path an install may write: a topic path ([`check_path`]) or a
+/// v2 archive file `sources/<provider>/_v2/<thread>.md` with plain
+/// components. Recovery refuses an intent naming anything else.
+pub fn check_target(path: &str) -> Result<(), Error> {
+    if path.starts_with("topics/") {
+        return check_path(path);
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains(['\\', '\0']);
+    if parts.len() == 4
+        && parts[0] == "sources"
+        && parts[2] == "_v2"
+        && parts[3].ends_with(".md")
+        && parts.iter().all(|c| plain(c))
+    {
+        return Ok(());
+    }
+    Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a path an install may write")).at(path))
+}
+
 /// Parses a patch and makes every check that needs no lock: its JSON shape
 /// (unknown keys refused), each source record, each path, non-empty `old`,
 /// then the tier. `INVALID_ARGUMENT` comes before `PERMISSION_DENIED`.

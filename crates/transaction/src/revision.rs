@@ -38,6 +38,39 @@ pub struct Revision {
     pub files: usize,
     /// Files whose bytes were read (not served from the cache).
     pub hashed: usize,
+    /// Every file's path bytes and content hash, sorted by path.
+    pub tree: Vec<(Vec<u8>, [u8; 32])>,
+}
+
+impl Revision {
+    /// The content hash of the file at workspace-relative `path`.
+    pub fn hash_of(&self, path: &str) -> Option<[u8; 32]> {
+        let k = self.tree.binary_search_by(|(p, _)| p.as_slice().cmp(path.as_bytes())).ok()?;
+        Some(self.tree[k].1)
+    }
+
+    /// The revision the workspace has once each `(path, new bytes)` is
+    /// written (`None`: removed); nothing is read.
+    pub fn after(&self, changes: &[(String, Option<Vec<u8>>)]) -> String {
+        let mut tree: std::collections::BTreeMap<Vec<u8>, [u8; 32]> = self.tree.iter().cloned().collect();
+        for (path, bytes) in changes {
+            match bytes {
+                Some(b) => tree.insert(path.as_bytes().to_vec(), Sha256::digest(b).into()),
+                None => tree.remove(path.as_bytes()),
+            };
+        }
+        hex_of(tree.iter().map(|(p, h)| (p.as_slice(), h)))
+    }
+}
+
+fn hex_of<'a>(files: impl Iterator<Item = (&'a [u8], &'a [u8; 32])>) -> String {
+    let mut h = Sha256::new();
+    for (path, hash) in files {
+        h.update(path);
+        h.update([0u8]);
+        h.update(hash);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,18 +198,14 @@ pub fn compute(root: &Path) -> Result<Revision, Error> {
         };
         entries.push((path, entry));
     }
-    let mut h = Sha256::new();
-    for (path, e) in &entries {
-        h.update(path);
-        h.update([0u8]);
-        h.update(e.hash);
-    }
-    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex_of(entries.iter().map(|(p, e)| (p.as_slice(), &e.hash)));
+    let entries_len = entries.len();
     if dirty && root.join(".scriptorium").is_dir() {
         // Best effort, see above.
         let _ = write_cache(root, &entries);
     }
-    Ok(Revision { hex, files: entries.len(), hashed })
+    let tree = entries.into_iter().map(|(p, e)| (p, e.hash)).collect();
+    Ok(Revision { hex, files: entries_len, hashed, tree })
 }
 
 /// The on-disk path of workspace-relative path bytes (which may not be UTF-8).

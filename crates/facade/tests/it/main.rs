@@ -46,6 +46,11 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         let Ok(rd) = std::fs::read_dir(&dir) else { continue };
         for e in rd {
             let p = e.unwrap().path();
+            // Runtime state (caches, the index, the history) is not the
+            // user's data; the refusal tests compare everything else.
+            if p.file_name().is_some_and(|n| n == ".scriptorium") {
+                continue;
+            }
             if p.is_dir() {
                 stack.push(p);
             } else {

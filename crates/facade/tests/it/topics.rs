@@ -138,17 +138,42 @@ fn check_reports_codes_and_named_files() {
 }
 
 #[test]
-fn a_hand_written_core_is_left_alone() {
+fn an_invalid_hand_written_core_is_archived_as_evidence_and_set_aside() {
     let ws = workspace();
     std::fs::remove_file(ws.path().join("topics/core.md")).unwrap();
     std::fs::write(ws.path().join("core.md"), "My own notes.\n").unwrap();
     let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
-    assert!(out.status.success());
-    assert_eq!(std::fs::read_to_string(ws.path().join("core.md")).unwrap(), "My own notes.\n");
-    assert!(json_lines(&out.stdout)[0]["hand_written_core"]
-        .as_str()
-        .unwrap()
-        .contains("preserved as evidence"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let note = json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().to_owned();
+    assert!(note.contains("archived as evidence"), "{note}");
+    // The original bytes are kept beside the workspace and in the archive.
+    let name = ws.path().file_name().unwrap().to_string_lossy().into_owned();
+    let aside = ws.path().with_file_name(format!("{name}-superseded")).join("core.md");
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), "My own notes.\n");
+    let archived = std::fs::read_to_string(ws.path().join("sources/workspace/_v2/core-md.md")).unwrap();
+    assert!(archived.contains("My own notes."));
+    std::fs::remove_dir_all(aside.parent().unwrap()).unwrap();
+    // Nothing is left to render into core.md.
+    assert!(!ws.path().join("core.md").exists());
+}
+
+#[test]
+fn a_valid_hand_written_core_moves_to_topics() {
+    let ws = workspace();
+    let text = std::fs::read_to_string(ws.path().join("topics/core.md")).unwrap();
+    std::fs::remove_file(ws.path().join("topics/core.md")).unwrap();
+    std::fs::write(ws.path().join("core.md"), &text).unwrap();
+    let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let note = json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().to_owned();
+    assert!(note.contains("moved to topics/core.md"), "{note}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("topics/core.md")).unwrap(), text);
+    let core = std::fs::read_to_string(ws.path().join("core.md")).unwrap();
+    assert!(core.starts_with("<!-- scriptorium:derived core.md -->\n"), "{core}");
+    let name = ws.path().file_name().unwrap().to_string_lossy().into_owned();
+    let aside = ws.path().with_file_name(format!("{name}-superseded"));
+    assert_eq!(std::fs::read_to_string(aside.join("core.md")).unwrap(), text);
+    std::fs::remove_dir_all(aside).unwrap();
 }
 
 #[cfg(unix)]
@@ -169,11 +194,16 @@ fn hand_written_core_is_never_overwritten_and_odd_names_are_reported() {
         .unwrap();
     let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
     assert!(out.status.success());
+    // topics/core.md exists: the loose file is set aside, never lost, and
+    // the render takes its place.
+    let name = ws.path().file_name().unwrap().to_string_lossy().into_owned();
+    let aside = ws.path().with_file_name(format!("{name}-superseded"));
     assert_eq!(
-        std::fs::read(ws.path().join("core.md")).unwrap(),
+        std::fs::read(aside.join("core.md")).unwrap(),
         b"<!-- scriptorium:derived core.md -->\r\nmy notes\r\n"
     );
-    assert!(json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().contains("left untouched"));
+    std::fs::remove_dir_all(aside).unwrap();
+    assert!(json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().contains("set aside"));
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;

@@ -1,0 +1,529 @@
+//! The transaction: a writer holding the lock, and what it can do — commit
+//! a patch, promote pending sources, rebuild what is derived.
+//!
+//! [`Writer::open`] takes `.scriptorium/write.lock` and recovers any
+//! interrupted install before anything else. [`Writer::commit`] then runs
+//! FORMAT.md §6 in order: the paths against the disk (`INVALID_ARGUMENT`),
+//! the base revision (`CONFLICT`), the archive plan and the edits applied
+//! to private copies (`CONFLICT`, `NOT_FOUND`), validation
+//! (`VALIDATION_FAILED` with every added diagnostic), the crash-safe install
+//! ([`crate::install`]), then the search index and the derived views, then
+//! the history line (written with the install, see there). A refusal
+//! writes nothing under `topics/` or `sources/`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_bm25_index::workspace as index;
+use scriptorium_source_archive::{append, fsio, timestamp, trust, Role, SourceId, SourceRecord};
+use scriptorium_topic_markdown::views::{core_promotion, CorePromotion, RenderReport, CORE_BUDGET};
+
+use crate::disk::{Disk, Faults};
+use crate::error::{Code, Error};
+use crate::install::{self, Recovered};
+use crate::lock::{self, WriteLock};
+use crate::patch::{self, Edit, Patch, Tier};
+use crate::revision::{self, Revision};
+use crate::validation::{self, TopicIndex};
+use crate::views::{self, IndexSources};
+
+/// Whether a commit must name the current revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// `base_revision` must be current (`CONFLICT` otherwise).
+    Check,
+    /// Any revision: for writes that cannot conflict (archiving records,
+    /// which only ever adds).
+    Any,
+}
+
+/// What a successful commit did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Committed {
+    /// The revision now current.
+    pub revision: String,
+    /// The revision before.
+    pub revision_before: String,
+    /// Workspace-relative paths changed, sorted (empty: nothing to do).
+    pub changed: Vec<String>,
+    /// Records newly archived.
+    pub appended: usize,
+    /// Records already archived (skipped).
+    pub duplicates: usize,
+    /// Topic files validation looked at.
+    pub files_checked: usize,
+    /// What went wrong after the install (index or views); the change
+    /// itself is installed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// What a promotion did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Promoted {
+    /// Ids newly promoted.
+    pub promoted: Vec<String>,
+    /// Ids that were already trusted (promoted before, or never pending).
+    pub already_trusted: Vec<String>,
+    /// The revision (a promotion does not change it).
+    pub revision: String,
+}
+
+/// What rebuilding the derived state did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Derived {
+    /// The views report.
+    pub views: RenderReport,
+    /// What happened to a hand-written root `core.md`, if there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hand_written_core: Option<String>,
+}
+
+/// A writer: holds the write lock until dropped.
+#[derive(Debug)]
+pub struct Writer<'f> {
+    root: PathBuf,
+    _lock: WriteLock,
+    faults: &'f Faults,
+    /// What recovery did when the writer opened.
+    pub recovered: Recovered,
+    /// The `core.md` token budget used by the views.
+    pub budget: usize,
+}
+
+static NO_FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
+
+fn history_line(
+    tx: &str,
+    before: &str,
+    after: &str,
+    tier: Tier,
+    message: &str,
+    changed: &[String],
+    appended: usize,
+) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        time: String,
+        tx: &'a str,
+        revision_before: &'a str,
+        revision_after: &'a str,
+        tier: &'a str,
+        message: &'a str,
+        changed: &'a [String],
+        sources_appended: usize,
+    }
+    scriptorium_source_archive::json::to_line(&Line {
+        time: timestamp::now(),
+        tx,
+        revision_before: before,
+        revision_after: after,
+        tier: tier.as_str(),
+        message,
+        changed,
+        sources_appended: appended,
+    })
+}
+
+fn not_found(k: usize, path: &str, what: &str) -> Error {
+    Error::new(Code::NotFound, format!("edits[{k}]: {what}")).at(path)
+}
+
+impl<'f> Writer<'f> {
+    /// Takes the write lock of the workspace at `root` (waiting at most
+    /// `timeout`) and recovers an interrupted install. The folder must
+    /// exist; the layout is created in it when missing.
+    pub fn open(root: &Path, timeout: Duration) -> Result<Writer<'static>, Error> {
+        Writer::open_with(root, timeout, &NO_FAULTS)
+    }
+
+    /// [`Writer::open`] with every install write going through `faults`.
+    pub fn open_with(root: &Path, timeout: Duration, faults: &'f Faults) -> Result<Writer<'f>, Error> {
+        if !root.is_dir() {
+            return Err(Error::new(Code::NotFound, format!("no workspace folder at {}", root.display())));
+        }
+        let lock = lock::acquire(root, timeout)?;
+        let recovered = install::recover(root, Disk::new(faults))?;
+        crate::layout::ensure(root)?;
+        let mut w = Writer { root: root.to_path_buf(), _lock: lock, faults, recovered, budget: CORE_BUDGET };
+        if recovered == Recovered::RolledForward {
+            // The rolled-forward change's index and views were never built.
+            let _ = w.rebuild_derived();
+        }
+        Ok(w)
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn disk(&self) -> Disk<'f> {
+        Disk::new(self.faults)
+    }
+
+    /// Commits `patch` as `tier` (see the module documentation).
+    pub fn commit(&mut self, patch: &Patch, tier: Tier, base: Base) -> Result<Committed, Error> {
+        let root = self.root.clone();
+        let root = root.as_path();
+        if tier == Tier::Paired {
+            // Re-checked here for callers that built the patch themselves.
+            if let Some((k, e)) = patch.edits.iter().enumerate().find(|(_, e)| {
+                matches!(e, Edit::Replace { .. } | Edit::StrReplace { .. } | Edit::Delete { .. })
+            }) {
+                return Err(Error::new(
+                    Code::PermissionDenied,
+                    format!(
+                        "the paired tier may only create and append; `{}` of {} is refused",
+                        e.op(),
+                        e.path()
+                    ),
+                )
+                .at(format!("edits[{k}]")));
+            }
+        }
+        for (k, e) in patch.edits.iter().enumerate() {
+            patch::check_path(e.path())
+                .map_err(|err| Error { path: Some(format!("edits[{k}].path")), ..err })?;
+        }
+        patch::check_paths_on_disk(root, patch)?;
+        let rev = revision::compute(root)?;
+        if base == Base::Check && patch.base_revision != rev.hex {
+            return Err(Error::new(
+                Code::Conflict,
+                format!(
+                    "base_revision {} is not the current revision {}; read the workspace again and retry",
+                    patch.base_revision, rev.hex
+                ),
+            ));
+        }
+        // Stage: the archive plan, then the edits on private copies.
+        let plan = append::plan(root, &patch.sources)?;
+        let staged_sources: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
+        let mut topics: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+        let mut originals: HashMap<String, Option<Vec<u8>>> = HashMap::new();
+        for (k, edit) in patch.edits.iter().enumerate() {
+            let path = edit.path();
+            if !topics.contains_key(path) {
+                let current = read_topic(root, path)?;
+                originals.insert(path.to_owned(), current.clone());
+                topics.insert(path.to_owned(), current);
+            }
+            let slot = topics.get_mut(path).expect("just inserted");
+            match edit {
+                Edit::Create { content, .. } => {
+                    if slot.is_some() {
+                        return Err(Error::new(
+                            Code::Conflict,
+                            format!("edits[{k}]: create {path}: the file already exists"),
+                        )
+                        .at(path));
+                    }
+                    *slot = Some(content.as_bytes().to_vec());
+                }
+                Edit::Append { content, .. } => match slot {
+                    Some(bytes) => bytes.extend_from_slice(content.as_bytes()),
+                    None => return Err(not_found(k, path, &format!("append to {path}: no such file"))),
+                },
+                Edit::Replace { content, .. } => match slot {
+                    Some(bytes) => *bytes = content.as_bytes().to_vec(),
+                    None => return Err(not_found(k, path, &format!("replace {path}: no such file"))),
+                },
+                Edit::StrReplace { old, new, .. } => match slot {
+                    Some(bytes) => match memchr::memmem::find(bytes, old.as_bytes()) {
+                        Some(at) => {
+                            bytes.splice(at..at + old.len(), new.as_bytes().iter().copied());
+                        }
+                        None => {
+                            return Err(not_found(
+                                k,
+                                path,
+                                &format!("str_replace in {path}: `old` does not occur"),
+                            ))
+                        }
+                    },
+                    None => return Err(not_found(k, path, &format!("str_replace in {path}: no such file"))),
+                },
+                Edit::Delete { .. } => {
+                    if slot.is_none() {
+                        return Err(not_found(k, path, &format!("delete {path}: no such file")));
+                    }
+                    *slot = None;
+                }
+            }
+        }
+        topics.retain(|p, new| originals.get(p) != Some(new));
+        // Validate against the current workspace.
+        let mut index_of_topics = TopicIndex::load(root, &rev)?;
+        let promoted = trust::promoted(root)?;
+        let outcome = validation::validate(root, &index_of_topics, &topics, &staged_sources, &promoted)?;
+        if !outcome.added.is_empty() {
+            let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
+            return Err(Error::new(
+                Code::ValidationFailed,
+                format!(
+                    "the patch would add {} diagnostic(s); nothing was written:\n{}",
+                    listed.len(),
+                    listed.join("\n")
+                ),
+            )
+            .with_diagnostics(outcome.added));
+        }
+        let mut changes: Vec<(String, Option<Vec<u8>>)> =
+            plan.writes.iter().map(|(p, b)| (p.clone(), Some(b.clone()))).collect();
+        changes.extend(topics);
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+        if changes.is_empty() {
+            return Ok(Committed {
+                revision: rev.hex.clone(),
+                revision_before: rev.hex,
+                changed,
+                appended: 0,
+                duplicates: plan.report.duplicates,
+                files_checked: outcome.files_checked,
+                warnings: Vec::new(),
+            });
+        }
+        for (p, _) in &changes {
+            fsio::check_no_links(root, p)?;
+        }
+        let after = rev.after(&changes);
+        let tx = install::new_tx_id();
+        let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &changed, plan.report.appended);
+        install::install(root, self.disk(), &tx, &changes, line)?;
+        for (path, facts) in outcome.facts {
+            index_of_topics.set(&path, facts);
+        }
+        index_of_topics.save(root);
+        let mut warnings = Vec::new();
+        if let Err(e) = self.rebuild_derived() {
+            warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
+        }
+        Ok(Committed {
+            revision: after,
+            revision_before: rev.hex,
+            changed,
+            appended: plan.report.appended,
+            duplicates: plan.report.duplicates,
+            files_checked: outcome.files_checked,
+            warnings,
+        })
+    }
+
+    /// Refreshes the search index, moves a hand-written root `core.md` into
+    /// `topics/core.md` (or preserves it as evidence), and rebuilds every
+    /// derived view.
+    pub fn rebuild_derived(&mut self) -> Result<Derived, Error> {
+        let root = self.root.clone();
+        let opened = index::open(&root, TokenizerConfig::default())?;
+        let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
+        let mut derived = Derived::default();
+        let core_path = root.join("core.md");
+        fsio::check_no_links(&root, "core.md")?;
+        if core_path.is_file() && !views::is_derived_core(&core_path) {
+            let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let resolver = IndexSources::new(&opened.view);
+            let decision = core_promotion(Some(&text), &checkup.topics, &resolver);
+            drop(checkup);
+            drop(opened);
+            let note = self.promote_core(&bytes, &text, decision)?;
+            derived.hand_written_core = Some(note);
+            let opened = index::open(&root, TokenizerConfig::default())?;
+            let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
+            let rendered = views::render(&checkup, self.budget);
+            views::install(&root, &rendered.files)?;
+            derived.views = rendered.report;
+            return Ok(derived);
+        }
+        let rendered = views::render(&checkup, self.budget);
+        views::install(&root, &rendered.files)?;
+        derived.views = rendered.report;
+        Ok(derived)
+    }
+
+    fn promote_core(&mut self, bytes: &[u8], text: &str, decision: CorePromotion) -> Result<String, Error> {
+        let root = self.root.clone();
+        let note = match decision {
+            CorePromotion::Move if std::str::from_utf8(bytes).is_ok() => {
+                let p = Patch {
+                    base_revision: String::new(),
+                    message: "move the hand-written core.md to topics/core.md".into(),
+                    sources: Vec::new(),
+                    edits: vec![Edit::Create { path: "topics/core.md".into(), content: text.to_owned() }],
+                };
+                self.commit_quiet(&p)?;
+                "moved to topics/core.md".to_owned()
+            }
+            CorePromotion::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
+            _ => {
+                let digest = <sha2::Sha256 as sha2::Digest>::digest(bytes);
+                let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                let id = SourceId::new("workspace", "core-md", &format!("core-{short}"))?;
+                match SourceRecord::new(id, Role::System, &timestamp::now(), None, false, text.to_owned()) {
+                    Ok(record) => {
+                        let p = Patch {
+                            base_revision: String::new(),
+                            message: "preserve the hand-written core.md as evidence".into(),
+                            sources: vec![record],
+                            edits: Vec::new(),
+                        };
+                        self.commit_quiet(&p)?;
+                        "not a valid topic file: archived as evidence in sources/workspace/_v2/core-md.md"
+                            .to_owned()
+                    }
+                    Err(e) => {
+                        format!("not a valid topic file and not archivable ({}): set aside", e.message())
+                    }
+                }
+            }
+        };
+        let to = crate::layout::set_aside(&root, "core.md")?;
+        Ok(format!("{note}; the original is kept at {}", to.display()))
+    }
+
+    /// A commit without rebuilding derived state (the caller does).
+    fn commit_quiet(&mut self, p: &Patch) -> Result<(), Error> {
+        let root = self.root.clone();
+        let rev = revision::compute(&root)?;
+        let plan = append::plan(&root, &p.sources)?;
+        let mut changes: Vec<(String, Option<Vec<u8>>)> =
+            plan.writes.iter().map(|(p, b)| (p.clone(), Some(b.clone()))).collect();
+        for e in &p.edits {
+            if let Edit::Create { path, content } = e {
+                if read_topic(&root, path)?.is_some() {
+                    return Err(
+                        Error::new(Code::Conflict, format!("{path} already exists")).at(path.as_str())
+                    );
+                }
+                changes.push((path.clone(), Some(content.as_bytes().to_vec())));
+            }
+        }
+        if changes.is_empty() {
+            return Ok(());
+        }
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+        let after = rev.after(&changes);
+        let tx = install::new_tx_id();
+        let line =
+            history_line(&tx, &rev.hex, &after, Tier::Owner, &p.message, &changed, plan.report.appended);
+        install::install(&root, self.disk(), &tx, &changes, line)
+    }
+
+    /// Promotes pending sources (owner only): one line in
+    /// `.scriptorium/audit.jsonl`, after which they and the blocks citing
+    /// them count as trusted. Every id must be archived (`NOT_FOUND`).
+    pub fn promote(&mut self, ids: &[String], by: &str) -> Result<Promoted, Error> {
+        let root = self.root.clone();
+        let already = trust::promoted(&root)?;
+        let mut promoted = Vec::new();
+        let mut already_trusted = Vec::new();
+        let mut seen = BTreeSet::new();
+        for text in ids {
+            let id = SourceId::parse(text).map_err(|e| {
+                Error::new(Code::InvalidArgument, format!("{text:?}: {}", e.message())).at(text)
+            })?;
+            let key = id.text();
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let pending = match archived_pending(&root, &id)? {
+                Some(p) => p,
+                None => {
+                    return Err(
+                        Error::new(Code::NotFound, format!("no archived record {key}")).at(id.v2_path())
+                    )
+                }
+            };
+            if pending && !already.contains(&key) {
+                promoted.push(key);
+            } else {
+                already_trusted.push(key);
+            }
+        }
+        let rev = revision::compute(&root)?;
+        if !promoted.is_empty() {
+            #[derive(Serialize)]
+            struct Line<'a> {
+                time: String,
+                action: &'a str,
+                by: &'a str,
+                sources: &'a [String],
+                revision: &'a str,
+            }
+            let mut line = scriptorium_source_archive::json::to_line(&Line {
+                time: timestamp::now(),
+                action: "promote",
+                by,
+                sources: &promoted,
+                revision: &rev.hex,
+            })
+            .into_bytes();
+            line.push(b'\n');
+            let path = root.join(trust::AUDIT_FILE);
+            fsio::check_no_links(&root, trust::AUDIT_FILE)?;
+            // A torn last line (a crash mid-append) is ended first.
+            if std::fs::read(&path).ok().and_then(|b| b.last().copied()).is_some_and(|b| b != b'\n') {
+                line.insert(0, b'\n');
+            }
+            self.disk().append(&path, &line).map_err(|e| Error::io(&e, "cannot append to", &path))?;
+            self.rebuild_derived()?;
+        }
+        Ok(Promoted { promoted, already_trusted, revision: rev.hex })
+    }
+}
+
+/// The pending flag of the archived v2 record `id`, `None` when absent.
+fn archived_pending(root: &Path, id: &SourceId) -> Result<Option<bool>, Error> {
+    let rel = id.v2_path();
+    fsio::check_no_links(root, &rel)?;
+    let bytes = match std::fs::read(root.join(&rel)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&e, "cannot read", &root.join(&rel))),
+    };
+    let expect = scriptorium_source_archive::v2::Expect { provider: id.provider(), thread: id.thread() };
+    let anchor = id.anchor();
+    let key = id.text();
+    for f in scriptorium_source_archive::v2::parse_prefix(&bytes, Some(expect)).frames {
+        let r = f.to_record();
+        if r.id().anchor() == anchor && r.id().text() == key {
+            return Ok(Some(r.is_pending()));
+        }
+    }
+    Ok(None)
+}
+
+/// The current bytes of a topic file, `None` when it does not exist;
+/// `INVALID_ARGUMENT` when the path is a folder or not a regular file.
+fn read_topic(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
+    let full = root.join(path);
+    match std::fs::symlink_metadata(&full) {
+        Ok(m) if m.is_file() => {
+            std::fs::read(&full).map(Some).map_err(|e| Error::io(&e, "cannot read", &full))
+        }
+        Ok(_) => {
+            Err(Error::new(Code::InvalidArgument, format!("{path} exists and is not a regular file"))
+                .at(path))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(Error::new(
+            Code::InvalidArgument,
+            format!("{path}: a component of the path is a file, not a folder"),
+        )
+        .at(path)),
+        Err(e) => Err(Error::io(&e, "cannot stat", &full)),
+    }
+}
+
+/// The revision of the workspace at `root` (a reader's view: an install
+/// waiting for recovery is reported, not completed).
+pub fn current_revision(root: &Path) -> Result<Revision, Error> {
+    revision::compute(root)
+}

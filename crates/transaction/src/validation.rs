@@ -1,0 +1,404 @@
+//! Validation of a staged change against the current workspace, at a cost
+//! that follows the change (FORMAT.md §6).
+//!
+//! A change is refused iff the resulting workspace has a diagnostic the
+//! current one lacks. Only these files can gain one: the changed topic
+//! files, the files that link to a changed file, and the files that hold a
+//! block id a changed file holds (before or after). Those are checked
+//! twice — as they are, and as they would be — together with what they link
+//! to and what shares their ids, so that every link and duplicate is judged
+//! with the files it involves. Diagnostics are compared as multisets of
+//! (code, path, block id, message), lines left out because edits move them;
+//! a duplicate id is compared without its message (which names lines).
+//!
+//! Finding those files without reading the workspace needs a workspace-wide
+//! index of block ids and links, kept in `.scriptorium/topics.cache`: one
+//! entry per topic file with the SHA-256 of the bytes it was made from (the
+//! same hash the revision uses), so a file edited by hand is re-read the
+//! next time, and only it. Citations are resolved by reading just the cited
+//! archive files.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use scriptorium_source_archive::legacy;
+use scriptorium_source_archive::pct;
+use scriptorium_source_archive::v2::{self, Expect};
+use scriptorium_topic_markdown::diag::{Code as DiagCode, Diagnostic};
+use scriptorium_topic_markdown::validate::{self, link_target, Loaded, Resolution, SourceResolver};
+
+use crate::error::Error;
+use crate::revision::Revision;
+
+/// The id and link index, relative to the workspace root.
+pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
+
+const CACHE_HEADER: &str = "scriptorium topics cache 1";
+
+/// What the index keeps of one topic file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileFacts {
+    /// SHA-256 (hex) of the bytes these facts were read from.
+    pub sha256: String,
+    /// Its block ids, in file order.
+    pub ids: Vec<String>,
+    /// The topic files its blocks link to, sorted, each once.
+    pub links: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheLine {
+    path: String,
+    #[serde(flatten)]
+    facts: FileFacts,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The facts of a parsed topic file.
+pub fn facts_of(loaded: &Loaded, sha256: String) -> FileFacts {
+    let ids = loaded.file.blocks.iter().filter_map(|b| b.id.clone()).collect();
+    let mut links = BTreeSet::new();
+    for b in &loaded.file.blocks {
+        for (_, l) in &b.links {
+            if let Ok(Some(t)) = link_target(&loaded.path, l) {
+                links.insert(t.path);
+            }
+        }
+    }
+    FileFacts { sha256, ids, links: links.into_iter().collect() }
+}
+
+/// Parses topic file bytes: `Err` with a `BAD_ENCODING` diagnostic when
+/// they are not UTF-8.
+pub fn load(path: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(Loaded::parse(path, text)),
+        Err(e) => Err(Diagnostic {
+            code: DiagCode::BadEncoding,
+            path: path.to_owned(),
+            line: 1,
+            block_id: None,
+            message: format!("the file is not valid UTF-8 ({e})"),
+        }),
+    }
+}
+
+/// The workspace-wide index of block ids and links.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TopicIndex {
+    /// Facts per topic file path.
+    pub files: BTreeMap<String, FileFacts>,
+    dirty: bool,
+}
+
+fn topic_paths(rev: &Revision) -> impl Iterator<Item = (&str, &[u8; 32])> {
+    rev.tree.iter().filter_map(|(p, h)| {
+        let p = std::str::from_utf8(p).ok()?;
+        (p.starts_with("topics/") && p.ends_with(".md")).then_some((p, h))
+    })
+}
+
+impl TopicIndex {
+    /// Loads the index and brings it up to date with `rev` (the revision
+    /// just computed), re-reading only files whose hash changed.
+    pub fn load(root: &Path, rev: &Revision) -> Result<TopicIndex, Error> {
+        let mut idx = TopicIndex::default();
+        if let Ok(text) = std::fs::read_to_string(root.join(TOPICS_CACHE)) {
+            let mut lines = text.lines();
+            if lines.next() == Some(CACHE_HEADER) {
+                for line in lines {
+                    match serde_json::from_str::<CacheLine>(line) {
+                        Ok(l) => {
+                            idx.files.insert(l.path, l.facts);
+                        }
+                        Err(_) => {
+                            idx.files.clear();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let live: BTreeMap<&str, String> = topic_paths(rev).map(|(p, h)| (p, hex(h))).collect();
+        let before = idx.files.len();
+        idx.files.retain(|p, _| live.contains_key(p.as_str()));
+        idx.dirty = idx.files.len() != before;
+        for (path, sha) in live {
+            if idx.files.get(path).is_some_and(|f| f.sha256 == sha) {
+                continue;
+            }
+            let full = root.join(path);
+            let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
+            let facts = match load(path, &bytes) {
+                Ok(l) => facts_of(&l, sha),
+                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new() },
+            };
+            idx.files.insert(path.to_owned(), facts);
+            idx.dirty = true;
+        }
+        Ok(idx)
+    }
+
+    /// Records the facts of a file as it now is (`None`: removed).
+    pub fn set(&mut self, path: &str, facts: Option<FileFacts>) {
+        match facts {
+            Some(f) => self.files.insert(path.to_owned(), f),
+            None => self.files.remove(path),
+        };
+        self.dirty = true;
+    }
+
+    /// Writes the index back when it changed (best effort: an index that
+    /// cannot be written costs re-reading next time, never a wrong answer,
+    /// since every entry carries the hash it was read from).
+    pub fn save(&mut self, root: &Path) {
+        if !self.dirty {
+            return;
+        }
+        let mut out = String::with_capacity(64 * self.files.len() + 32);
+        out.push_str(CACHE_HEADER);
+        out.push('\n');
+        for (path, facts) in &self.files {
+            let line = CacheLine { path: path.clone(), facts: facts.clone() };
+            out.push_str(&serde_json::to_string(&line).expect("a cache line serializes"));
+            out.push('\n');
+        }
+        if scriptorium_source_archive::fsio::replace_file(root, &root.join(TOPICS_CACHE), out.as_bytes())
+            .is_ok()
+        {
+            self.dirty = false;
+        }
+    }
+}
+
+type Records = HashMap<String, (String, bool)>;
+
+/// Resolves citations by reading only the cited archive files, from the
+/// staged bytes when the change writes them.
+#[derive(Debug)]
+pub struct Sources<'a> {
+    root: &'a Path,
+    staged: &'a HashMap<String, Vec<u8>>,
+    promoted: &'a BTreeSet<String>,
+    files: RefCell<HashMap<String, Records>>,
+}
+
+impl<'a> Sources<'a> {
+    /// A resolver over workspace `root`, with `staged` archive files
+    /// (path → new bytes) and the promoted ids.
+    pub fn new(root: &'a Path, staged: &'a HashMap<String, Vec<u8>>, promoted: &'a BTreeSet<String>) -> Self {
+        Sources { root, staged, promoted, files: RefCell::new(HashMap::new()) }
+    }
+
+    fn read(&self, path: &str) -> Records {
+        let mut out = Records::new();
+        let Some(rest) = path.strip_prefix("sources/") else { return out };
+        let bytes: Vec<u8> = match self.staged.get(path) {
+            Some(b) => b.clone(),
+            None => {
+                if scriptorium_source_archive::fsio::check_no_links(self.root, path).is_err() {
+                    return out;
+                }
+                match std::fs::read(self.root.join(path)) {
+                    Ok(b) => b,
+                    Err(_) => return out,
+                }
+            }
+        };
+        let Some((provider, file)) = rest.split_once('/') else { return out };
+        if let Some(thread) = file.strip_prefix("_v2/").and_then(|f| f.strip_suffix(".md")) {
+            let (Ok(p), Ok(t)) =
+                (pct::decode_canonical(provider.as_bytes()), pct::decode_canonical(thread.as_bytes()))
+            else {
+                return out;
+            };
+            for f in v2::parse_prefix(&bytes, Some(Expect { provider: &p, thread: &t })).frames {
+                let r = f.to_record();
+                let id = r.id();
+                let key = id.text();
+                let pending = r.is_pending() && !self.promoted.contains(&key);
+                out.insert(id.anchor(), (key, pending));
+            }
+        } else if !file.contains('/') {
+            for r in legacy::parse(&bytes) {
+                if let (Some(id), Some(anchor)) = (&r.id, &r.anchor) {
+                    out.entry(anchor.clone()).or_insert((id.text(), false));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl SourceResolver for Sources<'_> {
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
+        let mut files = self.files.borrow_mut();
+        let records = files.entry(path.to_owned()).or_insert_with(|| self.read(path));
+        match records.get(anchor) {
+            Some((id, pending)) if id == source_id => {
+                if *pending {
+                    Resolution::Pending
+                } else {
+                    Resolution::Trusted
+                }
+            }
+            _ => Resolution::Unknown,
+        }
+    }
+}
+
+/// The comparison key of a diagnostic (see the module documentation).
+fn key(d: &Diagnostic) -> (DiagCode, String, Option<String>, String) {
+    let message = if d.code == DiagCode::DuplicateBlockId { String::new() } else { d.message.clone() };
+    (d.code, d.path.clone(), d.block_id.clone(), message)
+}
+
+/// The outcome of validating a change.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Diagnostics the change would add (empty: accepted).
+    pub added: Vec<Diagnostic>,
+    /// Topic files checked (both states counted once).
+    pub files_checked: usize,
+    /// Facts of every changed topic file as it will be (`None`: removed).
+    pub facts: Vec<(String, Option<FileFacts>)>,
+}
+
+/// Validates changing the topic files in `changes` (path → new bytes,
+/// `None` removes) with the archive files in `staged`, against the current
+/// workspace described by `index`.
+pub fn validate(
+    root: &Path,
+    index: &TopicIndex,
+    changes: &BTreeMap<String, Option<Vec<u8>>>,
+    staged: &HashMap<String, Vec<u8>>,
+    promoted: &BTreeSet<String>,
+) -> Result<Outcome, Error> {
+    let mut out = Outcome::default();
+    if changes.is_empty() {
+        return Ok(out);
+    }
+    // Who holds each id and who links to each file, from the index.
+    let mut holders: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut linkers: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (path, f) in &index.files {
+        for id in &f.ids {
+            holders.entry(id.as_str()).or_default().push(path.as_str());
+        }
+        for t in &f.links {
+            linkers.entry(t.as_str()).or_default().push(path.as_str());
+        }
+    }
+    // The changed files as they will be.
+    let mut new_loaded: BTreeMap<String, Result<Loaded, Diagnostic>> = BTreeMap::new();
+    for (path, bytes) in changes {
+        if let Some(b) = bytes {
+            let l = load(path, b);
+            let sha = hex(&<sha2::Sha256 as sha2::Digest>::digest(b));
+            let facts = match &l {
+                Ok(l) => facts_of(l, sha),
+                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new() },
+            };
+            out.facts.push((path.clone(), Some(facts)));
+            new_loaded.insert(path.clone(), l);
+        } else {
+            out.facts.push((path.clone(), None));
+        }
+    }
+    let new_facts: HashMap<&str, &FileFacts> =
+        out.facts.iter().filter_map(|(p, f)| f.as_ref().map(|f| (p.as_str(), f))).collect();
+    let facts_now = |p: &str| -> Vec<&FileFacts> {
+        let mut v = Vec::new();
+        if let Some(f) = index.files.get(p) {
+            v.push(f);
+        }
+        if let Some(f) = new_facts.get(p) {
+            v.push(*f);
+        }
+        v
+    };
+    // S: the files that can gain a diagnostic.
+    let mut scope: BTreeSet<String> = changes.keys().cloned().collect();
+    for path in changes.keys() {
+        for l in linkers.get(path.as_str()).into_iter().flatten() {
+            scope.insert((*l).to_owned());
+        }
+        for f in facts_now(path) {
+            for id in &f.ids {
+                for h in holders.get(id.as_str()).into_iter().flatten() {
+                    scope.insert((*h).to_owned());
+                }
+            }
+        }
+    }
+    // L: S, what S links to, and what shares an id with S.
+    let mut load_set: BTreeSet<String> = scope.clone();
+    for path in &scope {
+        for f in facts_now(path) {
+            load_set.extend(f.links.iter().cloned());
+            for id in &f.ids {
+                for h in holders.get(id.as_str()).into_iter().flatten() {
+                    load_set.insert((*h).to_owned());
+                }
+            }
+        }
+    }
+    let mut before: Vec<Loaded> = Vec::new();
+    let mut after: Vec<Loaded> = Vec::new();
+    let mut diag_before: Vec<Diagnostic> = Vec::new();
+    let mut diag_after: Vec<Diagnostic> = Vec::new();
+    for path in &load_set {
+        let exists_now = index.files.contains_key(path);
+        if exists_now {
+            let full = root.join(path);
+            let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
+            match load(path, &bytes) {
+                Ok(l) => before.push(l),
+                Err(d) => diag_before.push(d),
+            }
+        }
+        match changes.get(path) {
+            Some(Some(_)) => match new_loaded.remove(path).expect("every new file was parsed") {
+                Ok(l) => after.push(l),
+                Err(d) => diag_after.push(d),
+            },
+            Some(None) => {}
+            None => {
+                if exists_now {
+                    if let Some(l) = before.iter().find(|l| &l.path == path) {
+                        after.push(l.clone());
+                    } else if let Some(d) = diag_before.iter().find(|d| &d.path == path) {
+                        diag_after.push(d.clone());
+                    }
+                }
+            }
+        }
+    }
+    out.files_checked = load_set.len();
+    let no_staging = HashMap::new();
+    let now_sources = Sources::new(root, &no_staging, promoted);
+    let new_sources = Sources::new(root, staged, promoted);
+    diag_before.extend(validate::check(&before, &now_sources).diagnostics);
+    diag_after.extend(validate::check(&after, &new_sources).diagnostics);
+    let mut counts: HashMap<_, i64> = HashMap::new();
+    for d in diag_before.iter().filter(|d| scope.contains(&d.path)) {
+        *counts.entry(key(d)).or_default() += 1;
+    }
+    for d in diag_after.iter().filter(|d| scope.contains(&d.path)) {
+        *counts.entry(key(d)).or_default() -= 1;
+    }
+    let mut added: Vec<Diagnostic> = diag_after
+        .into_iter()
+        .filter(|d| scope.contains(&d.path) && counts.get(&key(d)).is_some_and(|&c| c < 0))
+        .collect();
+    added.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
+    added.dedup();
+    out.added = added;
+    Ok(out)
+}
