@@ -95,6 +95,9 @@ pub struct Writer<'f> {
     pub budget: usize,
 }
 
+/// The revision the derived views and the index were last built from.
+pub const DERIVED_FROM: &str = ".scriptorium/derived.revision";
+
 static NO_FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
 
 fn history_line(
@@ -150,8 +153,12 @@ impl<'f> Writer<'f> {
         let recovered = install::recover(root, Disk::new(faults))?;
         crate::layout::ensure(root)?;
         let mut w = Writer { root: root.to_path_buf(), _lock: lock, faults, recovered, budget: CORE_BUDGET };
-        if recovered == Recovered::RolledForward {
-            // The rolled-forward change's index and views were never built.
+        // A change rolled forward, a commit interrupted after its install,
+        // or an edit made in an editor: the derived state is rebuilt from
+        // what is there now.
+        let built_from = std::fs::read_to_string(root.join(DERIVED_FROM)).unwrap_or_default();
+        if built_from.trim() != revision::compute(root)?.hex {
+            // Best effort: the next writer tries again.
             let _ = w.rebuild_derived();
         }
         Ok(w)
@@ -319,6 +326,15 @@ impl<'f> Writer<'f> {
     /// `topics/core.md` (or preserves it as evidence), and rebuilds every
     /// derived view.
     pub fn rebuild_derived(&mut self) -> Result<Derived, Error> {
+        let root = self.root.clone();
+        let derived = self.rebuild_views()?;
+        // Recorded last: the revision the derived state was built from.
+        let rev = revision::compute(&root)?;
+        fsio::replace_file(&root, &root.join(DERIVED_FROM), format!("{}\n", rev.hex).as_bytes())?;
+        Ok(derived)
+    }
+
+    fn rebuild_views(&mut self) -> Result<Derived, Error> {
         let root = self.root.clone();
         let opened = index::open(&root, TokenizerConfig::default())?;
         let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;

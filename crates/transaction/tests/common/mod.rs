@@ -1,0 +1,105 @@
+//! Workspaces and patches for the transaction tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
+use scriptorium_transaction::{Base, Edit, Patch, Tier, Writer};
+
+pub(crate) const THREAD: &str = "sources/chat/_v2/t.md";
+
+/// A record of thread `chat/t`.
+pub(crate) fn record(message: &str, content: &str) -> SourceRecord {
+    let id = SourceId::new("chat", "t", message).unwrap();
+    let speaker = Speaker::from_transport(Some("7391"), Some("Ada"));
+    SourceRecord::new(id, Role::User, "2026-08-09T10:11:12Z", speaker, false, content.to_owned()).unwrap()
+}
+
+/// A block citing record `message` from a file at `topics/<depth dirs>/x.md`.
+pub(crate) fn block(n: u32, message: &str, text: &str, depth: usize) -> String {
+    let id = SourceId::new("chat", "t", message).unwrap();
+    let up = "../".repeat(depth + 1);
+    format!(
+        "\n{text}[^e-{n:010x}] ^b{n}\n\n[^e-{n:010x}]: Time: `2026-08-09T10:11:12Z`; Sources: [{}]({up}{}#{})\n",
+        id.text(),
+        id.v2_path(),
+        id.anchor()
+    )
+}
+
+pub(crate) fn patch(base: &str, sources: Vec<SourceRecord>, edits: Vec<Edit>) -> Patch {
+    Patch { base_revision: base.to_owned(), message: "test".into(), sources, edits }
+}
+
+pub(crate) fn revision(root: &Path) -> String {
+    scriptorium_transaction::revision::compute(root).unwrap().hex
+}
+
+/// Every file under `topics/` and `sources/`, by relative path.
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for top in ["topics", "sources"] {
+        let mut stack = vec![root.join(top)];
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+            for e in rd {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A workspace with three records, `topics/a.md` (one block) and
+/// `topics/c.md` (one block).
+pub(crate) fn fixture() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut w = Writer::open(&root, Duration::from_secs(5)).unwrap();
+    let p = patch(
+        "",
+        vec![
+            record("m1", "the budget is 50k"),
+            record("m2", "the deadline is friday"),
+            record("m3", "hello"),
+        ],
+        vec![
+            Edit::Create {
+                path: "topics/a.md".into(),
+                content: format!("# A\n{}", block(1, "m1", "Budget is 50k.", 0)),
+            },
+            Edit::Create {
+                path: "topics/c.md".into(),
+                content: format!("# C\n{}", block(2, "m2", "Deadline friday.", 0)),
+            },
+        ],
+    );
+    w.commit(&p, Tier::Owner, Base::Any).unwrap();
+    (dir, root)
+}
+
+/// The change under test: a new record, an append citing it, a new file
+/// linking to the appended block, and a removal — four files at once.
+pub(crate) fn big_change(base: &str) -> Patch {
+    patch(
+        base,
+        vec![record("m4", "the venue is lisbon")],
+        vec![
+            Edit::Append { path: "topics/a.md".into(), content: block(3, "m4", "Venue is Lisbon.", 0) },
+            Edit::Create {
+                path: "topics/people/b.md".into(),
+                content: format!("# B\n\nSee [the venue](../a.md#^b3).{}", block(4, "m3", "Said hello.", 1)),
+            },
+            Edit::Delete { path: "topics/c.md".into() },
+        ],
+    )
+}
