@@ -12,14 +12,10 @@ use scriptorium_transaction::{Base, Tier, Writer};
 
 const WAIT: Duration = Duration::from_secs(5);
 
+type Tree = std::collections::BTreeMap<String, Vec<u8>>;
+
 /// The old and new trees, and the number of write calls a clean commit makes.
-fn reference() -> (
-    std::collections::BTreeMap<String, Vec<u8>>,
-    std::collections::BTreeMap<String, Vec<u8>>,
-    String,
-    String,
-    usize,
-) {
+fn reference() -> (Tree, Tree, String, String, usize) {
     let (_dir, root) = fixture();
     let old_rev = revision(&root);
     let old = tree(&root);
