@@ -272,12 +272,13 @@ fn writer(root: &std::path::Path, timeout_ms: u64) -> Result<transaction::Writer
 }
 
 /// A reader never sees a half-installed patch: an install waiting for
-/// recovery is completed first (under the write lock).
-fn settle(root: &std::path::Path) -> Result<(), ExitCode> {
+/// recovery is completed first (under the write lock), then the lock is
+/// held shared while reading, so no install runs meanwhile.
+fn settle(root: &std::path::Path) -> Result<transaction::lock::WriteLock, ExitCode> {
     if transaction::install::pending(root) {
         writer(root, 5000)?;
     }
-    Ok(())
+    transaction::lock::acquire_shared(root, std::time::Duration::from_millis(5000)).map_err(|e| fail_tx(&e))
 }
 
 fn io_fail(e: io::Error) -> ExitCode {
@@ -488,9 +489,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    if let Err(code) = settle(&root) {
-        return code;
-    }
+    let _shared = match settle(&root) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let revision = match transaction::revision::compute(&root) {
         Ok(r) => r.hex,
         Err(e) => return fail_tx(&e),
@@ -733,9 +735,10 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    if let Err(code) = settle(&root) {
-        return code;
-    }
+    let _shared = match settle(&root) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let filters = match search_filters(&a) {
         Ok(f) => f,
         Err(code) => return code,

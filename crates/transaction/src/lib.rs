@@ -1,14 +1,30 @@
-//! Transactions over a Scriptorium workspace.
+//! Transactions over a Scriptorium workspace: the only way anything under
+//! `topics/` or `sources/` changes.
 //!
-//! **Status: being built.** Today this crate holds the workspace layout
-//! ([`layout`]: `ensure`, the identity file, moving an old layout's folders
-//! aside), the revision ([`revision`], cached), the write lock ([`lock`]),
-//! the patch and its checks ([`patch`]: parsing, path rules, tiers, twins
-//! and links on disk), and the error type with the stable codes
-//! ([`error`]). Still to come: the commit (staging, validation against the
-//! current workspace, the crash-safe install with its intent record and
-//! recovery), history, promotion and its audit, and the CLI verbs `update`,
-//! `status`, `check`, `promote`.
+//! * [`commit::Writer`] holds the cross-process write lock ([`lock`]),
+//!   recovers an interrupted install, and commits a [`patch::Patch`]:
+//!   checked paths and tier, the base revision ([`revision`]), staged
+//!   archive appends and edits, validation whose cost follows the change
+//!   ([`validation`]), the crash-safe install ([`install`]), then the search
+//!   index and the derived views ([`views`]). It also promotes pending
+//!   sources (an audit line, nothing rewritten).
+//! * [`layout`] creates the workspace and moves an old layout aside.
+//! * Every write of the install goes through [`disk::Disk`], whose
+//!   [`disk::Faults`] plan lets tests crash or fail any call.
+//! * [`error::Error`] carries the stable codes of FORMAT.md §5.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use scriptorium_transaction::{patch, Base, Tier, Writer};
+//!
+//! let root = std::path::Path::new("/tmp/memory");
+//! let json = r#"{"base_revision":"…","edits":[{"op":"append","path":"topics/a.md","content":"…"}]}"#;
+//! let p = patch::parse(json, Tier::Paired)?; // shape, paths, tier: before the lock
+//! let mut writer = Writer::open(root, Duration::from_secs(1))?; // LOCKED after 1 s
+//! let done = writer.commit(&p, Tier::Paired, Base::Check)?; // CONFLICT, VALIDATION_FAILED, …
+//! println!("{} {:?}", done.revision, done.changed);
+//! # Ok::<(), scriptorium_transaction::Error>(())
+//! ```
 //!
 //! **Architecture invariant:** this crate knows nothing about conversations,
 //! sessions, models or scheduling. It may depend only on the archive, topic and

@@ -32,6 +32,16 @@ pub struct WriteLock {
 /// `LOCKED` when another writer holds it that long, `INVALID_ARGUMENT` when
 /// the way to the lock file goes through a symbolic link, `IO` otherwise.
 pub fn acquire(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
+    take(root, timeout, false)
+}
+
+/// Takes the lock shared, as a reader: no writer can install while it is
+/// held, and readers do not exclude each other. Same errors as [`acquire`].
+pub fn acquire_shared(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
+    take(root, timeout, true)
+}
+
+fn take(root: &Path, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
     let path = root.join(LOCK_FILE);
     // Never create or lock anything through a link that leaves the workspace.
     fsio::check_no_links(root, LOCK_FILE)?;
@@ -46,14 +56,15 @@ pub fn acquire(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
         .map_err(|e| Error::io(&e, "cannot open the write lock", &path))?;
     let start = Instant::now();
     loop {
-        match file.try_lock() {
+        let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
+        match attempt {
             Ok(()) => return Ok(WriteLock { _file: file }),
             Err(TryLockError::WouldBlock) => {
                 if start.elapsed() >= timeout {
                     return Err(Error::new(
                         Code::Locked,
                         format!(
-                            "another writer holds {LOCK_FILE} (waited {} ms); nothing was written, try again",
+                            "another process holds {LOCK_FILE} (waited {} ms); nothing was done, try again",
                             timeout.as_millis()
                         ),
                     )
@@ -88,6 +99,18 @@ mod tests {
             inode
         );
         drop(again);
+    }
+
+    #[test]
+    fn readers_share_and_exclude_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let r1 = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        let r2 = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(acquire(dir.path(), Duration::from_millis(20)).unwrap_err().code, Code::Locked);
+        drop((r1, r2));
+        let w = acquire(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(acquire_shared(dir.path(), Duration::from_millis(20)).unwrap_err().code, Code::Locked);
+        drop(w);
     }
 
     #[cfg(unix)]
