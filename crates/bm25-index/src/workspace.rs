@@ -366,17 +366,19 @@ struct TopicPayload<'a> {
     trust: &'static str,
 }
 
-/// Every topic file as a unit, checked against each other and `sources`.
+/// Every topic file as a unit (or only those in `only`), checked against
+/// each other and `sources`.
 fn topic_units(
     root: &Path,
     listing: &Listing,
     sources: &Sources<'_>,
     files_read: &mut usize,
+    only: Option<&BTreeSet<String>>,
 ) -> Result<Vec<Unit>, Error> {
     let mut loaded = Vec::new();
     let mut units: BTreeMap<String, Unit> = BTreeMap::new();
     for ((kind, rel), listed) in listing {
-        if *kind != Kind::Topic {
+        if *kind != Kind::Topic || only.is_some_and(|o| !o.contains(rel)) {
             continue;
         }
         let (bytes, stamp) = read(root, rel, *listed)?;
@@ -650,7 +652,7 @@ fn build_because(
     for unit in legacy_units {
         sources.fresh.insert(unit.path.clone(), unit);
     }
-    let topics = topic_units(root, &listing, &sources, &mut files_read)?;
+    let topics = topic_units(root, &listing, &sources, &mut files_read, None)?;
     progress(files_read, total);
     let mut units: Vec<Unit> = sources.fresh.into_values().collect();
     units.extend(topics);
@@ -676,11 +678,36 @@ fn build_because(
 /// unusable (truncated, corrupted, foreign, another format version or
 /// tokenizer).
 pub fn open(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
+    open_scoped(root, config, None)
+}
+
+/// Which topic files a refresh re-checks when some changed.
+///
+/// A topic block's validity depends on other files (a duplicated id, a
+/// link's target), so by default a refresh re-checks every topic file when
+/// any changed. A caller that keeps an index of ids and links can name the
+/// files that can be affected instead, and the refresh costs what the
+/// change touches.
+pub trait TopicScope {
+    /// Given the topic files that changed, appeared or disappeared, and the
+    /// files citing an archive file that changed: the files whose blocks
+    /// must be re-checked (`S`, a superset of `dirty`) and the files to
+    /// load to judge them (`L ⊇ S`: what `S` links to and shares ids with).
+    /// `None` re-checks everything.
+    fn scope(&self, dirty: &BTreeSet<String>) -> Option<(BTreeSet<String>, BTreeSet<String>)>;
+}
+
+/// [`open`], re-checking only the topic files `scope` names.
+pub fn open_scoped(
+    root: &Path,
+    config: TokenizerConfig,
+    scope: Option<&dyn TopicScope>,
+) -> Result<Opened, Error> {
     let view = match open_existing(root, config)? {
         Ok(v) => v,
         Err(why) => return build_because(root, config, Some(why), &mut |_, _| {}),
     };
-    match refresh(root, &view) {
+    match refresh(root, &view, scope) {
         Ok(Some(report)) => finish(root, config, report),
         Ok(None) => {
             let report = Report {
@@ -720,7 +747,7 @@ impl From<Error> for RefreshError {
 }
 
 /// Folds changed files into the index; `None` when nothing changed.
-fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
+fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<Option<Report>, RefreshError> {
     let listing = list_files(root)?;
     let promoted = trust::promoted(root)?;
     let reflected = reflected_promotions(root);
@@ -830,8 +857,23 @@ fn refresh(root: &Path, view: &View) -> Result<Option<Report>, RefreshError> {
     let cited =
         indexed.iter().any(|u| u.kind == Kind::Topic && u.deps.iter().any(|d| touched_sources.contains(*d)));
     if topics_changed || cited {
-        let topics = topic_units(root, &listing, &sources, &mut files_read)?;
+        let mut dirty: BTreeSet<String> = changed
+            .iter()
+            .chain(gone.iter())
+            .filter(|(k, _)| *k == Kind::Topic)
+            .map(|(_, p)| p.clone())
+            .collect();
+        for u in &indexed {
+            if u.kind == Kind::Topic && u.deps.iter().any(|d| touched_sources.contains(*d)) {
+                dirty.insert(u.path.to_owned());
+            }
+        }
+        let scoped = scope.and_then(|s| s.scope(&dirty));
+        let topics = topic_units(root, &listing, &sources, &mut files_read, scoped.as_ref().map(|(_, l)| l))?;
         for unit in topics {
+            if scoped.as_ref().is_some_and(|(s, _)| !s.contains(&unit.path)) {
+                continue;
+            }
             let same = match old.get(&(Kind::Topic, unit.path.as_str())) {
                 Some(u) => {
                     same_file(&u.stamp, &unit.stamp)

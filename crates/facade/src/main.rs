@@ -373,12 +373,15 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
         TierArg::Owner => transaction::Tier::Owner,
         TierArg::Paired => transaction::Tier::Paired,
     };
-    // INVALID_ARGUMENT, then PERMISSION_DENIED, before the lock.
-    let parsed = match transaction::patch::parse(&text, tier) {
+    // INVALID_ARGUMENT (shape, paths, links and twins on disk), then
+    // PERMISSION_DENIED, before the lock.
+    let parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
         Ok(p) => p,
         Err(e) => return fail_tx(&e),
     };
-    if let Err(e) = transaction::patch::check_paths_on_disk(&root, &parsed) {
+    if let Err(e) = transaction::patch::check_paths_on_disk(&root, &parsed)
+        .and_then(|()| transaction::patch::check_tier(&parsed, tier))
+    {
         return fail_tx(&e);
     }
     let mut w = match writer(&root, timeout_ms) {

@@ -103,6 +103,18 @@ fn temp_path(tmp_dir: &Path) -> PathBuf {
 /// directory fsynced. A crash leaves the old file or the new one, never a
 /// mixture.
 pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    replace(root, target, bytes, true)
+}
+
+/// [`replace_file`] without the fsyncs, for caches whose loss after a
+/// power failure costs only a rebuild (they carry what they describe, so a
+/// stale or torn one is recognised and ignored). Still atomic with respect
+/// to other processes and to a crash of this one.
+pub fn replace_cache_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    replace(root, target, bytes, false)
+}
+
+fn replace(root: &Path, target: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let tmp_dir = root.join(TMP_DIR);
     create_dir_durable(&tmp_dir)?;
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -116,7 +128,9 @@ pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
         let mut f = opts.open(&tmp).map_err(|e| Error::io(e, "cannot create", &tmp))?;
         f.write_all(bytes).map_err(|e| Error::io(e, "cannot write", &tmp))?;
         f.flush().map_err(|e| Error::io(e, "cannot flush", &tmp))?;
-        f.sync_all().map_err(|e| Error::io(e, "cannot fsync", &tmp))?;
+        if durable {
+            f.sync_all().map_err(|e| Error::io(e, "cannot fsync", &tmp))?;
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -125,7 +139,10 @@ pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
         }
         drop(f);
         fs::rename(&tmp, target).map_err(|e| Error::io(e, "cannot rename into place", target))?;
-        sync_dir(dir)
+        if durable {
+            sync_dir(dir)?;
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -2,7 +2,7 @@
 //! files: rebuilding twice gives identical bytes, and only eligible blocks
 //! (valid and not pending) appear.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::json;
@@ -205,40 +205,125 @@ fn link_target(path: &str) -> String {
     out
 }
 
-/// One timeline entry: when, the time as written, path, block id.
-type DayEntry<'a> = (crate::time::Instant, &'a str, &'a str, &'a str);
+/// What one eligible block contributes to the derived views. It depends
+/// only on the block's file and its verdict, so a caller that knows which
+/// verdicts a change can alter may keep these and re-render without
+/// re-checking the other files ([`render_parts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockViews {
+    /// Workspace-relative path of its file.
+    pub path: String,
+    /// The block id.
+    pub id: String,
+    /// `recent_events.jsonl`: the newest evidence time and the line (no
+    /// newline).
+    pub event: Option<(crate::time::Instant, String)>,
+    /// `timeline/`: one `(UTC day, instant, line without newline)` per day
+    /// its evidence falls on.
+    pub days: Vec<((i64, i64, i64), crate::time::Instant, String)>,
+    /// `relations.json`: the topic files and blocks it links to.
+    pub links: Vec<crate::validate::LinkTarget>,
+}
+
+/// The view pieces of every eligible block of `checked` (whose files are
+/// `topics`), in `checked` order.
+pub fn block_views(topics: &[Loaded], checked: &Checked) -> Vec<BlockViews> {
+    let files: HashMap<&str, &TopicFile> = topics.iter().map(|t| (t.path.as_str(), &t.file)).collect();
+    let mut out = Vec::new();
+    for b in checked.blocks.iter().filter(|b| b.eligible()) {
+        let Some(id) = b.id.as_deref() else { continue };
+        let Some(file) = files.get(b.path.as_str()) else { continue };
+        let event = b.newest().map(|newest| {
+            let text = plain_text(&file.block_text(&file.blocks[b.index]), Some(id));
+            let line = json!({
+                "time": newest.0,
+                "path": b.path,
+                "block_id": id,
+                "text": text,
+                "sources": b.sources,
+                "visibility": b.visibility.as_str(),
+            });
+            (newest.1, scriptorium_source_archive::json::to_line(&line))
+        });
+        out.push(BlockViews {
+            path: b.path.clone(),
+            id: id.to_owned(),
+            event,
+            days: days_of(b, id),
+            links: b.links.clone(),
+        });
+    }
+    out
+}
 
 /// `timeline/YYYY/MM/DD.md` files: for each UTC day, the eligible blocks
 /// whose evidence falls on it, oldest first, ties by path then id.
 pub fn timeline(checked: &Checked) -> BTreeMap<String, String> {
-    let mut days: BTreeMap<(i64, i64, i64), Vec<DayEntry<'_>>> = BTreeMap::new();
-    for b in checked.blocks.iter().filter(|b| b.eligible()) {
-        let Some(id) = b.id.as_deref() else { continue };
-        let mut per_day: BTreeMap<(i64, i64, i64), (crate::time::Instant, &str)> = BTreeMap::new();
-        for (written, instant) in &b.times {
-            let e = per_day.entry(instant.utc_day()).or_insert((*instant, written));
-            if *instant < e.0 {
-                *e = (*instant, written);
-            }
+    let views: Vec<BlockViews> = block_views_of_states(checked);
+    timeline_of(views.iter())
+}
+
+/// The timeline entries of a block: its earliest time on each UTC day.
+fn days_of(b: &BlockState, id: &str) -> Vec<((i64, i64, i64), crate::time::Instant, String)> {
+    let mut per_day: BTreeMap<(i64, i64, i64), (crate::time::Instant, &str)> = BTreeMap::new();
+    for (written, instant) in &b.times {
+        let e = per_day.entry(instant.utc_day()).or_insert((*instant, written));
+        if *instant < e.0 {
+            *e = (*instant, written);
         }
-        for (day, (instant, written)) in per_day {
-            // A day that `YYYY` cannot name (an offset pushed it past 9999
-            // or before 0000) has no timeline file.
-            if (0..=9999).contains(&day.0) {
-                days.entry(day).or_default().push((instant, written, b.path.as_str(), id));
-            }
+    }
+    per_day
+        .into_iter()
+        // A day that `YYYY` cannot name (an offset pushed it past 9999 or
+        // before 0000) has no timeline file.
+        .filter(|(day, _)| (0..=9999).contains(&day.0))
+        .map(|(day, (instant, written))| {
+            let line = format!(
+                "- {written} [{}#^{id}](../../../{}#^{id})",
+                link_text(&b.path),
+                link_target(&b.path)
+            );
+            (day, instant, line)
+        })
+        .collect()
+}
+
+/// Block views for callers holding only verdicts (no event lines, which
+/// need the file text).
+fn block_views_of_states(checked: &Checked) -> Vec<BlockViews> {
+    checked
+        .blocks
+        .iter()
+        .filter(|b| b.eligible())
+        .filter_map(|b| {
+            let id = b.id.as_deref()?;
+            Some(BlockViews {
+                path: b.path.clone(),
+                id: id.to_owned(),
+                event: None,
+                days: days_of(b, id),
+                links: b.links.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The timeline files of some block views.
+pub fn timeline_of<'a>(blocks: impl Iterator<Item = &'a BlockViews>) -> BTreeMap<String, String> {
+    type Entry<'b> = (crate::time::Instant, &'b str, &'b str, &'b str);
+    let mut days: BTreeMap<(i64, i64, i64), Vec<Entry<'a>>> = BTreeMap::new();
+    for b in blocks {
+        for (day, instant, line) in &b.days {
+            days.entry(*day).or_default().push((*instant, b.path.as_str(), b.id.as_str(), line.as_str()));
         }
     }
     let mut out = BTreeMap::new();
     for ((y, m, d), mut entries) in days {
-        entries.sort_by(|a, b| (a.0, a.2, a.3).cmp(&(b.0, b.2, b.3)));
+        entries.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
         let mut s = format!("# {y:04}-{m:02}-{d:02}\n\n");
-        for (_, written, path, id) in entries {
-            s.push_str(&format!(
-                "- {written} [{}#^{id}](../../../{}#^{id})\n",
-                link_text(path),
-                link_target(path)
-            ));
+        for (_, _, _, line) in entries {
+            s.push_str(line);
+            s.push('\n');
         }
         out.insert(format!("timeline/{y:04}/{m:02}/{d:02}.md"), s);
     }
@@ -248,28 +333,22 @@ pub fn timeline(checked: &Checked) -> BTreeMap<String, String> {
 /// `recent_events.jsonl`: one line per eligible block, newest evidence
 /// first (ties by path then id); `None` when there is none.
 pub fn recent_events(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize) {
-    let files: HashMap<&str, &TopicFile> = topics.iter().map(|t| (t.path.as_str(), &t.file)).collect();
-    let mut events: Vec<(&BlockState, &(String, crate::time::Instant))> =
-        checked.blocks.iter().filter(|b| b.eligible()).filter_map(|b| b.newest().map(|n| (b, n))).collect();
-    events.sort_by(|a, b| {
-        b.1 .1.cmp(&a.1 .1).then_with(|| a.0.path.cmp(&b.0.path)).then_with(|| a.0.id.cmp(&b.0.id))
-    });
+    let views = block_views(topics, checked);
+    recent_events_of(views.iter())
+}
+
+/// The `recent_events.jsonl` of some block views.
+pub fn recent_events_of<'a>(blocks: impl Iterator<Item = &'a BlockViews>) -> (Option<String>, usize) {
+    let mut events: Vec<(&crate::time::Instant, &str, &str, &str)> = blocks
+        .filter_map(|b| b.event.as_ref().map(|(t, line)| (t, b.path.as_str(), b.id.as_str(), line.as_str())))
+        .collect();
+    events.sort_by(|a, b| b.0.cmp(a.0).then_with(|| a.1.cmp(b.1)).then_with(|| a.2.cmp(b.2)));
     if events.is_empty() {
         return (None, 0);
     }
-    let mut s = String::new();
-    for (b, newest) in &events {
-        let file = files[b.path.as_str()];
-        let text = plain_text(&file.block_text(&file.blocks[b.index]), b.id.as_deref());
-        let line = json!({
-            "time": newest.0,
-            "path": b.path,
-            "block_id": b.id,
-            "text": text,
-            "sources": b.sources,
-            "visibility": b.visibility.as_str(),
-        });
-        s.push_str(&scriptorium_source_archive::json::to_line(&line));
+    let mut s = String::with_capacity(events.iter().map(|e| e.3.len() + 1).sum());
+    for (_, _, _, line) in &events {
+        s.push_str(line);
         s.push('\n');
     }
     (Some(s), events.len())
@@ -279,23 +358,24 @@ pub fn recent_events(topics: &[Loaded], checked: &Checked) -> (Option<String>, u
 /// eligible blocks to files or eligible blocks as edges, deduplicated and
 /// sorted; `None` when there are no topic files.
 pub fn relations(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize, usize) {
-    if topics.is_empty() {
+    let views = block_views_of_states(checked);
+    let files: Vec<&str> = topics.iter().map(|t| t.path.as_str()).collect();
+    relations_of(&files, &views.iter().collect::<Vec<_>>())
+}
+
+/// The `relations.json` of the topic files `files` and some block views.
+pub fn relations_of(files: &[&str], blocks: &[&BlockViews]) -> (Option<String>, usize, usize) {
+    if files.is_empty() {
         return (None, 0, 0);
     }
-    let eligible: HashSet<(&str, &str)> = checked
-        .blocks
-        .iter()
-        .filter(|b| b.eligible())
-        .filter_map(|b| b.id.as_deref().map(|id| (b.path.as_str(), id)))
-        .collect();
-    let mut nodes: BTreeSet<(String, &str)> = topics.iter().map(|t| (t.path.clone(), "file")).collect();
-    for (p, id) in &eligible {
-        nodes.insert((format!("{p}#^{id}"), "block"));
-    }
-    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
-    for b in checked.blocks.iter().filter(|b| b.eligible()) {
-        let Some(id) = b.id.as_deref() else { continue };
-        let from = format!("{}#^{id}", b.path);
+    let eligible: HashSet<(&str, &str)> = blocks.iter().map(|b| (b.path.as_str(), b.id.as_str())).collect();
+    let mut nodes: Vec<(String, &str)> = files.iter().map(|p| ((*p).to_owned(), "file")).collect();
+    nodes.extend(eligible.iter().map(|(p, id)| (format!("{p}#^{id}"), "block")));
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut edges: Vec<(String, String)> = Vec::new();
+    for b in blocks {
+        let from = format!("{}#^{}", b.path, b.id);
         for t in &b.links {
             let to = match &t.block_id {
                 Some(bid) if eligible.contains(&(t.path.as_str(), bid.as_str())) => {
@@ -304,14 +384,40 @@ pub fn relations(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize
                 Some(_) => continue,
                 None => t.path.clone(),
             };
-            edges.insert((from.clone(), to));
+            edges.push((from.clone(), to));
         }
     }
-    let node_values: Vec<_> = nodes.iter().map(|(id, kind)| json!({"id": id, "kind": kind})).collect();
-    let edge_values: Vec<_> = edges.iter().map(|(f, t)| json!({"from": f, "to": t})).collect();
-    let (n, e) = (node_values.len(), edge_values.len());
-    let doc = json!({"nodes": node_values, "edges": edge_values});
-    (Some(format!("{}\n", scriptorium_source_archive::json::to_line(&doc))), n, e)
+    edges.sort_unstable();
+    edges.dedup();
+    // Written by hand in the shape serde_json gives the document (keys
+    // sorted, compact), one string at a time: the same bytes, without
+    // building a value tree of the whole workspace.
+    let js = scriptorium_source_archive::json::to_line::<str>;
+    let mut out = String::with_capacity(64 * (nodes.len() + edges.len()) + 32);
+    out.push_str("{\"edges\":[");
+    for (k, (f, t)) in edges.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"from\":");
+        out.push_str(&js(f));
+        out.push_str(",\"to\":");
+        out.push_str(&js(t));
+        out.push('}');
+    }
+    out.push_str("],\"nodes\":[");
+    for (k, (id, kind)) in nodes.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"id\":");
+        out.push_str(&js(id));
+        out.push_str(",\"kind\":\"");
+        out.push_str(kind);
+        out.push_str("\"}");
+    }
+    out.push_str("]}\n");
+    (Some(out), nodes.len(), edges.len())
 }
 
 /// What `render` rebuilt, as the CLI reports it.
@@ -348,21 +454,30 @@ pub struct Rendered {
 
 /// Renders every derived view from checked topics.
 pub fn render(topics: &[Loaded], checked: &Checked, budget: usize) -> Rendered {
-    let mut r = Rendered::default();
     let core = render_core(topics.iter().find(|t| t.path == "topics/core.md"), checked, budget);
+    let views = block_views(topics, checked);
+    let files: Vec<&str> = topics.iter().map(|t| t.path.as_str()).collect();
+    render_parts(&files, &views.iter().collect::<Vec<_>>(), core)
+}
+
+/// Renders every derived view from its parts: the topic files (decodable
+/// ones, for `relations.json`), the view pieces of every eligible block,
+/// and the rendered `core.md`. [`render`] is this over a fresh check.
+pub fn render_parts(files: &[&str], blocks: &[&BlockViews], core: CoreRender) -> Rendered {
+    let mut r = Rendered::default();
     if let Some(bytes) = core.bytes {
         r.files.insert("core.md".into(), bytes);
     }
     r.report.core = core.report;
-    let tl = timeline(checked);
+    let tl = timeline_of(blocks.iter().copied());
     r.report.timeline_files = tl.len();
     r.files.extend(tl);
-    let (events, n) = recent_events(topics, checked);
+    let (events, n) = recent_events_of(blocks.iter().copied());
     r.report.events = n;
     if let Some(e) = events {
         r.files.insert("recent_events.jsonl".into(), e);
     }
-    let (rel, nodes, edges) = relations(topics, checked);
+    let (rel, nodes, edges) = relations_of(files, blocks);
     r.report.relations = RelationsReport { nodes, edges };
     if let Some(rel) = rel {
         r.files.insert("relations.json".into(), rel);

@@ -93,6 +93,9 @@ pub struct Writer<'f> {
     pub recovered: Recovered,
     /// The `core.md` token budget used by the views.
     pub budget: usize,
+    /// What happened to a hand-written `core.md` while opening, until a
+    /// rebuild reports it.
+    core_note: Option<String>,
 }
 
 /// The revision the derived views and the index were last built from.
@@ -152,14 +155,23 @@ impl<'f> Writer<'f> {
         let lock = lock::acquire(root, timeout)?;
         let recovered = install::recover(root, Disk::new(faults))?;
         crate::layout::ensure(root)?;
-        let mut w = Writer { root: root.to_path_buf(), _lock: lock, faults, recovered, budget: CORE_BUDGET };
+        let mut w = Writer {
+            root: root.to_path_buf(),
+            _lock: lock,
+            faults,
+            recovered,
+            budget: CORE_BUDGET,
+            core_note: None,
+        };
         // A change rolled forward, a commit interrupted after its install,
         // or an edit made in an editor: the derived state is rebuilt from
         // what is there now.
         let built_from = std::fs::read_to_string(root.join(DERIVED_FROM)).unwrap_or_default();
         if built_from.trim() != revision::compute(root)?.hex {
             // Best effort: the next writer tries again.
-            let _ = w.rebuild_derived();
+            if let Ok(d) = w.rebuild_derived() {
+                w.core_note = d.hand_written_core;
+            }
         }
         Ok(w)
     }
@@ -177,27 +189,13 @@ impl<'f> Writer<'f> {
     pub fn commit(&mut self, patch: &Patch, tier: Tier, base: Base) -> Result<Committed, Error> {
         let root = self.root.clone();
         let root = root.as_path();
-        if tier == Tier::Paired {
-            // Re-checked here for callers that built the patch themselves.
-            if let Some((k, e)) = patch.edits.iter().enumerate().find(|(_, e)| {
-                matches!(e, Edit::Replace { .. } | Edit::StrReplace { .. } | Edit::Delete { .. })
-            }) {
-                return Err(Error::new(
-                    Code::PermissionDenied,
-                    format!(
-                        "the paired tier may only create and append; `{}` of {} is refused",
-                        e.op(),
-                        e.path()
-                    ),
-                )
-                .at(format!("edits[{k}]")));
-            }
-        }
         for (k, e) in patch.edits.iter().enumerate() {
             patch::check_path(e.path())
                 .map_err(|err| Error { path: Some(format!("edits[{k}].path")), ..err })?;
         }
         patch::check_paths_on_disk(root, patch)?;
+        // Re-checked here for callers that built the patch themselves.
+        patch::check_tier(patch, tier)?;
         let rev = revision::compute(root)?;
         if base == Base::Check && patch.base_revision != rev.hex {
             return Err(Error::new(
@@ -308,7 +306,7 @@ impl<'f> Writer<'f> {
         }
         index_of_topics.save(root);
         let mut warnings = Vec::new();
-        if let Err(e) = self.rebuild_derived() {
+        if let Err(e) = self.rebuild_after_commit(&index_of_topics, &rev.hex, &after, &changed) {
             warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
         }
         Ok(Committed {
@@ -327,11 +325,75 @@ impl<'f> Writer<'f> {
     /// derived view.
     pub fn rebuild_derived(&mut self) -> Result<Derived, Error> {
         let root = self.root.clone();
-        let derived = self.rebuild_views()?;
+        let mut derived = self.rebuild_views()?;
+        if derived.hand_written_core.is_none() {
+            derived.hand_written_core = self.core_note.take();
+        }
         // Recorded last: the revision the derived state was built from.
-        let rev = revision::compute(&root)?;
-        fsio::replace_file(&root, &root.join(DERIVED_FROM), format!("{}\n", rev.hex).as_bytes())?;
+        record_derived(&root, &revision::compute(&root)?.hex)?;
         Ok(derived)
+    }
+
+    /// The derived state after a commit from revision `before` to `after`
+    /// that changed `changed`: the index and the views re-check only the
+    /// topic files the change can affect ([`validation::scope`]) and keep
+    /// the other files' view pieces ([`views::ViewsCache`]). Falls back to
+    /// [`Writer::rebuild_derived`] when the cache does not describe
+    /// `before`, or a hand-written `core.md` waits.
+    fn rebuild_after_commit(
+        &mut self,
+        topics: &TopicIndex,
+        before: &str,
+        after: &str,
+        changed: &[String],
+    ) -> Result<(), Error> {
+        let root = self.root.clone();
+        let core_path = root.join("core.md");
+        let hand_written = core_path.is_file() && !views::is_derived_core(&core_path);
+        let cache = if hand_written { None } else { views::ViewsCache::load(&root, before) };
+        let Some(mut cache) = cache else {
+            return self.rebuild_derived().map(|_| ());
+        };
+        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(topics))?;
+        let sources: BTreeSet<String> =
+            changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
+        let mut dirty: BTreeSet<String> =
+            changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
+        dirty.extend(topics.citing(&sources));
+        let core_exists = topics.files.contains_key("topics/core.md");
+        if core_exists && !core_path.is_file() {
+            // The rendered core.md went missing: render it again.
+            dirty.insert("topics/core.md".to_owned());
+        }
+        let (scope, load) = validation::scope(&[&topics.files, &topics.previous], &dirty);
+        let mut loaded = Vec::new();
+        for path in load.iter().filter(|p| topics.files.contains_key(*p)) {
+            let full = root.join(path);
+            let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
+            if let Ok(l) = validation::load(path, &bytes) {
+                loaded.push(l);
+            }
+        }
+        let checked = scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(&opened.view));
+        cache.replace(&scope, &loaded, &checked);
+        cache.revision = after.to_owned();
+        // core.md changes only when a verdict of topics/core.md can have.
+        let core = if scope.contains("topics/core.md") || !core_exists {
+            scriptorium_topic_markdown::views::render_core(
+                loaded.iter().find(|l| l.path == "topics/core.md"),
+                &checked,
+                self.budget,
+            )
+        } else {
+            let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
+            let bytes = String::from_utf8(bytes)
+                .map_err(|_| Error::new(Code::Io, "the rendered core.md is not UTF-8").at("core.md"))?;
+            scriptorium_topic_markdown::views::CoreRender { bytes: Some(bytes), report: Default::default() }
+        };
+        let rendered = cache.render(core);
+        views::install(&root, &rendered.files)?;
+        cache.save(&root)?;
+        record_derived(&root, after)
     }
 
     fn rebuild_views(&mut self) -> Result<Derived, Error> {
@@ -352,15 +414,20 @@ impl<'f> Writer<'f> {
             derived.hand_written_core = Some(note);
             let opened = index::open(&root, TokenizerConfig::default())?;
             let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
-            let rendered = views::render(&checkup, self.budget);
-            views::install(&root, &rendered.files)?;
-            derived.views = rendered.report;
+            derived.views = self.install_full(&checkup)?;
             return Ok(derived);
         }
-        let rendered = views::render(&checkup, self.budget);
-        views::install(&root, &rendered.files)?;
-        derived.views = rendered.report;
+        derived.views = self.install_full(&checkup)?;
         Ok(derived)
+    }
+
+    /// Writes the views of a full check, and the cache of their pieces.
+    fn install_full(&self, checkup: &views::Checkup) -> Result<RenderReport, Error> {
+        let rendered = views::render(checkup, self.budget);
+        views::install(&self.root, &rendered.files)?;
+        let rev = revision::compute(&self.root)?;
+        views::ViewsCache::from_check(&checkup.topics, &checkup.checked, &rev.hex).save(&self.root)?;
+        Ok(rendered.report)
     }
 
     fn promote_core(&mut self, bytes: &[u8], text: &str, decision: CorePromotion) -> Result<String, Error> {
@@ -493,6 +560,13 @@ impl<'f> Writer<'f> {
         }
         Ok(Promoted { promoted, already_trusted, revision: rev.hex })
     }
+}
+
+/// Records the revision the derived state was last built from.
+fn record_derived(root: &Path, revision: &str) -> Result<(), Error> {
+    fsio::check_no_links(root, DERIVED_FROM)?;
+    fsio::replace_file(root, &root.join(DERIVED_FROM), format!("{revision}\n").as_bytes())?;
+    Ok(())
 }
 
 /// The pending flag of the archived v2 record `id`, `None` when absent.

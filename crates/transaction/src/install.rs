@@ -280,6 +280,23 @@ fn discard_staging(root: &Path, disk: Disk<'_>, tx: Option<&str>) -> Result<(), 
     Ok(())
 }
 
+/// Removes the temporaries of atomic file replacements that a killed
+/// process left in `.scriptorium/tmp/` (`write-*.tmp`). Safe only under
+/// the exclusive lock: readers publish index files through the same folder
+/// while they hold the lock shared.
+fn remove_orphan_temporaries(root: &Path, disk: Disk<'_>) -> Result<(), Error> {
+    let Ok(rd) = fs::read_dir(root.join(TMP)) else { return Ok(()) };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("write-") && name.ends_with(".tmp") && e.file_type().is_ok_and(|t| t.is_file()) {
+            let p = e.path();
+            disk.remove_file(&p).map_err(|err| io_err(&err, "cannot remove", &p))?;
+        }
+    }
+    Ok(())
+}
+
 /// True when an interrupted install waits for recovery.
 pub fn pending(root: &Path) -> bool {
     root.join(INTENT).exists()
@@ -289,6 +306,7 @@ pub fn pending(root: &Path) -> bool {
 /// write lock, before reading anything the install may change.
 pub fn recover(root: &Path, disk: Disk<'_>) -> Result<Recovered, Error> {
     let path = root.join(INTENT);
+    remove_orphan_temporaries(root, disk)?;
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

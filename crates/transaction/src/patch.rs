@@ -204,9 +204,17 @@ pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
             }
         }
     }
+    let patch = Patch { base_revision: raw.base_revision, message: raw.message, sources, edits: raw.edits };
+    check_tier(&patch, tier)?;
+    Ok(patch)
+}
+
+/// The tier's refusal: `paired` may only `create` and `append`
+/// (`PERMISSION_DENIED` by op name, even on a file the patch creates).
+pub fn check_tier(patch: &Patch, tier: Tier) -> Result<(), Error> {
     if tier == Tier::Paired {
         if let Some((k, e)) =
-            raw.edits.iter().enumerate().find(|(_, e)| {
+            patch.edits.iter().enumerate().find(|(_, e)| {
                 matches!(e, Edit::Replace { .. } | Edit::StrReplace { .. } | Edit::Delete { .. })
             })
         {
@@ -221,7 +229,7 @@ pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
             .at(format!("edits[{k}]")));
         }
     }
-    Ok(Patch { base_revision: raw.base_revision, message: raw.message, sources, edits: raw.edits })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -346,7 +354,28 @@ pub fn check_paths_on_disk(root: &std::path::Path, patch: &Patch) -> Result<(), 
                     )
                     .at(at));
                 }
+                Ok(m) if i + 1 < parts.len() && !m.is_dir() => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{} is a file, not a folder", parts[..=i].join("/")),
+                    )
+                    .at(at));
+                }
+                Ok(m) if i + 1 == parts.len() && !m.is_file() => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{} exists and is not a regular file", parts.join("/")),
+                    )
+                    .at(at));
+                }
                 Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("a component of {} is a file, not a folder", parts[..=i].join("/")),
+                    )
+                    .at(at));
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     // A new name: it must not be a twin of a sibling.
                     let want = fold_key(part);

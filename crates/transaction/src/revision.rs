@@ -164,7 +164,7 @@ fn write_cache(root: &Path, entries: &[(Vec<u8>, Entry)]) -> Result<(), Error> {
     }
     let sum = Sha256::digest(&body);
     body.extend_from_slice(&sum);
-    scriptorium_source_archive::fsio::replace_file(root, &root.join(CACHE), &body)?;
+    scriptorium_source_archive::fsio::replace_cache_file(root, &root.join(CACHE), &body)?;
     Ok(())
 }
 

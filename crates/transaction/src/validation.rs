@@ -36,7 +36,7 @@ use crate::revision::Revision;
 /// The id and link index, relative to the workspace root.
 pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
 
-const CACHE_HEADER: &str = "scriptorium topics cache 1";
+const CACHE_HEADER: &str = "scriptorium topics cache 2";
 
 /// What the index keeps of one topic file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +47,9 @@ pub struct FileFacts {
     pub ids: Vec<String>,
     /// The topic files its blocks link to, sorted, each once.
     pub links: Vec<String>,
+    /// The archive files its evidence cites, sorted, each once.
+    #[serde(default)]
+    pub cites: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -71,7 +74,17 @@ pub fn facts_of(loaded: &Loaded, sha256: String) -> FileFacts {
             }
         }
     }
-    FileFacts { sha256, ids, links: links.into_iter().collect() }
+    let mut cites = BTreeSet::new();
+    for def in &loaded.file.definitions {
+        if let Some(Ok(ev)) = &def.evidence {
+            for src in &ev.sources {
+                if let Some(p) = validate::join(validate::dir_of(&loaded.path), &src.path) {
+                    cites.insert(p);
+                }
+            }
+        }
+    }
+    FileFacts { sha256, ids, links: links.into_iter().collect(), cites: cites.into_iter().collect() }
 }
 
 /// Parses topic file bytes: `Err` with a `BAD_ENCODING` diagnostic when
@@ -94,6 +107,9 @@ pub fn load(path: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
 pub struct TopicIndex {
     /// Facts per topic file path.
     pub files: BTreeMap<String, FileFacts>,
+    /// What changed files held before (since this value was loaded), so
+    /// that the files they shared ids with can be found.
+    pub previous: BTreeMap<String, FileFacts>,
     dirty: bool,
 }
 
@@ -126,18 +142,27 @@ impl TopicIndex {
             }
         }
         let live: BTreeMap<&str, String> = topic_paths(rev).map(|(p, h)| (p, hex(h))).collect();
-        let before = idx.files.len();
-        idx.files.retain(|p, _| live.contains_key(p.as_str()));
-        idx.dirty = idx.files.len() != before;
+        let gone: Vec<String> =
+            idx.files.keys().filter(|p| !live.contains_key(p.as_str())).cloned().collect();
+        for p in gone {
+            if let Some(old) = idx.files.remove(&p) {
+                idx.previous.insert(p, old);
+                idx.dirty = true;
+            }
+        }
         for (path, sha) in live {
-            if idx.files.get(path).is_some_and(|f| f.sha256 == sha) {
-                continue;
+            match idx.files.get(path) {
+                Some(f) if f.sha256 == sha => continue,
+                Some(f) => {
+                    idx.previous.insert(path.to_owned(), f.clone());
+                }
+                None => {}
             }
             let full = root.join(path);
             let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
             let facts = match load(path, &bytes) {
                 Ok(l) => facts_of(&l, sha),
-                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new() },
+                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new(), cites: Vec::new() },
             };
             idx.files.insert(path.to_owned(), facts);
             idx.dirty = true;
@@ -147,10 +172,13 @@ impl TopicIndex {
 
     /// Records the facts of a file as it now is (`None`: removed).
     pub fn set(&mut self, path: &str, facts: Option<FileFacts>) {
-        match facts {
+        let old = match facts {
             Some(f) => self.files.insert(path.to_owned(), f),
             None => self.files.remove(path),
         };
+        if let Some(old) = old {
+            self.previous.entry(path.to_owned()).or_insert(old);
+        }
         self.dirty = true;
     }
 
@@ -174,6 +202,78 @@ impl TopicIndex {
         {
             self.dirty = false;
         }
+    }
+}
+
+/// The files a change to `dirty` can affect, from the facts in `maps` (the
+/// current index, and the files' facts before or after the change): `S`,
+/// the dirty files plus those linking to one and those sharing an id with
+/// one; and `L`, `S` plus what `S` links to and shares ids with.
+pub fn scope(
+    maps: &[&BTreeMap<String, FileFacts>],
+    dirty: &BTreeSet<String>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut holders: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    let mut linkers: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for m in maps {
+        for (path, f) in m.iter() {
+            for id in &f.ids {
+                holders.entry(id.as_str()).or_default().insert(path.as_str());
+            }
+            for t in &f.links {
+                linkers.entry(t.as_str()).or_default().insert(path.as_str());
+            }
+        }
+    }
+    fn facts_of<'m>(maps: &[&'m BTreeMap<String, FileFacts>], p: &str) -> Vec<&'m FileFacts> {
+        maps.iter().filter_map(|m| m.get(p)).collect()
+    }
+    let mut s: BTreeSet<String> = dirty.clone();
+    for path in dirty {
+        for l in linkers.get(path.as_str()).into_iter().flatten() {
+            s.insert((*l).to_owned());
+        }
+        for f in facts_of(maps, path) {
+            for id in &f.ids {
+                for h in holders.get(id.as_str()).into_iter().flatten() {
+                    s.insert((*h).to_owned());
+                }
+            }
+        }
+    }
+    let mut l = s.clone();
+    for path in &s {
+        for f in facts_of(maps, path) {
+            l.extend(f.links.iter().cloned());
+            for id in &f.ids {
+                for h in holders.get(id.as_str()).into_iter().flatten() {
+                    l.insert((*h).to_owned());
+                }
+            }
+        }
+    }
+    (s, l)
+}
+
+impl TopicIndex {
+    /// The topic files whose evidence cites one of `sources` (before or
+    /// after the changes recorded since loading).
+    pub fn citing(&self, sources: &BTreeSet<String>) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for m in [&self.files, &self.previous] {
+            for (path, f) in m {
+                if f.cites.iter().any(|c| sources.contains(c)) {
+                    out.insert(path.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+impl scriptorium_bm25_index::workspace::TopicScope for TopicIndex {
+    fn scope(&self, dirty: &BTreeSet<String>) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
+        Some(scope(&[&self.files, &self.previous], dirty))
     }
 }
 
@@ -284,17 +384,6 @@ pub fn validate(
     if changes.is_empty() {
         return Ok(out);
     }
-    // Who holds each id and who links to each file, from the index.
-    let mut holders: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut linkers: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (path, f) in &index.files {
-        for id in &f.ids {
-            holders.entry(id.as_str()).or_default().push(path.as_str());
-        }
-        for t in &f.links {
-            linkers.entry(t.as_str()).or_default().push(path.as_str());
-        }
-    }
     // The changed files as they will be.
     let mut new_loaded: BTreeMap<String, Result<Loaded, Diagnostic>> = BTreeMap::new();
     for (path, bytes) in changes {
@@ -303,7 +392,7 @@ pub fn validate(
             let sha = hex(&<sha2::Sha256 as sha2::Digest>::digest(b));
             let facts = match &l {
                 Ok(l) => facts_of(l, sha),
-                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new() },
+                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new(), cites: Vec::new() },
             };
             out.facts.push((path.clone(), Some(facts)));
             new_loaded.insert(path.clone(), l);
@@ -311,44 +400,10 @@ pub fn validate(
             out.facts.push((path.clone(), None));
         }
     }
-    let new_facts: HashMap<&str, &FileFacts> =
-        out.facts.iter().filter_map(|(p, f)| f.as_ref().map(|f| (p.as_str(), f))).collect();
-    let facts_now = |p: &str| -> Vec<&FileFacts> {
-        let mut v = Vec::new();
-        if let Some(f) = index.files.get(p) {
-            v.push(f);
-        }
-        if let Some(f) = new_facts.get(p) {
-            v.push(*f);
-        }
-        v
-    };
-    // S: the files that can gain a diagnostic.
-    let mut scope: BTreeSet<String> = changes.keys().cloned().collect();
-    for path in changes.keys() {
-        for l in linkers.get(path.as_str()).into_iter().flatten() {
-            scope.insert((*l).to_owned());
-        }
-        for f in facts_now(path) {
-            for id in &f.ids {
-                for h in holders.get(id.as_str()).into_iter().flatten() {
-                    scope.insert((*h).to_owned());
-                }
-            }
-        }
-    }
-    // L: S, what S links to, and what shares an id with S.
-    let mut load_set: BTreeSet<String> = scope.clone();
-    for path in &scope {
-        for f in facts_now(path) {
-            load_set.extend(f.links.iter().cloned());
-            for id in &f.ids {
-                for h in holders.get(id.as_str()).into_iter().flatten() {
-                    load_set.insert((*h).to_owned());
-                }
-            }
-        }
-    }
+    let new_facts: BTreeMap<String, FileFacts> =
+        out.facts.iter().filter_map(|(p, f)| f.clone().map(|f| (p.clone(), f))).collect();
+    let dirty: BTreeSet<String> = changes.keys().cloned().collect();
+    let (scope, load_set) = scope(&[&index.files, &new_facts], &dirty);
     let mut before: Vec<Loaded> = Vec::new();
     let mut after: Vec<Loaded> = Vec::new();
     let mut diag_before: Vec<Diagnostic> = Vec::new();

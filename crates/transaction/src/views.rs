@@ -2,7 +2,7 @@
 //! topic file checked against the archive as the search index knows it, the
 //! views rendered, and each file whose bytes changed replaced atomically.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use scriptorium_bm25_index::search::View;
@@ -10,8 +10,9 @@ use scriptorium_bm25_index::segment::Kind;
 use scriptorium_source_archive::fsio;
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_topic_markdown::files;
-use scriptorium_topic_markdown::validate::{check, Checked, Loaded, Resolution, SourceResolver};
-use scriptorium_topic_markdown::views::{self, Rendered, CORE_MARKER};
+use scriptorium_topic_markdown::time::Instant;
+use scriptorium_topic_markdown::validate::{check, Checked, LinkTarget, Loaded, Resolution, SourceResolver};
+use scriptorium_topic_markdown::views::{self, BlockViews, Rendered, CORE_MARKER};
 
 use crate::error::Error;
 use crate::validation::load;
@@ -168,4 +169,176 @@ pub fn install(root: &Path, files: &BTreeMap<String, String>) -> Result<(), Erro
         std::fs::remove_file(&core).map_err(|e| Error::io(&e, "cannot remove", &core))?;
     }
     Ok(())
+}
+
+/// The view pieces of every topic file, kept between commits, relative to
+/// the workspace root.
+pub const VIEWS_CACHE: &str = ".scriptorium/views.cache";
+
+const VIEWS_HEADER: &str = "scriptorium views cache 1";
+
+/// The view pieces of every decodable topic file (its eligible blocks'
+/// [`BlockViews`]), for the revision they were computed at. A commit
+/// replaces the entries of the files whose verdicts it can change and
+/// renders the views from all entries, without re-reading the rest.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ViewsCache {
+    /// The revision the entries describe.
+    pub revision: String,
+    /// Path → eligible blocks' pieces.
+    pub files: BTreeMap<String, Vec<BlockViews>>,
+}
+
+fn js(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+impl ViewsCache {
+    /// The pieces of a full check.
+    pub fn from_check(topics: &[Loaded], checked: &Checked, revision: &str) -> ViewsCache {
+        let mut c = ViewsCache { revision: revision.to_owned(), files: BTreeMap::new() };
+        c.replace(&topics.iter().map(|t| t.path.clone()).collect(), topics, checked);
+        c
+    }
+
+    /// Replaces the entries of the files in `scope` with their pieces from
+    /// `checked` (a check of `loaded`, a superset of the scope's files that
+    /// exist and decode); a scope file not loaded is dropped.
+    pub fn replace(&mut self, scope: &BTreeSet<String>, loaded: &[Loaded], checked: &Checked) {
+        for p in scope {
+            self.files.remove(p);
+        }
+        for l in loaded.iter().filter(|l| scope.contains(&l.path)) {
+            self.files.insert(l.path.clone(), Vec::new());
+        }
+        for b in views::block_views(loaded, checked) {
+            if let Some(v) = self.files.get_mut(&b.path).filter(|_| scope.contains(&b.path)) {
+                v.push(b);
+            }
+        }
+    }
+
+    /// Renders every derived view from the entries and the rendered core.
+    pub fn render(&self, core: views::CoreRender) -> Rendered {
+        let files: Vec<&str> = self.files.keys().map(String::as_str).collect();
+        let blocks: Vec<&BlockViews> = self.files.values().flatten().collect();
+        views::render_parts(&files, &blocks, core)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(256 * self.files.values().map(Vec::len).sum::<usize>() + 64);
+        let _ = writeln!(out, "{VIEWS_HEADER}\t{}", self.revision);
+        for (path, blocks) in &self.files {
+            let _ = writeln!(out, "F\t{}", js(path));
+            for b in blocks {
+                let _ = writeln!(out, "B\t{}", js(&b.id));
+                if let Some((t, line)) = &b.event {
+                    let _ = writeln!(out, "E\t{}\t{}\t{line}", t.seconds, t.nanos);
+                }
+                for ((y, m, d), t, line) in &b.days {
+                    let _ = writeln!(out, "T\t{y}\t{m}\t{d}\t{}\t{}\t{line}", t.seconds, t.nanos);
+                }
+                for l in &b.links {
+                    let id = l.block_id.as_deref().map_or_else(|| "null".to_owned(), js);
+                    let _ = writeln!(out, "L\t{}\t{id}", js(&l.path));
+                }
+            }
+        }
+        out.into_bytes()
+    }
+
+    fn decode(text: &str) -> Option<ViewsCache> {
+        let mut lines = text.split('\n');
+        let revision = lines.next()?.strip_prefix(VIEWS_HEADER)?.strip_prefix('\t')?.to_owned();
+        let mut c = ViewsCache { revision, files: BTreeMap::new() };
+        let mut path: Option<String> = None;
+        let num = |s: &str| s.parse::<i64>().ok();
+        for line in lines {
+            if line.is_empty() {
+                continue;
+            }
+            let (tag, rest) = line.split_once('\t')?;
+            match tag {
+                "F" => {
+                    let p: String = serde_json::from_str(rest).ok()?;
+                    c.files.insert(p.clone(), Vec::new());
+                    path = Some(p);
+                }
+                "B" => {
+                    let p = path.clone()?;
+                    let id: String = serde_json::from_str(rest).ok()?;
+                    c.files.get_mut(&p)?.push(BlockViews {
+                        path: p,
+                        id,
+                        event: None,
+                        days: Vec::new(),
+                        links: Vec::new(),
+                    });
+                }
+                "E" => {
+                    let mut f = rest.splitn(3, '\t');
+                    let t = Instant { seconds: num(f.next()?)?, nanos: u32::try_from(num(f.next()?)?).ok()? };
+                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
+                    b.event = Some((t, f.next()?.to_owned()));
+                }
+                "T" => {
+                    let mut f = rest.splitn(6, '\t');
+                    let day = (num(f.next()?)?, num(f.next()?)?, num(f.next()?)?);
+                    let t = Instant { seconds: num(f.next()?)?, nanos: u32::try_from(num(f.next()?)?).ok()? };
+                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
+                    b.days.push((day, t, f.next()?.to_owned()));
+                }
+                "L" => {
+                    let (p, id) = rest.split_once('\t')?;
+                    let target: String = serde_json::from_str(p).ok()?;
+                    let block_id: Option<String> = serde_json::from_str(id).ok()?;
+                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
+                    b.links.push(LinkTarget { path: target, block_id });
+                }
+                _ => return None,
+            }
+        }
+        Some(c)
+    }
+
+    /// The cache, if it exists, decodes and describes `revision`.
+    pub fn load(root: &Path, revision: &str) -> Option<ViewsCache> {
+        let text = std::fs::read_to_string(root.join(VIEWS_CACHE)).ok()?;
+        ViewsCache::decode(&text).filter(|c| c.revision == revision)
+    }
+
+    /// Writes the cache (atomically).
+    pub fn save(&self, root: &Path) -> Result<(), Error> {
+        fsio::check_no_links(root, VIEWS_CACHE)?;
+        fsio::replace_cache_file(root, &root.join(VIEWS_CACHE), &self.encode())?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The cache keeps exactly what a render needs.
+    use super::*;
+
+    #[test]
+    fn the_cache_round_trips_and_renders_like_a_full_check() {
+        let a = "# A\n\nTab\there [b](b.md#^b1).[^e-0000000001] ^a1\n\n[^e-0000000001]: Time: `2026-08-09T10:11:12.5Z`; Sources: [p/t/m](../sources/p/_v2/t.md#source-1)\n";
+        let b = "# B\n\nOther.[^e-0000000002] ^b1\n\n[^e-0000000002]: Time: `2026-08-10`; Sources: [p/t/m](../sources/p/_v2/t.md#source-1)\n";
+        let topics = vec![Loaded::parse("topics/a.md", a), Loaded::parse("topics/b\"x.md", b)];
+        struct All;
+        impl SourceResolver for All {
+            fn resolve(&self, _: &str, _: &str, _: &str) -> Resolution {
+                Resolution::Trusted
+            }
+        }
+        let checked = check(&topics, &All);
+        let cache = ViewsCache::from_check(&topics, &checked, "rev");
+        let back = ViewsCache::decode(std::str::from_utf8(&cache.encode()).unwrap()).unwrap();
+        assert_eq!(back, cache);
+        let core = views::render_core(None, &checked, 2000);
+        let full = views::render(&topics, &checked, 2000);
+        assert_eq!(back.render(core).files, full.files);
+        assert!(full.files.contains_key("recent_events.jsonl"));
+    }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 mod search;
 mod topics;
+mod transaction;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../source-archive/tests/data").join(name)
