@@ -268,7 +268,18 @@ fn print_line(line: &str) -> ExitCode {
 
 /// A writer on `root`, waiting at most `timeout_ms` for the lock.
 fn writer(root: &std::path::Path, timeout_ms: u64) -> Result<transaction::Writer<'static>, ExitCode> {
-    transaction::Writer::open(root, std::time::Duration::from_millis(timeout_ms)).map_err(|e| fail_tx(&e))
+    let w = transaction::Writer::open(root, std::time::Duration::from_millis(timeout_ms))
+        .map_err(|e| fail_tx(&e))?;
+    if !w.superseded.is_empty() {
+        let to = transaction::layout::superseded_dir(root);
+        let _ = writeln!(
+            io::stderr().lock(),
+            "note: moved the old layout's {} to {}",
+            w.superseded.join(", "),
+            to.display()
+        );
+    }
+    Ok(w)
 }
 
 /// A reader never sees a half-installed patch: an install waiting for

@@ -96,6 +96,8 @@ pub struct Writer<'f> {
     /// What happened to a hand-written `core.md` while opening, until a
     /// rebuild reports it.
     core_note: Option<String>,
+    /// The old layout's entries moved to `<root>-superseded/` on opening.
+    pub superseded: Vec<String>,
 }
 
 /// The revision the derived views and the index were last built from.
@@ -155,6 +157,7 @@ impl<'f> Writer<'f> {
         let lock = lock::acquire(root, timeout)?;
         let recovered = install::recover(root, Disk::new(faults))?;
         crate::layout::ensure(root)?;
+        let superseded = crate::layout::move_superseded(root)?;
         let mut w = Writer {
             root: root.to_path_buf(),
             _lock: lock,
@@ -162,6 +165,7 @@ impl<'f> Writer<'f> {
             recovered,
             budget: CORE_BUDGET,
             core_note: None,
+            superseded,
         };
         // A change rolled forward, a commit interrupted after its install,
         // or an edit made in an editor: the derived state is rebuilt from

@@ -1532,3 +1532,22 @@ fn random_invalid_patches_are_refused_and_write_nothing() {
     // (all 32 cases sharing one code has a chance of about 1e-5).
     assert!(seen.borrow().len() >= 2, "only {:?} was produced", seen.borrow());
 }
+
+#[test]
+fn the_old_layout_is_moved_aside_by_the_first_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("memory");
+    std::fs::create_dir_all(root.join("journal")).unwrap();
+    std::fs::write(root.join("journal/2026-01-01.md"), "old notes\n").unwrap();
+    std::fs::create_dir_all(root.join("wiki")).unwrap();
+    std::fs::write(root.join("index.sqlite"), b"SQLite format 3\0").unwrap();
+    let out = crate::run(&["check", "--workspace", root.to_str().unwrap(), "--json"], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("moved the old layout"));
+    let aside = dir.path().join("memory-superseded");
+    assert_eq!(std::fs::read_to_string(aside.join("journal/2026-01-01.md")).unwrap(), "old notes\n");
+    assert!(aside.join("wiki").is_dir() && aside.join("index.sqlite").is_file());
+    assert!(
+        !root.join("journal").exists() && !root.join("wiki").exists() && !root.join("index.sqlite").exists()
+    );
+}
