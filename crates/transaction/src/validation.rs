@@ -279,6 +279,11 @@ impl scriptorium_bm25_index::workspace::TopicScope for TopicIndex {
 
 type Records = HashMap<String, (String, bool)>;
 
+/// The records of the archive files read so far: path → anchor → (source
+/// id, pending). Shared by the resolvers of one validation, so a file both
+/// states cite is parsed once.
+pub type FileRecords = RefCell<HashMap<String, Records>>;
+
 /// Resolves citations by reading only the cited archive files, from the
 /// staged bytes when the change writes them.
 #[derive(Debug)]
@@ -286,31 +291,26 @@ pub struct Sources<'a> {
     root: &'a Path,
     staged: &'a HashMap<String, Vec<u8>>,
     promoted: &'a BTreeSet<String>,
-    files: RefCell<HashMap<String, Records>>,
+    read: &'a FileRecords,
+    staged_read: FileRecords,
 }
 
 impl<'a> Sources<'a> {
     /// A resolver over workspace `root`, with `staged` archive files
-    /// (path → new bytes) and the promoted ids.
-    pub fn new(root: &'a Path, staged: &'a HashMap<String, Vec<u8>>, promoted: &'a BTreeSet<String>) -> Self {
-        Sources { root, staged, promoted, files: RefCell::new(HashMap::new()) }
+    /// (path → new bytes), the promoted ids, and a cache of files read
+    /// from disk (shareable between resolvers of the same workspace).
+    pub fn new(
+        root: &'a Path,
+        staged: &'a HashMap<String, Vec<u8>>,
+        promoted: &'a BTreeSet<String>,
+        read: &'a FileRecords,
+    ) -> Self {
+        Sources { root, staged, promoted, read, staged_read: RefCell::new(HashMap::new()) }
     }
 
-    fn read(&self, path: &str) -> Records {
+    fn records(&self, path: &str, bytes: &[u8]) -> Records {
         let mut out = Records::new();
         let Some(rest) = path.strip_prefix("sources/") else { return out };
-        let bytes: Vec<u8> = match self.staged.get(path) {
-            Some(b) => b.clone(),
-            None => {
-                if scriptorium_source_archive::fsio::check_no_links(self.root, path).is_err() {
-                    return out;
-                }
-                match std::fs::read(self.root.join(path)) {
-                    Ok(b) => b,
-                    Err(_) => return out,
-                }
-            }
-        };
         let Some((provider, file)) = rest.split_once('/') else { return out };
         if let Some(thread) = file.strip_prefix("_v2/").and_then(|f| f.strip_suffix(".md")) {
             let (Ok(p), Ok(t)) =
@@ -318,15 +318,14 @@ impl<'a> Sources<'a> {
             else {
                 return out;
             };
-            for f in v2::parse_prefix(&bytes, Some(Expect { provider: &p, thread: &t })).frames {
-                let r = f.to_record();
-                let id = r.id();
+            for f in v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t })).frames {
+                let Ok(id) = scriptorium_source_archive::SourceId::parse(f.source_text) else { continue };
                 let key = id.text();
-                let pending = r.is_pending() && !self.promoted.contains(&key);
+                let pending = f.pending && !self.promoted.contains(&key);
                 out.insert(id.anchor(), (key, pending));
             }
         } else if !file.contains('/') {
-            for r in legacy::parse(&bytes) {
+            for r in legacy::parse(bytes) {
                 if let (Some(id), Some(anchor)) = (&r.id, &r.anchor) {
                     out.entry(anchor.clone()).or_insert((id.text(), false));
                 }
@@ -334,15 +333,35 @@ impl<'a> Sources<'a> {
         }
         out
     }
+
+    fn from_disk(&self, path: &str) -> Records {
+        if !path.starts_with("sources/")
+            || scriptorium_source_archive::fsio::check_no_links(self.root, path).is_err()
+        {
+            return Records::new();
+        }
+        match std::fs::read(self.root.join(path)) {
+            Ok(b) => self.records(path, &b),
+            Err(_) => Records::new(),
+        }
+    }
 }
 
 impl SourceResolver for Sources<'_> {
     fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
-        let mut files = self.files.borrow_mut();
-        let records = files.entry(path.to_owned()).or_insert_with(|| self.read(path));
-        match records.get(anchor) {
+        let found = match self.staged.get(path) {
+            Some(bytes) => {
+                let mut files = self.staged_read.borrow_mut();
+                files.entry(path.to_owned()).or_insert_with(|| self.records(path, bytes)).get(anchor).cloned()
+            }
+            None => {
+                let mut files = self.read.borrow_mut();
+                files.entry(path.to_owned()).or_insert_with(|| self.from_disk(path)).get(anchor).cloned()
+            }
+        };
+        match found {
             Some((id, pending)) if id == source_id => {
-                if *pending {
+                if pending {
                     Resolution::Pending
                 } else {
                     Resolution::Trusted
@@ -437,8 +456,9 @@ pub fn validate(
     }
     out.files_checked = load_set.len();
     let no_staging = HashMap::new();
-    let now_sources = Sources::new(root, &no_staging, promoted);
-    let new_sources = Sources::new(root, staged, promoted);
+    let read = FileRecords::default();
+    let now_sources = Sources::new(root, &no_staging, promoted, &read);
+    let new_sources = Sources::new(root, staged, promoted, &read);
     diag_before.extend(validate::check(&before, &now_sources).diagnostics);
     diag_after.extend(validate::check(&after, &new_sources).diagnostics);
     let mut counts: HashMap<_, i64> = HashMap::new();
