@@ -334,7 +334,7 @@ impl<'a> Sources<'a> {
         out
     }
 
-    fn from_disk(&self, path: &str) -> Records {
+    fn read_disk(&self, path: &str) -> Records {
         if !path.starts_with("sources/")
             || scriptorium_source_archive::fsio::check_no_links(self.root, path).is_err()
         {
@@ -356,7 +356,7 @@ impl SourceResolver for Sources<'_> {
             }
             None => {
                 let mut files = self.read.borrow_mut();
-                files.entry(path.to_owned()).or_insert_with(|| self.from_disk(path)).get(anchor).cloned()
+                files.entry(path.to_owned()).or_insert_with(|| self.read_disk(path)).get(anchor).cloned()
             }
         };
         match found {
