@@ -347,9 +347,6 @@ fn warn(warnings: &[String]) {
 }
 
 fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_json: bool) -> ExitCode {
-    if let Err(r) = workspace::require(&root) {
-        return refuse(&r);
-    }
     let text = if patch == "-" {
         let mut s = String::new();
         match io::Read::read_to_string(&mut io::stdin().lock(), &mut s) {
@@ -390,10 +387,16 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
         Ok(p) => p,
         Err(e) => return fail_tx(&e),
     };
-    if let Err(e) = transaction::patch::check_paths_on_disk(&root, &parsed)
-        .and_then(|()| transaction::patch::check_tier(&parsed, tier))
-    {
+    if root.is_dir() {
+        if let Err(e) = transaction::patch::check_paths_on_disk(&root, &parsed) {
+            return fail_tx(&e);
+        }
+    }
+    if let Err(e) = transaction::patch::check_tier(&parsed, tier) {
         return fail_tx(&e);
+    }
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
     }
     let mut w = match writer(&root, timeout_ms) {
         Ok(w) => w,
@@ -465,10 +468,21 @@ fn run_check(root: PathBuf, as_json: bool, timeout_ms: u64) -> ExitCode {
         transaction::install::Recovered::RolledForward => "rolled_forward",
         transaction::install::Recovered::Discarded => "discarded",
     };
-    let (diagnostics, _, _) = match whole_workspace_diagnostics(&root) {
+    let (diagnostics, _, archive) = match whole_workspace_diagnostics(&root) {
         Ok(x) => x,
         Err(code) => return code,
     };
+    // An archive file that does not parse to its end: only its valid
+    // prefix is read, and nothing is ever appended to it.
+    let damaged: Vec<serde_json::Value> = archive
+        .problems()
+        .iter()
+        .map(|p| {
+            serde_json::json!({"code": "VALIDATION_FAILED", "path": p.path, "offset": p.diagnostic.offset,
+                "line": p.diagnostic.line,
+                "message": format!("the archive file does not parse to its end: {}", p.diagnostic.reason)})
+        })
+        .collect();
     let revision = match transaction::revision::compute(&root) {
         Ok(r) => r.hex,
         Err(e) => return fail_tx(&e),
@@ -481,13 +495,29 @@ fn run_check(root: PathBuf, as_json: bool, timeout_ms: u64) -> ExitCode {
             return io_fail(e);
         }
     }
-    let ok = diagnostics.is_empty();
+    for d in &damaged {
+        let line = if as_json {
+            json::to_line(d)
+        } else {
+            format!(
+                "{}: byte {}: {}",
+                shown(d["path"].as_str().unwrap_or("")),
+                d["offset"],
+                shown(d["message"].as_str().unwrap_or(""))
+            )
+        };
+        if let Err(e) = writeln!(out, "{line}") {
+            return io_fail(e);
+        }
+    }
+    let errors = diagnostics.len() + damaged.len();
+    let ok = errors == 0;
     let summary = if as_json {
         json::to_line(
-            &serde_json::json!({"ok": ok, "errors": diagnostics.len(), "revision": revision, "recovered": recovered}),
+            &serde_json::json!({"ok": ok, "errors": errors, "revision": revision, "recovered": recovered}),
         )
     } else {
-        format!("{} error(s); revision {revision}; recovery: {recovered}", diagnostics.len())
+        format!("{errors} error(s); revision {revision}; recovery: {recovered}")
     };
     if let Err(e) = writeln!(out, "{summary}").and_then(|()| out.flush()) {
         return io_fail(e);

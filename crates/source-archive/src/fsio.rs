@@ -161,7 +161,7 @@ pub fn check_no_links(root: &Path, rel: &str) -> Result<()> {
             Ok(m) if m.file_type().is_symlink() => {
                 let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
                 return Err(Error::invalid(format!(
-                    "{} is a symbolic link; the archive never writes through links, nothing was written",
+                    "{} is a symbolic link; nothing is written through links, nothing was written",
                     shown.display()
                 ))
                 .with_path(shown));

@@ -184,7 +184,14 @@ fn link_text(path: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if c.is_control() => out.push('\u{FFFD}'),
+            // A control, format (bidi) or separator character in a file
+            // name must not reorder or break the line it is shown on.
+            c if c.is_control()
+                || scriptorium_source_archive::speaker::is_format_char(c)
+                || matches!(c, '\u{2028}' | '\u{2029}') =>
+            {
+                out.push('\u{FFFD}')
+            }
             c => out.push(c),
         }
     }

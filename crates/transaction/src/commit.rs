@@ -93,9 +93,6 @@ pub struct Writer<'f> {
     pub recovered: Recovered,
     /// The `core.md` token budget used by the views.
     pub budget: usize,
-    /// What happened to a hand-written `core.md` while opening, until a
-    /// rebuild reports it.
-    core_note: Option<String>,
     /// The old layout's entries moved to `<root>-superseded/` on opening.
     pub superseded: Vec<String>,
 }
@@ -164,7 +161,6 @@ impl<'f> Writer<'f> {
             faults,
             recovered,
             budget: CORE_BUDGET,
-            core_note: None,
             superseded,
         };
         // A change rolled forward, a commit interrupted after its install,
@@ -173,9 +169,7 @@ impl<'f> Writer<'f> {
         let built_from = std::fs::read_to_string(root.join(DERIVED_FROM)).unwrap_or_default();
         if built_from.trim() != revision::compute(root)?.hex {
             // Best effort: the next writer tries again.
-            if let Ok(d) = w.rebuild_derived() {
-                w.core_note = d.hand_written_core;
-            }
+            let _ = w.rebuild_all(false);
         }
         Ok(w)
     }
@@ -211,7 +205,24 @@ impl<'f> Writer<'f> {
             ));
         }
         // Stage: the archive plan, then the edits on private copies.
-        let plan = append::plan(root, &patch.sources)?;
+        // Which refusal wins: CONFLICT, then NOT_FOUND, then
+        // VALIDATION_FAILED; so every edit is tried, and the first of each
+        // kind kept.
+        let mut conflict: Option<Error> = None;
+        let mut missing: Option<Error> = None;
+        let mut damaged: Option<Error> = None;
+        let plan = match append::plan(root, &patch.sources) {
+            Ok(p) => p,
+            Err(e) => {
+                let e = Error::from(e);
+                match e.code {
+                    Code::Conflict => conflict = Some(e),
+                    Code::ValidationFailed => damaged = Some(e),
+                    _ => return Err(e),
+                }
+                append::AppendPlan { writes: Vec::new(), report: Default::default() }
+            }
+        };
         let staged_sources: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
         let mut topics: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
         let mut originals: HashMap<String, Option<Vec<u8>>> = HashMap::new();
@@ -223,47 +234,52 @@ impl<'f> Writer<'f> {
                 topics.insert(path.to_owned(), current);
             }
             let slot = topics.get_mut(path).expect("just inserted");
-            match edit {
-                Edit::Create { content, .. } => {
-                    if slot.is_some() {
-                        return Err(Error::new(
-                            Code::Conflict,
-                            format!("edits[{k}]: create {path}: the file already exists"),
-                        )
-                        .at(path));
-                    }
+            let refused = match (edit, slot.as_mut()) {
+                (Edit::Create { .. }, Some(_)) => Some(
+                    Error::new(Code::Conflict, format!("edits[{k}]: create {path}: the file already exists"))
+                        .at(path),
+                ),
+                (Edit::Create { content, .. }, None) => {
                     *slot = Some(content.as_bytes().to_vec());
+                    None
                 }
-                Edit::Append { content, .. } => match slot {
-                    Some(bytes) => bytes.extend_from_slice(content.as_bytes()),
-                    None => return Err(not_found(k, path, &format!("append to {path}: no such file"))),
-                },
-                Edit::Replace { content, .. } => match slot {
-                    Some(bytes) => *bytes = content.as_bytes().to_vec(),
-                    None => return Err(not_found(k, path, &format!("replace {path}: no such file"))),
-                },
-                Edit::StrReplace { old, new, .. } => match slot {
-                    Some(bytes) => match memchr::memmem::find(bytes, old.as_bytes()) {
+                (Edit::Append { content, .. }, Some(bytes)) => {
+                    bytes.extend_from_slice(content.as_bytes());
+                    None
+                }
+                (Edit::Replace { content, .. }, Some(bytes)) => {
+                    *bytes = content.as_bytes().to_vec();
+                    None
+                }
+                (Edit::StrReplace { old, new, .. }, Some(bytes)) => {
+                    match memchr::memmem::find(bytes, old.as_bytes()) {
                         Some(at) => {
                             bytes.splice(at..at + old.len(), new.as_bytes().iter().copied());
+                            None
                         }
                         None => {
-                            return Err(not_found(
-                                k,
-                                path,
-                                &format!("str_replace in {path}: `old` does not occur"),
-                            ))
+                            Some(not_found(k, path, &format!("str_replace in {path}: `old` does not occur")))
                         }
-                    },
-                    None => return Err(not_found(k, path, &format!("str_replace in {path}: no such file"))),
-                },
-                Edit::Delete { .. } => {
-                    if slot.is_none() {
-                        return Err(not_found(k, path, &format!("delete {path}: no such file")));
                     }
-                    *slot = None;
                 }
+                (Edit::Delete { .. }, Some(_)) => {
+                    *slot = None;
+                    None
+                }
+                (e, None) => Some(not_found(k, path, &format!("{} {path}: no such file", e.op()))),
+            };
+            match refused {
+                Some(e) if e.code == Code::Conflict => {
+                    conflict.get_or_insert(e);
+                }
+                Some(e) => {
+                    missing.get_or_insert(e);
+                }
+                None => {}
             }
+        }
+        if let Some(e) = conflict.or(missing).or(damaged) {
+            return Err(e);
         }
         topics.retain(|p, new| originals.get(p) != Some(new));
         // Validate against the current workspace.
@@ -324,15 +340,20 @@ impl<'f> Writer<'f> {
         })
     }
 
-    /// Refreshes the search index, moves a hand-written root `core.md` into
-    /// `topics/core.md` (or preserves it as evidence), and rebuilds every
-    /// derived view.
+    /// What `render` does: refreshes the search index, moves a
+    /// hand-written root `core.md` into `topics/core.md` (or preserves it as
+    /// evidence; either is a commit of its own), and rebuilds every derived
+    /// view.
     pub fn rebuild_derived(&mut self) -> Result<Derived, Error> {
+        self.rebuild_all(true)
+    }
+
+    /// Rebuilds the index and every view from all files; a hand-written
+    /// `core.md` is promoted only when `promote_core` (never behind the back
+    /// of a commit, whose reported revision would then be stale).
+    fn rebuild_all(&mut self, promote_core: bool) -> Result<Derived, Error> {
         let root = self.root.clone();
-        let mut derived = self.rebuild_views()?;
-        if derived.hand_written_core.is_none() {
-            derived.hand_written_core = self.core_note.take();
-        }
+        let derived = self.rebuild_views(promote_core)?;
         // Recorded last: the revision the derived state was built from.
         record_derived(&root, &revision::compute(&root)?.hex)?;
         Ok(derived)
@@ -356,7 +377,7 @@ impl<'f> Writer<'f> {
         let hand_written = core_path.is_file() && !views::is_derived_core(&core_path);
         let cache = if hand_written { None } else { views::ViewsCache::load(&root, before) };
         let Some(mut cache) = cache else {
-            return self.rebuild_derived().map(|_| ());
+            return self.rebuild_all(false).map(|_| ());
         };
         let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(topics))?;
         let sources: BTreeSet<String> =
@@ -400,14 +421,14 @@ impl<'f> Writer<'f> {
         record_derived(&root, after)
     }
 
-    fn rebuild_views(&mut self) -> Result<Derived, Error> {
+    fn rebuild_views(&mut self, promote_core: bool) -> Result<Derived, Error> {
         let root = self.root.clone();
         let opened = index::open(&root, TokenizerConfig::default())?;
         let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
         let mut derived = Derived::default();
         let core_path = root.join("core.md");
         fsio::check_no_links(&root, "core.md")?;
-        if core_path.is_file() && !views::is_derived_core(&core_path) {
+        if promote_core && core_path.is_file() && !views::is_derived_core(&core_path) {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let resolver = IndexSources::new(&opened.view);
@@ -444,8 +465,10 @@ impl<'f> Writer<'f> {
                     sources: Vec::new(),
                     edits: vec![Edit::Create { path: "topics/core.md".into(), content: text.to_owned() }],
                 };
-                self.commit_quiet(&p)?;
-                "moved to topics/core.md".to_owned()
+                match self.commit_quiet(&p) {
+                    Ok(()) => "moved to topics/core.md".to_owned(),
+                    Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
+                }
             }
             CorePromotion::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
             _ => {
@@ -460,9 +483,11 @@ impl<'f> Writer<'f> {
                             sources: vec![record],
                             edits: Vec::new(),
                         };
-                        self.commit_quiet(&p)?;
-                        "not a valid topic file: archived as evidence in sources/workspace/_v2/core-md.md"
-                            .to_owned()
+                        match self.commit_quiet(&p) {
+                            Ok(()) => "not a valid topic file: archived as evidence in sources/workspace/_v2/core-md.md"
+                                .to_owned(),
+                            Err(e) => format!("not a valid topic file and not archivable ({e}): set aside"),
+                        }
                     }
                     Err(e) => {
                         format!("not a valid topic file and not archivable ({}): set aside", e.message())
@@ -512,10 +537,14 @@ impl<'f> Writer<'f> {
         let mut promoted = Vec::new();
         let mut already_trusted = Vec::new();
         let mut seen = BTreeSet::new();
+        // Every id must be well formed before any is looked up.
+        let mut parsed = Vec::with_capacity(ids.len());
         for text in ids {
-            let id = SourceId::parse(text).map_err(|e| {
-                Error::new(Code::InvalidArgument, format!("{text:?}: {}", e.message())).at(text)
-            })?;
+            parsed.push(SourceId::parse(text).map_err(|e| {
+                Error::new(Code::InvalidArgument, format!("{text:?} is not a source id: {}", e.message()))
+            })?);
+        }
+        for id in parsed {
             let key = id.text();
             if !seen.insert(key.clone()) {
                 continue;
@@ -560,7 +589,7 @@ impl<'f> Writer<'f> {
                 line.insert(0, b'\n');
             }
             self.disk().append(&path, &line).map_err(|e| Error::io(&e, "cannot append to", &path))?;
-            self.rebuild_derived()?;
+            self.rebuild_all(false)?;
         }
         Ok(Promoted { promoted, already_trusted, revision: rev.hex })
     }

@@ -77,11 +77,23 @@ pub fn superseded_dir(root: &Path) -> PathBuf {
     root.with_file_name(format!("{name}-superseded"))
 }
 
+/// Nothing is moved through a symbolic link.
+fn refuse_link(target: &Path) -> Result<(), Error> {
+    if fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::new(
+            crate::error::Code::InvalidArgument,
+            format!("{} is a symbolic link; nothing is moved through links", target.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Moves the workspace entry `name` into `<root>-superseded/` under a free
 /// name (`name`, `name.1`, …); returns where it went.
 pub fn set_aside(root: &Path, name: &str) -> Result<PathBuf, Error> {
     let from = root.join(name);
     let target = superseded_dir(root);
+    refuse_link(&target)?;
     fs::create_dir_all(&target).map_err(|e| Error::io(&e, "cannot create", &target))?;
     let mut to = target.join(name);
     let mut n = 1;
@@ -99,6 +111,7 @@ pub fn set_aside(root: &Path, name: &str) -> Result<PathBuf, Error> {
 pub fn move_superseded(root: &Path) -> Result<Vec<String>, Error> {
     let mut moved = Vec::new();
     let target = superseded_dir(root);
+    refuse_link(&target)?;
     for name in SUPERSEDED {
         let from = root.join(name);
         if fs::symlink_metadata(&from).is_err() {

@@ -101,7 +101,7 @@ impl Tier {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "patch")]
 struct Raw {
     base_revision: String,
     #[serde(default)]
@@ -152,6 +152,9 @@ pub fn check_path(path: &str) -> Result<(), Error> {
     if path.len() <= "topics/".len() + ".md".len() {
         return bad("names no file");
     }
+    if path.split('/').any(|c| c.len() > 255) {
+        return bad("has a component longer than 255 bytes");
+    }
     Ok(())
 }
 
@@ -180,12 +183,20 @@ pub fn check_target(path: &str) -> Result<(), Error> {
 /// then the tier. `INVALID_ARGUMENT` comes before `PERMISSION_DENIED`.
 pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
     let json = json.strip_prefix('\u{feff}').unwrap_or(json);
-    let raw: Raw = serde_json::from_str(json).map_err(|e| {
-        Error::new(
+    let raw: Raw = serde_json::from_str(json)
+        .map_err(|e| Error::new(Code::InvalidArgument, format!("the patch is not valid: {e}")))?;
+    if raw.base_revision.len() != 64
+        || !raw.base_revision.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(Error::new(
             Code::InvalidArgument,
-            format!("the patch is not valid: {e} (line {}, column {})", e.line(), e.column()),
+            format!(
+                "base_revision {:?} is not a revision (64 lowercase hex digits, as `status` prints it)",
+                raw.base_revision
+            ),
         )
-    })?;
+        .at("base_revision"));
+    }
     let mut sources = Vec::with_capacity(raw.sources.len());
     for (k, v) in raw.sources.iter().enumerate() {
         let text = v.to_string();
@@ -213,6 +224,16 @@ pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
 /// (`PERMISSION_DENIED` by op name, even on a file the patch creates).
 pub fn check_tier(patch: &Patch, tier: Tier) -> Result<(), Error> {
     if tier == Tier::Paired {
+        // A patch's records carry speaker fields its author wrote, not the
+        // chat platform's: from the paired tier they stay pending until an
+        // owner promotes them.
+        if let Some(k) = patch.sources.iter().position(|r| !r.is_pending()) {
+            return Err(Error::new(
+                Code::PermissionDenied,
+                "the paired tier may archive only pending records (\"pending\": true); an owner promotes them",
+            )
+            .at(format!("sources[{k}]")));
+        }
         if let Some((k, e)) =
             patch.edits.iter().enumerate().find(|(_, e)| {
                 matches!(e, Edit::Replace { .. } | Edit::StrReplace { .. } | Edit::Delete { .. })
@@ -237,10 +258,12 @@ mod tests {
     //! Patch shapes, path rules and which refusal wins.
     use super::*;
 
-    const REC: &str = r#"{"provider":"chat","thread":"t","message":"m1","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"hi","speaker_id":"7391","speaker_display":"Ada"}"#;
+    const REC: &str = r#"{"provider":"chat","thread":"t","message":"m1","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"hi","speaker_id":"7391","speaker_display":"Ada","pending":true}"#;
 
     fn patch(edits: &str) -> String {
-        format!(r#"{{"base_revision":"abc","message":"why","sources":[{REC}],"edits":[{edits}]}}"#)
+        format!(
+            r#"{{"base_revision":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","message":"why","sources":[{REC}],"edits":[{edits}]}}"#
+        )
     }
 
     #[test]
@@ -256,7 +279,7 @@ mod tests {
             Tier::Owner,
         )
         .unwrap();
-        assert_eq!(p.base_revision, "abc");
+        assert_eq!(p.base_revision, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
         assert_eq!(p.sources.len(), 1);
         let ops: Vec<&str> = p.edits.iter().map(Edit::op).collect();
         assert_eq!(ops, ["create", "append", "replace", "str_replace", "delete"]);
@@ -302,6 +325,14 @@ mod tests {
         }
         let ok = r#"{"op":"create","path":"topics/x.md","content":"a"},{"op":"append","path":"topics/x.md","content":"b"}"#;
         assert!(parse(&patch(ok), Tier::Paired).is_ok());
+        // The paired tier archives only pending records.
+        let trusted = patch(ok).replace(r#","pending":true"#, "");
+        let e = parse(&trusted, Tier::Paired).unwrap_err();
+        assert_eq!((e.code, e.path.as_deref()), (Code::PermissionDenied, Some("sources[0]")));
+        assert!(parse(&trusted, Tier::Owner).is_ok());
+        // A base revision is 64 lowercase hex digits.
+        let e = parse(&patch(ok).replace("e3b0c442", "E3B0C442"), Tier::Owner).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
         // Empty `old`, unknown keys, unknown ops, bad records, no base revision.
         for bad in [
             patch(r#"{"op":"str_replace","path":"topics/x.md","old":"","new":"b"}"#),
@@ -325,23 +356,54 @@ mod tests {
 /// another path of the same patch.
 pub fn check_paths_on_disk(root: &std::path::Path, patch: &Patch) -> Result<(), Error> {
     use scriptorium_source_archive::id::fold_key;
-    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    // Within the patch: every prefix (folder or file) is spelled one way,
+    // and no file path is also a folder of another path.
+    let mut spelled: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut files: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut folders: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (k, e) in patch.edits.iter().enumerate() {
+        let at = || format!("edits[{k}].path");
+        let path = e.path();
+        let parts: Vec<&str> = path.split('/').collect();
+        for i in 0..parts.len() {
+            let prefix = parts[..=i].join("/");
+            let key = fold_key(&prefix);
+            match spelled.get(&key) {
+                Some(other) if *other != prefix => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{prefix} and {other} differ only in case or Unicode normalisation"),
+                    )
+                    .at(at()));
+                }
+                Some(_) => {}
+                None => {
+                    spelled.insert(key, prefix.clone());
+                }
+            }
+            if i + 1 < parts.len() {
+                if files.contains(prefix.as_str()) {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{prefix} is a file of this patch and cannot also be a folder"),
+                    )
+                    .at(at()));
+                }
+                folders.insert(prefix);
+            }
+        }
+        if folders.contains(path) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("{path} is a folder of this patch and cannot also be a file"),
+            )
+            .at(at()));
+        }
+        files.insert(path);
+    }
     for (k, e) in patch.edits.iter().enumerate() {
         let at = format!("edits[{k}].path");
         let path = e.path();
-        let key = fold_key(path);
-        match seen.get(&key) {
-            Some(other) if *other != path => {
-                return Err(Error::new(
-                    Code::InvalidArgument,
-                    format!("{path} and {other} differ only in case or Unicode normalisation"),
-                )
-                .at(at));
-            }
-            _ => {
-                seen.insert(key, path);
-            }
-        }
         let mut dir = root.to_path_buf();
         let parts: Vec<&str> = path.split('/').collect();
         for (i, part) in parts.iter().enumerate() {
@@ -403,6 +465,13 @@ pub fn check_paths_on_disk(root: &std::path::Path, patch: &Patch) -> Result<(), 
                     }
                     break;
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("{path}: the name is too long or invalid here"),
+                    )
+                    .at(at));
+                }
                 Err(e) => return Err(Error::io(&e, "cannot stat", &here)),
             }
             dir = here;
@@ -438,6 +507,16 @@ mod disk_tests {
         let ok = |p: &[&str]| check_paths_on_disk(root, &with_edits(p));
         assert!(ok(&["topics/People/Ada.md"]).is_ok(), "the same path is no twin");
         assert!(ok(&["topics/People/bo.md", "topics/new/x.md"]).is_ok());
+        // Within one patch: twin folders on the way, a file that is also a folder.
+        for bad in [
+            &["topics/q/r/a.md", "topics/q/R/b.md"][..],
+            &["topics/caf\u{e9}x/a.md", "topics/cafe\u{301}x/b.md"],
+            &["topics/x.md", "topics/x.md/b.md"],
+            &["topics/x.md/b.md", "topics/x.md"],
+            &["topics/x.md/b.md", "topics/X.md"],
+        ] {
+            assert_eq!(ok(bad).unwrap_err().code, Code::InvalidArgument, "{bad:?}");
+        }
         for twin in
             ["topics/people/x.md", "topics/People/ada.md", "topics/cafe\u{301}.md", "topics/CAF\u{c9}.md"]
         {

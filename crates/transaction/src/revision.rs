@@ -27,7 +27,7 @@ use crate::error::Error;
 /// The cache file, relative to the workspace.
 pub const CACHE: &str = ".scriptorium/revision.cache";
 
-const MAGIC: &[u8; 8] = b"SCRREV1\n";
+const MAGIC: &[u8; 8] = b"SCRREV2\n";
 
 /// A computed revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +77,27 @@ fn hex_of<'a>(files: impl Iterator<Item = (&'a [u8], &'a [u8; 32])>) -> String {
 struct Entry {
     size: u64,
     modified: i64,
+    /// The status change time: an edit whose modification time was set
+    /// back (`touch -r`, `cp -p`, `rsync -t`) still moves it.
+    changed: i64,
+    /// A file replaced by another (a rename over it) has another inode.
+    inode: u64,
     hashed_at: i64,
     hash: [u8; 32],
+}
+
+/// (status change time in nanoseconds, inode) of a file.
+fn change_stamp(meta: &fs::Metadata) -> (i64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec()), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
 }
 
 fn name_bytes(name: &std::ffi::OsStr) -> Vec<u8> {
@@ -138,9 +157,11 @@ fn read_cache(root: &Path) -> HashMap<Vec<u8>, Entry> {
             let path = take(&mut at, len)?.to_vec();
             let size = u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
             let modified = i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
+            let changed = i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
+            let inode = u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
             let hashed_at = i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
             let hash: [u8; 32] = take(&mut at, 32)?.try_into().ok()?;
-            Some((path, Entry { size, modified, hashed_at, hash }))
+            Some((path, Entry { size, modified, changed, inode, hashed_at, hash }))
         })();
         match parsed {
             Some((p, e)) => {
@@ -159,6 +180,8 @@ fn write_cache(root: &Path, entries: &[(Vec<u8>, Entry)]) -> Result<(), Error> {
         body.extend_from_slice(path);
         body.extend_from_slice(&e.size.to_le_bytes());
         body.extend_from_slice(&e.modified.to_le_bytes());
+        body.extend_from_slice(&e.changed.to_le_bytes());
+        body.extend_from_slice(&e.inode.to_le_bytes());
         body.extend_from_slice(&e.hashed_at.to_le_bytes());
         body.extend_from_slice(&e.hash);
     }
@@ -182,8 +205,13 @@ pub fn compute(root: &Path) -> Result<Revision, Error> {
     let mut dirty = cache.len() != files.len();
     for (path, meta) in files {
         let modified = unix_nanos(meta.modified());
+        let (changed, inode) = change_stamp(&meta);
         let cached = cache.get(&path).filter(|e| {
-            e.size == meta.len() && e.modified == modified && modified < e.hashed_at - racy_window(modified)
+            e.size == meta.len()
+                && e.modified == modified
+                && e.changed == changed
+                && e.inode == inode
+                && modified.max(changed) < e.hashed_at - racy_window(modified)
         });
         let entry = match cached {
             Some(e) => e.clone(),
@@ -193,7 +221,14 @@ pub fn compute(root: &Path) -> Result<Revision, Error> {
                 let bytes = fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
                 hashed += 1;
                 dirty = true;
-                Entry { size: bytes.len() as u64, modified, hashed_at, hash: Sha256::digest(&bytes).into() }
+                Entry {
+                    size: bytes.len() as u64,
+                    modified,
+                    changed,
+                    inode,
+                    hashed_at,
+                    hash: Sha256::digest(&bytes).into(),
+                }
             }
         };
         entries.push((path, entry));
@@ -259,6 +294,26 @@ mod tests {
         assert_eq!(compute(root).unwrap().hex, b.hex);
         write(root, "sources/chat/_v2/t.md", "x");
         assert_ne!(compute(root).unwrap().hex, b.hex);
+    }
+
+    #[test]
+    fn a_same_size_edit_with_its_time_set_back_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        crate::layout::ensure(root).unwrap();
+        write(root, "topics/a.md", "block ^c1");
+        let p = root.join("topics/a.md");
+        let old_time = fs::metadata(&p).unwrap().modified().unwrap();
+        let wait = u64::try_from(racy_window(unix_nanos(Ok(old_time)))).unwrap() + 50_000_000;
+        std::thread::sleep(std::time::Duration::from_nanos(wait));
+        let before = compute(root).unwrap();
+        let settled = compute(root).unwrap();
+        assert_eq!(settled.hashed, 0, "served from the cache once settled");
+        std::thread::sleep(std::time::Duration::from_nanos(wait));
+        write(root, "topics/a.md", "block ^a9");
+        fs::File::options().write(true).open(&p).unwrap().set_modified(old_time).unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().modified().unwrap(), old_time);
+        assert_ne!(compute(root).unwrap().hex, before.hex);
     }
 
     #[test]

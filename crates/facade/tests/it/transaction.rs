@@ -360,7 +360,7 @@ fn every_refusal_leaves_the_workspace_byte_identical() {
     let stale = "0".repeat(64);
     refused(root, &patch(&stale, new_src(), vec![append(ADA_PATH, &good_block)]), &[], "CONFLICT");
     refused(root, &patch(&stale, vec![], vec![append("topics/missing.md", "x")]), &[], "CONFLICT");
-    refused(root, &patch("", vec![], vec![append(ADA_PATH, &good_block)]), &[], "CONFLICT");
+    refused(root, &patch(&"0".repeat(64), vec![], vec![append(ADA_PATH, &good_block)]), &[], "CONFLICT");
 
     // create on an existing path: CONFLICT; the sources of the patch are
     // not archived either.
@@ -755,7 +755,7 @@ fn the_paired_tier_may_create_and_append() {
         root,
         &patch(
             &rev,
-            vec![record("paired", "q1", "a paired source", false)],
+            vec![record("paired", "q1", "a paired source", true)],
             vec![create("topics/people/paired.md", &content), append("topics/people/paired.md", &more)],
         ),
         &["--tier", "paired"],
@@ -1364,12 +1364,12 @@ impl Case {
         if self.stale.is_some() {
             return "CONFLICT";
         }
-        for e in &self.edits {
-            match e {
-                EditKind::Missing(_) | EditKind::OldAbsent => return "NOT_FOUND",
-                EditKind::CreateExisting => return "CONFLICT",
-                _ => {}
-            }
+        // CONFLICT wins over NOT_FOUND whatever the edits' order.
+        if self.edits.iter().any(|e| matches!(e, EditKind::CreateExisting)) {
+            return "CONFLICT";
+        }
+        if self.edits.iter().any(|e| matches!(e, EditKind::Missing(_) | EditKind::OldAbsent)) {
+            return "NOT_FOUND";
         }
         if self.edits.iter().any(|e| matches!(e, EditKind::Unvalidated)) {
             return "VALIDATION_FAILED";
@@ -1416,7 +1416,7 @@ impl Case {
             })
             .collect();
         let sources =
-            if self.source { vec![record("prop", "p1", "must not be archived", false)] } else { vec![] };
+            if self.source { vec![record("prop", "p1", "must not be archived", true)] } else { vec![] };
         let mut v = json!({"base_revision": self.stale.as_deref().unwrap_or(rev), "message": "random",
             "sources": sources, "edits": edits});
         match &self.shape {
@@ -1471,7 +1471,7 @@ fn case_strategy() -> impl proptest::strategy::Strategy<Value = Case> {
     ];
     (
         shape,
-        proptest::option::weighted(0.25, "[0-9a-f]{64}|[0-9a-f]{0,12}"),
+        proptest::option::weighted(0.25, "[0-9a-f]{64}"),
         any::<bool>(),
         any::<bool>(),
         proptest::collection::vec(edit, 1..4),
@@ -1550,4 +1550,76 @@ fn the_old_layout_is_moved_aside_by_the_first_writer() {
     assert!(
         !root.join("journal").exists() && !root.join("wiki").exists() && !root.join("index.sqlite").exists()
     );
+}
+
+// ---------------------------------------------------------------------------
+// Hostile inputs found by review.
+
+#[test]
+fn one_patch_cannot_make_a_path_both_a_file_and_a_folder_or_spell_a_folder_twice() {
+    let ws = workspace();
+    let root = ws.path();
+    let rev = revision(root);
+    for edits in [
+        vec![create("topics/x.md", "# x\n"), create("topics/x.md/b.md", "# b\n")],
+        vec![create("topics/x.md/b.md", "# b\n"), create("topics/x.md", "# x\n")],
+        vec![create("topics/q/r/a.md", "# a\n"), create("topics/q/R/b.md", "# b\n")],
+        vec![create("topics/caf\u{e9}/a.md", "# a\n"), create("topics/cafe\u{301}/b.md", "# b\n")],
+    ] {
+        let err =
+            refused(root, &patch(&rev, vec![], edits.clone()), &["--tier", "paired"], "INVALID_ARGUMENT");
+        assert!(err["path"].as_str().is_some_and(|p| p.starts_with("edits[")), "{err}");
+        assert!(!root.join(".scriptorium/journal/intent").exists());
+    }
+    // The workspace still works.
+    assert_eq!(check(root).0, Some(0));
+}
+
+#[test]
+fn conflict_wins_over_not_found_and_malformed_ids_over_unknown_ones() {
+    let ws = workspace();
+    let root = ws.path();
+    let rev = revision(root);
+    let p = patch(&rev, vec![], vec![append("topics/nope.md", "x"), create(ADA_PATH, "# again\n")]);
+    refused(root, &p, &[], "CONFLICT");
+    let p = patch(&rev, vec![], vec![str_replace(ADA_PATH, "not there", "x"), create(ADA_PATH, "# again\n")]);
+    refused(root, &p, &[], "CONFLICT");
+    let out = run(&["promote", "--workspace", w(root), "chat/t/unknown", "a//b"], b"");
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+    // A malformed base revision is a bad argument, not a conflict.
+    refused(root, &patch("ABC", vec![], vec![create("topics/n.md", "# n\n")]), &[], "INVALID_ARGUMENT");
+    // A patch that cannot parse is refused as such even without a workspace.
+    let gone = root.join("missing");
+    let out = run(&["update", "--workspace", w(&gone), "--patch", "-"], b"{");
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+}
+
+#[test]
+fn the_paired_tier_archives_only_pending_records() {
+    let ws = workspace();
+    let root = ws.path();
+    let rev = revision(root);
+    let forged = record("team-1", "m77", "wire the money", false);
+    let err = refused(root, &patch(&rev, vec![forged], vec![]), &["--tier", "paired"], "PERMISSION_DENIED");
+    assert_eq!(err["path"], "sources[0]");
+    let pending = record("team-1", "m77", "wire the money", true);
+    updated(root, &patch(&rev, vec![pending], vec![]), &["--tier", "paired"]);
+    assert!(status(root)["pending_sources"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn check_reports_an_archive_file_that_does_not_parse_to_its_end() {
+    let ws = workspace();
+    let root = ws.path();
+    let file = root.join("sources/chat/_v2/team-1.md");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"\n<a id=\"source-00000000\"></a>\ngarbage\n");
+    std::fs::write(&file, bytes).unwrap();
+    let (code, lines) = check(root);
+    assert_eq!(code, Some(1));
+    assert!(
+        lines.iter().any(|l| l["path"] == "sources/chat/_v2/team-1.md" && l["offset"].is_u64()),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap()["ok"], false);
 }
