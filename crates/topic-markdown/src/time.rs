@@ -33,15 +33,7 @@ pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 
 /// The date of a day number since 1970-01-01.
 pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    scriptorium_source_archive::timestamp::civil_from_days(z)
 }
 
 /// Parses an evidence time; `None` when it is not one of the two forms.

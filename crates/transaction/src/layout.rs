@@ -110,21 +110,13 @@ pub fn set_aside(root: &Path, name: &str) -> Result<PathBuf, Error> {
 /// there gets a numbered suffix). Returns the workspace-relative names moved.
 pub fn move_superseded(root: &Path) -> Result<Vec<String>, Error> {
     let mut moved = Vec::new();
-    let target = superseded_dir(root);
-    refuse_link(&target)?;
+    refuse_link(&superseded_dir(root))?;
     for name in SUPERSEDED {
         let from = root.join(name);
         if fs::symlink_metadata(&from).is_err() {
             continue;
         }
-        fs::create_dir_all(&target).map_err(|e| Error::io(&e, "cannot create", &target))?;
-        let mut to = target.join(name);
-        let mut n = 1;
-        while fs::symlink_metadata(&to).is_ok() {
-            to = target.join(format!("{name}.{n}"));
-            n += 1;
-        }
-        fs::rename(&from, &to).map_err(|e| Error::io(&e, "cannot move", &from))?;
+        set_aside(root, name)?;
         moved.push((*name).to_owned());
     }
     Ok(moved)
