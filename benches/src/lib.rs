@@ -6,6 +6,7 @@
 //! forged labels inside bodies, and some pending records.
 
 pub mod corpus;
+pub mod workspace_gen;
 
 use scriptorium_source_archive::{v2, Role, SourceId, SourceRecord, Speaker};
 

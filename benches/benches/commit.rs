@@ -1,0 +1,315 @@
+//! Commit latency: one one-block patch, durably committed and searchable,
+//! in workspaces of 1,000, 10,000 and 100,000 blocks over 1,000,000
+//! archived records (`scriptorium_benches::workspace_gen`), against SQLite
+//! FTS5 inserting and committing one note into tables of the same sizes
+//! (`benches/peers/commit_latency.py --serve`, when `python3` is there).
+//!
+//! One commit = `Writer::open` (lock, recovery) + `commit` of a patch that
+//! appends one block citing an archived record to one topic file, with the
+//! base revision checked, + drop: staging, incremental validation, the
+//! fsynced install with its intent record and history line, the search
+//! index refresh and the derived views. The patch is built outside the
+//! timed part. Per size, after three untimed commits, our commits and the
+//! peer's WAL-mode commits are made in turn (so that the disk's mood weighs
+//! on both alike), then the peer's DELETE-mode and WAL-mode commits alone
+//! (the summary's figures); p50/p99 over `SCRIPTORIUM_BENCH_COMMITS`
+//! (default 100) each are printed as `latency …` lines (criterion's mean of
+//! ours follows, from ten more commits); the summary ends with the ratios
+//! p50(largest)/p50(smallest).
+//!
+//! Environment: `SCRIPTORIUM_BENCH_RECORDS` (default 1,000,000),
+//! `SCRIPTORIUM_BENCH_BLOCKS` (default `1000,10000,100000`, ascending),
+//! `SCRIPTORIUM_BENCH_COMMITS` (default 100), `SCRIPTORIUM_BENCH_DIR` (where
+//! the workspaces are generated; default the system temporary folder),
+//! `SCRIPTORIUM_BENCH_PEER=0` to skip the peer. Under `cargo bench --
+//! --test` (CI) one workspace of 200 blocks over 2,000 records, three
+//! commits, and the peer at the same sizes.
+#![allow(clippy::print_stdout)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
+use scriptorium_benches::workspace_gen::{Spec, Workspace};
+
+const WARM_UP_COMMITS: usize = 3;
+
+struct Plan {
+    records: usize,
+    blocks: Vec<usize>,
+    commits: usize,
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
+}
+
+fn plan() -> Plan {
+    let test = std::env::args().any(|a| a == "--test");
+    let blocks = match std::env::var("SCRIPTORIUM_BENCH_BLOCKS") {
+        Ok(list) => list.split(',').filter_map(|s| s.trim().replace('_', "").parse().ok()).collect(),
+        Err(_) if test => vec![200],
+        Err(_) => vec![1_000, 10_000, 100_000],
+    };
+    Plan {
+        records: env_usize("SCRIPTORIUM_BENCH_RECORDS").unwrap_or(if test { 2_000 } else { 1_000_000 }),
+        blocks,
+        commits: env_usize("SCRIPTORIUM_BENCH_COMMITS").unwrap_or(if test { 3 } else { 100 }).max(1),
+    }
+}
+
+fn label(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+fn percentiles(mut v: Vec<Duration>) -> (f64, f64) {
+    v.sort();
+    let at = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3;
+    (at(0.5), at(0.99))
+}
+
+/// One timed commit; the patch is made before the clock starts.
+fn timed_commit(ws: &mut Workspace) -> Duration {
+    let patch = ws.append_patch();
+    let started = Instant::now();
+    let c = ws.commit(&patch).expect("the commit succeeds");
+    let elapsed = started.elapsed();
+    std::hint::black_box(c);
+    elapsed
+}
+
+struct Row {
+    blocks: usize,
+    ours: (f64, f64),
+    wal: Option<(f64, f64)>,
+    delete: Option<(f64, f64)>,
+}
+
+/// The SQLite FTS5 peer, a Python process answering one JSON line per
+/// command (see `benches/peers/commit_latency.py`).
+struct Peer {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    /// Starts the peer, which writes its source rows while we generate.
+    fn start(records: usize, dir: &Path) -> Option<Peer> {
+        if std::env::var("SCRIPTORIUM_BENCH_PEER").is_ok_and(|v| v == "0") {
+            println!("peer: skipped (SCRIPTORIUM_BENCH_PEER=0)");
+            return None;
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/commit_latency.py");
+        let spawned = Command::new("python3")
+            .arg(script)
+            .arg("--dir")
+            .arg(dir)
+            .args(["--sources", &records.to_string(), "--serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                println!("peer: skipped (cannot run python3: {e})");
+                return None;
+            }
+        };
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            println!("peer: skipped (no pipes)");
+            return None;
+        };
+        Some(Peer { child, input, output: BufReader::new(output) })
+    }
+
+    fn read(&mut self) -> Option<serde_json::Value> {
+        let mut line = String::new();
+        match self.output.read_line(&mut line) {
+            Ok(n) if n > 0 => {}
+            _ => {
+                println!("peer: it stopped answering");
+                return None;
+            }
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+        if let Some(e) = v.get("error") {
+            println!("peer: error {e}");
+            return None;
+        }
+        Some(v)
+    }
+
+    fn ask(&mut self, command: &str) -> Option<serde_json::Value> {
+        writeln!(self.input, "{command}").ok()?;
+        self.input.flush().ok()?;
+        self.read()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, "quit");
+        let _ = self.input.flush();
+        let _ = self.child.wait();
+    }
+}
+
+/// Asks the peer for something; stops using it when it fails.
+fn ask(peer: &mut Option<Peer>, command: &str) -> Option<serde_json::Value> {
+    let answer = peer.as_mut()?.ask(command);
+    if answer.is_none() {
+        *peer = None;
+    }
+    answer
+}
+
+fn peer_commit(peer: &mut Option<Peer>) -> Option<Duration> {
+    let ms = ask(peer, "commit")?["ms"].as_f64()?;
+    Some(Duration::from_secs_f64(ms / 1e3))
+}
+
+fn show(what: &str, times: &[Duration]) -> Option<(f64, f64)> {
+    if times.is_empty() {
+        return None;
+    }
+    let mean = times.iter().sum::<Duration>().as_secs_f64() * 1e3 / times.len() as f64;
+    let (p50, p99) = percentiles(times.to_vec());
+    println!(
+        "latency {what}: p50 {p50:.2} ms, p99 {p99:.2} ms, mean {mean:.2} ms over {} commits",
+        times.len()
+    );
+    Some((p50, p99))
+}
+
+fn commit(c: &mut Criterion) {
+    let plan = plan();
+    let base = std::env::var_os("SCRIPTORIUM_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    std::fs::create_dir_all(&base).expect("the bench folder exists");
+    let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
+    let mut peer = Peer::start(plan.records, peer_dir.path());
+    let mut rows = Vec::new();
+    for &blocks in &plan.blocks {
+        let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));
+        let dir = tempfile::Builder::new().prefix("scriptorium-commit-").tempdir_in(&base).expect("a folder");
+        let spec = Spec { records: plan.records, blocks, seed: 0x5eed_c0de };
+        let started = Instant::now();
+        let mut ws = Workspace::generate(&dir.path().join("ws"), spec).expect("the workspace is generated");
+        let t = ws.timings;
+        println!(
+            "workspace {name}: {} topic files ({:.1} MB), {:.0} MB of archive; generated in {:.1} s (sources {:.1} s, topics {:.1} s, sync {:.1} s, index {:.1} s, first commit {:.2} s)",
+            ws.topic_files.len(),
+            ws.topic_bytes as f64 / 1e6,
+            ws.source_bytes as f64 / 1e6,
+            started.elapsed().as_secs_f64(),
+            t.sources.as_secs_f64(),
+            t.topics.as_secs_f64(),
+            t.sync.as_secs_f64(),
+            t.index.as_secs_f64(),
+            t.first_commit.as_secs_f64(),
+        );
+        for _ in 0..WARM_UP_COMMITS {
+            timed_commit(&mut ws);
+        }
+        if rows.is_empty() && peer.is_some() {
+            // Its first line: the source rows are written.
+            match peer.as_mut().and_then(Peer::read) {
+                Some(ready) => println!(
+                    "peer: sqlite {} ready, {} source rows written in {:.1} s",
+                    ready["sqlite"].as_str().unwrap_or("?"),
+                    ready["sources"],
+                    ready["sources_s"].as_f64().unwrap_or(f64::NAN)
+                ),
+                None => peer = None,
+            }
+        }
+        let peer_ready =
+            ask(&mut peer, &format!("fill {blocks}")).is_some() && ask(&mut peer, "mode wal").is_some();
+        // Ours and the peer's WAL commits in turn: the same disk for both.
+        let mut ours = Vec::with_capacity(plan.commits);
+        let mut in_turn = Vec::with_capacity(plan.commits);
+        for _ in 0..plan.commits {
+            ours.push(timed_commit(&mut ws));
+            if peer_ready {
+                if let Some(d) = peer_commit(&mut peer) {
+                    in_turn.push(d);
+                }
+            }
+        }
+        // Then the peer alone, right after: in turn with ours, its fsync
+        // also waits for the file system to write back what our commit left
+        // unsynced (the caches), which is not its own cost.
+        let mut alone = |mode: &str| -> Vec<Duration> {
+            if peer_ready && ask(&mut peer, &format!("mode {mode}")).is_some() {
+                (0..plan.commits).map_while(|_| peer_commit(&mut peer)).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let delete = alone("delete");
+        let wal = alone("wal");
+        let ours = show(&format!("ours {name}"), &ours).expect("commits were made");
+        show(&format!("sqlite fts5 {name}, journal wal, synchronous full, in turn with ours"), &in_turn);
+        let wal = show(&format!("sqlite fts5 {name}, journal wal, synchronous full, alone"), &wal);
+        let delete = show(&format!("sqlite fts5 {name}, journal delete, synchronous full, alone"), &delete);
+        rows.push(Row { blocks, ours, wal, delete });
+
+        let mut g = c.benchmark_group(format!("commit_{name}"));
+        g.sample_size(10);
+        g.sampling_mode(SamplingMode::Flat);
+        g.warm_up_time(Duration::from_millis(500));
+        g.measurement_time(Duration::from_secs(5));
+        g.bench_function("ours_one_block", |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| timed_commit(&mut ws)).sum())
+        });
+        g.finish();
+        drop(ws);
+        drop(dir);
+    }
+    drop(peer);
+
+    println!(
+        "summary: one-block commit, {} records, fsync on, index refresh and views included",
+        label(plan.records)
+    );
+    println!(
+        "summary: | blocks | ours p50 / p99 | FTS5 WAL p50 / p99 | FTS5 DELETE p50 / p99 | ours/WAL p50 |"
+    );
+    let cell = |p: Option<(f64, f64)>| p.map_or("–".to_owned(), |(a, b)| format!("{a:.2} / {b:.2} ms"));
+    for r in &rows {
+        println!(
+            "summary: | {} | {} | {} | {} | {} |",
+            label(r.blocks),
+            cell(Some(r.ours)),
+            cell(r.wal),
+            cell(r.delete),
+            r.wal.map_or("–".to_owned(), |w| format!("{:.0}×", r.ours.0 / w.0.max(f64::MIN_POSITIVE)))
+        );
+    }
+    if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+        if rows.len() > 1 {
+            let mut line = format!(
+                "summary: ratio {}/{} p50: ours {:.2} (p99 {:.2})",
+                label(last.blocks),
+                label(first.blocks),
+                last.ours.0 / first.ours.0,
+                last.ours.1 / first.ours.1
+            );
+            for (j, a, b) in [("wal", first.wal, last.wal), ("delete", first.delete, last.delete)] {
+                if let (Some(a), Some(b)) = (a, b) {
+                    line.push_str(&format!(", FTS5 {j} {:.2}", b.0 / a.0));
+                }
+            }
+            println!("{line}");
+        }
+    }
+}
+
+criterion_group!(benches, commit);
+criterion_main!(benches);
