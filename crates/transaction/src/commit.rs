@@ -379,7 +379,8 @@ impl<'f> Writer<'f> {
         let Some(mut cache) = cache else {
             return self.rebuild_all(false).map(|_| ());
         };
-        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(topics))?;
+        let maps = validation::Maps::new(&[&topics.files, &topics.previous]);
+        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(&maps))?;
         let sources: BTreeSet<String> =
             changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
         let mut dirty: BTreeSet<String> =
@@ -390,7 +391,7 @@ impl<'f> Writer<'f> {
             // The rendered core.md went missing: render it again.
             dirty.insert("topics/core.md".to_owned());
         }
-        let (scope, load) = validation::scope(&[&topics.files, &topics.previous], &dirty);
+        let (scope, load) = maps.scope(&dirty);
         let mut loaded = Vec::new();
         for path in load.iter().filter(|p| topics.files.contains_key(*p)) {
             let full = root.join(path);

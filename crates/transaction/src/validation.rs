@@ -205,54 +205,77 @@ impl TopicIndex {
     }
 }
 
-/// The files a change to `dirty` can affect, from the facts in `maps` (the
-/// current index, and the files' facts before or after the change): `S`,
-/// the dirty files plus those linking to one and those sharing an id with
-/// one; and `L`, `S` plus what `S` links to and shares ids with.
+/// Who holds each block id and who links to each file, over some sets of
+/// file facts (built once per commit: it reads the whole id and link index).
+#[derive(Debug)]
+pub struct Maps<'a> {
+    sets: Vec<&'a BTreeMap<String, FileFacts>>,
+    holders: HashMap<&'a str, BTreeSet<&'a str>>,
+    linkers: HashMap<&'a str, BTreeSet<&'a str>>,
+}
+
+impl<'a> Maps<'a> {
+    /// The maps of the facts in `sets` (e.g. the current index, and the
+    /// files' facts before or after a change).
+    pub fn new(sets: &[&'a BTreeMap<String, FileFacts>]) -> Maps<'a> {
+        let mut holders: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        let mut linkers: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for m in sets {
+            for (path, f) in m.iter() {
+                for id in &f.ids {
+                    holders.entry(id.as_str()).or_default().insert(path.as_str());
+                }
+                for t in &f.links {
+                    linkers.entry(t.as_str()).or_default().insert(path.as_str());
+                }
+            }
+        }
+        Maps { sets: sets.to_vec(), holders, linkers }
+    }
+
+    fn facts_of(&self, p: &str) -> impl Iterator<Item = &'a FileFacts> + '_ {
+        let p = p.to_owned();
+        self.sets.iter().filter_map(move |m| m.get(&p))
+    }
+
+    /// The files a change to `dirty` can affect: `S`, the dirty files plus
+    /// those linking to one and those sharing an id with one; and `L`, `S`
+    /// plus what `S` links to and shares ids with.
+    pub fn scope(&self, dirty: &BTreeSet<String>) -> (BTreeSet<String>, BTreeSet<String>) {
+        let mut s: BTreeSet<String> = dirty.clone();
+        for path in dirty {
+            for l in self.linkers.get(path.as_str()).into_iter().flatten() {
+                s.insert((*l).to_owned());
+            }
+            for f in self.facts_of(path) {
+                for id in &f.ids {
+                    for h in self.holders.get(id.as_str()).into_iter().flatten() {
+                        s.insert((*h).to_owned());
+                    }
+                }
+            }
+        }
+        let mut l = s.clone();
+        for path in &s {
+            for f in self.facts_of(path) {
+                l.extend(f.links.iter().cloned());
+                for id in &f.ids {
+                    for h in self.holders.get(id.as_str()).into_iter().flatten() {
+                        l.insert((*h).to_owned());
+                    }
+                }
+            }
+        }
+        (s, l)
+    }
+}
+
+/// [`Maps::scope`] over `sets`, building the maps.
 pub fn scope(
-    maps: &[&BTreeMap<String, FileFacts>],
+    sets: &[&BTreeMap<String, FileFacts>],
     dirty: &BTreeSet<String>,
 ) -> (BTreeSet<String>, BTreeSet<String>) {
-    let mut holders: HashMap<&str, BTreeSet<&str>> = HashMap::new();
-    let mut linkers: HashMap<&str, BTreeSet<&str>> = HashMap::new();
-    for m in maps {
-        for (path, f) in m.iter() {
-            for id in &f.ids {
-                holders.entry(id.as_str()).or_default().insert(path.as_str());
-            }
-            for t in &f.links {
-                linkers.entry(t.as_str()).or_default().insert(path.as_str());
-            }
-        }
-    }
-    fn facts_of<'m>(maps: &[&'m BTreeMap<String, FileFacts>], p: &str) -> Vec<&'m FileFacts> {
-        maps.iter().filter_map(|m| m.get(p)).collect()
-    }
-    let mut s: BTreeSet<String> = dirty.clone();
-    for path in dirty {
-        for l in linkers.get(path.as_str()).into_iter().flatten() {
-            s.insert((*l).to_owned());
-        }
-        for f in facts_of(maps, path) {
-            for id in &f.ids {
-                for h in holders.get(id.as_str()).into_iter().flatten() {
-                    s.insert((*h).to_owned());
-                }
-            }
-        }
-    }
-    let mut l = s.clone();
-    for path in &s {
-        for f in facts_of(maps, path) {
-            l.extend(f.links.iter().cloned());
-            for id in &f.ids {
-                for h in holders.get(id.as_str()).into_iter().flatten() {
-                    l.insert((*h).to_owned());
-                }
-            }
-        }
-    }
-    (s, l)
+    Maps::new(sets).scope(dirty)
 }
 
 impl TopicIndex {
@@ -271,9 +294,9 @@ impl TopicIndex {
     }
 }
 
-impl scriptorium_bm25_index::workspace::TopicScope for TopicIndex {
+impl scriptorium_bm25_index::workspace::TopicScope for Maps<'_> {
     fn scope(&self, dirty: &BTreeSet<String>) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
-        Some(scope(&[&self.files, &self.previous], dirty))
+        Some(Maps::scope(self, dirty))
     }
 }
 

@@ -171,22 +171,35 @@ pub fn install(root: &Path, files: &BTreeMap<String, String>) -> Result<(), Erro
     Ok(())
 }
 
-/// The view pieces of every topic file, kept between commits, relative to
-/// the workspace root.
-pub const VIEWS_CACHE: &str = ".scriptorium/views.cache";
+/// The view pieces of every topic file, kept between commits: a folder
+/// relative to the workspace root, with one entry file per topic file and a
+/// manifest naming them.
+pub const VIEWS_DIR: &str = ".scriptorium/views";
 
-const VIEWS_HEADER: &str = "scriptorium views cache 1";
+const MANIFEST: &str = "manifest";
+const VIEWS_HEADER: &str = "scriptorium views cache 2";
 
 /// The view pieces of every decodable topic file (its eligible blocks'
 /// [`BlockViews`]), for the revision they were computed at. A commit
-/// replaces the entries of the files whose verdicts it can change and
-/// renders the views from all entries, without re-reading the rest.
+/// replaces the entries of the files whose verdicts it can change, writes
+/// only those, and renders the views from all entries without re-reading
+/// the topic files.
+///
+/// On disk: `.scriptorium/views/manifest` (a header with the revision, then
+/// one `entry name TAB path as JSON` line per file) and one entry file per
+/// topic file, named by a hash of its path and contents, so the manifest is
+/// the one file that changes the cache's meaning: it is replaced last, and
+/// entries it no longer names are removed after it.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ViewsCache {
     /// The revision the entries describe.
     pub revision: String,
     /// Path → eligible blocks' pieces.
     pub files: BTreeMap<String, Vec<BlockViews>>,
+    /// Path → entry file name, as on disk.
+    names: BTreeMap<String, String>,
+    /// Paths whose entries changed since loading.
+    dirty: BTreeSet<String>,
 }
 
 fn js(s: &str) -> String {
@@ -196,7 +209,7 @@ fn js(s: &str) -> String {
 impl ViewsCache {
     /// The pieces of a full check.
     pub fn from_check(topics: &[Loaded], checked: &Checked, revision: &str) -> ViewsCache {
-        let mut c = ViewsCache { revision: revision.to_owned(), files: BTreeMap::new() };
+        let mut c = ViewsCache { revision: revision.to_owned(), ..ViewsCache::default() };
         c.replace(&topics.iter().map(|t| t.path.clone()).collect(), topics, checked);
         c
     }
@@ -207,6 +220,7 @@ impl ViewsCache {
     pub fn replace(&mut self, scope: &BTreeSet<String>, loaded: &[Loaded], checked: &Checked) {
         for p in scope {
             self.files.remove(p);
+            self.dirty.insert(p.clone());
         }
         for l in loaded.iter().filter(|l| scope.contains(&l.path)) {
             self.files.insert(l.path.clone(), Vec::new());
@@ -225,51 +239,38 @@ impl ViewsCache {
         views::render_parts(&files, &blocks, core)
     }
 
-    fn encode(&self) -> Vec<u8> {
+    fn encode_file(path: &str, blocks: &[BlockViews]) -> String {
         use std::fmt::Write as _;
-        let mut out = String::with_capacity(256 * self.files.values().map(Vec::len).sum::<usize>() + 64);
-        let _ = writeln!(out, "{VIEWS_HEADER}\t{}", self.revision);
-        for (path, blocks) in &self.files {
-            let _ = writeln!(out, "F\t{}", js(path));
-            for b in blocks {
-                let _ = writeln!(out, "B\t{}", js(&b.id));
-                if let Some((t, line)) = &b.event {
-                    let _ = writeln!(out, "E\t{}\t{}\t{line}", t.seconds, t.nanos);
-                }
-                for ((y, m, d), t, line) in &b.days {
-                    let _ = writeln!(out, "T\t{y}\t{m}\t{d}\t{}\t{}\t{line}", t.seconds, t.nanos);
-                }
-                for l in &b.links {
-                    let id = l.block_id.as_deref().map_or_else(|| "null".to_owned(), js);
-                    let _ = writeln!(out, "L\t{}\t{id}", js(&l.path));
-                }
+        let mut out = String::with_capacity(256 * blocks.len() + 64);
+        let _ = writeln!(out, "F\t{}", js(path));
+        for b in blocks {
+            let _ = writeln!(out, "B\t{}", js(&b.id));
+            if let Some((t, line)) = &b.event {
+                let _ = writeln!(out, "E\t{}\t{}\t{line}", t.seconds, t.nanos);
+            }
+            for ((y, m, d), t, line) in &b.days {
+                let _ = writeln!(out, "T\t{y}\t{m}\t{d}\t{}\t{}\t{line}", t.seconds, t.nanos);
+            }
+            for l in &b.links {
+                let id = l.block_id.as_deref().map_or_else(|| "null".to_owned(), js);
+                let _ = writeln!(out, "L\t{}\t{id}", js(&l.path));
             }
         }
-        out.into_bytes()
+        out
     }
 
-    fn decode(text: &str) -> Option<ViewsCache> {
-        let mut lines = text.split('\n');
-        let revision = lines.next()?.strip_prefix(VIEWS_HEADER)?.strip_prefix('\t')?.to_owned();
-        let mut c = ViewsCache { revision, files: BTreeMap::new() };
+    fn decode_file(text: &str) -> Option<(String, Vec<BlockViews>)> {
         let mut path: Option<String> = None;
+        let mut blocks: Vec<BlockViews> = Vec::new();
         let num = |s: &str| s.parse::<i64>().ok();
-        for line in lines {
-            if line.is_empty() {
-                continue;
-            }
+        for line in text.split('\n').filter(|l| !l.is_empty()) {
             let (tag, rest) = line.split_once('\t')?;
             match tag {
-                "F" => {
-                    let p: String = serde_json::from_str(rest).ok()?;
-                    c.files.insert(p.clone(), Vec::new());
-                    path = Some(p);
-                }
+                "F" if path.is_none() => path = Some(serde_json::from_str(rest).ok()?),
                 "B" => {
-                    let p = path.clone()?;
                     let id: String = serde_json::from_str(rest).ok()?;
-                    c.files.get_mut(&p)?.push(BlockViews {
-                        path: p,
+                    blocks.push(BlockViews {
+                        path: path.clone()?,
                         id,
                         event: None,
                         days: Vec::new(),
@@ -279,39 +280,98 @@ impl ViewsCache {
                 "E" => {
                     let mut f = rest.splitn(3, '\t');
                     let t = Instant { seconds: num(f.next()?)?, nanos: u32::try_from(num(f.next()?)?).ok()? };
-                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
-                    b.event = Some((t, f.next()?.to_owned()));
+                    blocks.last_mut()?.event = Some((t, f.next()?.to_owned()));
                 }
                 "T" => {
                     let mut f = rest.splitn(6, '\t');
                     let day = (num(f.next()?)?, num(f.next()?)?, num(f.next()?)?);
                     let t = Instant { seconds: num(f.next()?)?, nanos: u32::try_from(num(f.next()?)?).ok()? };
-                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
-                    b.days.push((day, t, f.next()?.to_owned()));
+                    blocks.last_mut()?.days.push((day, t, f.next()?.to_owned()));
                 }
                 "L" => {
                     let (p, id) = rest.split_once('\t')?;
                     let target: String = serde_json::from_str(p).ok()?;
                     let block_id: Option<String> = serde_json::from_str(id).ok()?;
-                    let b = c.files.get_mut(path.as_ref()?)?.last_mut()?;
-                    b.links.push(LinkTarget { path: target, block_id });
+                    blocks.last_mut()?.links.push(LinkTarget { path: target, block_id });
                 }
                 _ => return None,
             }
         }
+        Some((path?, blocks))
+    }
+
+    fn entry_name(path: &str, body: &str) -> String {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(path.as_bytes());
+        h.update([0u8]);
+        h.update(body.as_bytes());
+        h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The cache, if it exists, is whole and describes `revision`.
+    pub fn load(root: &Path, revision: &str) -> Option<ViewsCache> {
+        let dir = root.join(VIEWS_DIR);
+        let manifest = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
+        let mut lines = manifest.split('\n');
+        let rev = lines.next()?.strip_prefix(VIEWS_HEADER)?.strip_prefix('\t')?;
+        if rev != revision {
+            return None;
+        }
+        let mut c = ViewsCache { revision: rev.to_owned(), ..ViewsCache::default() };
+        for line in lines.filter(|l| !l.is_empty()) {
+            let (name, path) = line.split_once('\t')?;
+            let path: String = serde_json::from_str(path).ok()?;
+            if name.len() != 32 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let text = std::fs::read_to_string(dir.join(name)).ok()?;
+            let (p, blocks) = ViewsCache::decode_file(&text)?;
+            if p != path {
+                return None;
+            }
+            c.files.insert(path.clone(), blocks);
+            c.names.insert(path, name.to_owned());
+        }
         Some(c)
     }
 
-    /// The cache, if it exists, decodes and describes `revision`.
-    pub fn load(root: &Path, revision: &str) -> Option<ViewsCache> {
-        let text = std::fs::read_to_string(root.join(VIEWS_CACHE)).ok()?;
-        ViewsCache::decode(&text).filter(|c| c.revision == revision)
-    }
-
-    /// Writes the cache (atomically).
-    pub fn save(&self, root: &Path) -> Result<(), Error> {
-        fsio::check_no_links(root, VIEWS_CACHE)?;
-        fsio::replace_cache_file(root, &root.join(VIEWS_CACHE), &self.encode())?;
+    /// Writes the entries that changed, then the manifest, then removes
+    /// the entries no longer named (atomic, not fsynced: a cache).
+    pub fn save(&mut self, root: &Path) -> Result<(), Error> {
+        let rel_manifest = format!("{VIEWS_DIR}/{MANIFEST}");
+        fsio::check_no_links(root, &rel_manifest)?;
+        let dir = root.join(VIEWS_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&e, "cannot create", &dir))?;
+        self.names.retain(|p, _| self.files.contains_key(p));
+        for path in std::mem::take(&mut self.dirty) {
+            let Some(blocks) = self.files.get(&path) else { continue };
+            let body = ViewsCache::encode_file(&path, blocks);
+            let name = ViewsCache::entry_name(&path, &body);
+            if self.names.get(&path) != Some(&name) || !dir.join(&name).is_file() {
+                fsio::replace_cache_file(root, &dir.join(&name), body.as_bytes())?;
+                self.names.insert(path, name);
+            }
+        }
+        let mut manifest = format!("{VIEWS_HEADER}\t{}\n", self.revision);
+        for (path, name) in &self.names {
+            manifest.push_str(name);
+            manifest.push('\t');
+            manifest.push_str(&js(path));
+            manifest.push('\n');
+        }
+        fsio::replace_cache_file(root, &dir.join(MANIFEST), manifest.as_bytes())?;
+        let named: BTreeSet<&str> = self.names.values().map(String::as_str).collect();
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.filter_map(Result::ok) {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                if n != MANIFEST && !named.contains(n.as_ref()) && e.file_type().is_ok_and(|t| t.is_file()) {
+                    // Best effort: an unnamed entry is never read.
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -333,9 +393,12 @@ mod tests {
             }
         }
         let checked = check(&topics, &All);
-        let cache = ViewsCache::from_check(&topics, &checked, "rev");
-        let back = ViewsCache::decode(std::str::from_utf8(&cache.encode()).unwrap()).unwrap();
-        assert_eq!(back, cache);
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = ViewsCache::from_check(&topics, &checked, "rev");
+        cache.save(dir.path()).unwrap();
+        let back = ViewsCache::load(dir.path(), "rev").unwrap();
+        assert_eq!(back.files, cache.files);
+        assert!(ViewsCache::load(dir.path(), "other").is_none());
         let core = views::render_core(None, &checked, 2000);
         let full = views::render(&topics, &checked, 2000);
         assert_eq!(back.render(core).files, full.files);
