@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::{data, error_of, json_lines, run};
 
-const CORE: &str = "---
+pub(crate) const CORE: &str = "---
 kind: core
 ---
 # Core
@@ -17,7 +17,7 @@ Unpaired claim.[^e-20a9ff0b11] ^c2
 [^e-20a9ff0b11]: Time: `2026-08-09T10:15:00Z`; Sources: [chat/team-1/m6](../sources/chat/_v2/team-1.md#source-82a463b6)
 ";
 
-const ADA: &str = "---
+pub(crate) const ADA: &str = "---
 kind: person
 ---
 # Ada

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::topics::ADA;
 use crate::{data, error_of, json_lines, run, snapshot};
 
 /// The stable error codes of FORMAT.md §5.
@@ -35,39 +36,21 @@ const ADA_PATH: &str = "topics/people/ada.md";
 // The fixture of topics.rs (private there), with its core file renamed: two
 // topic files citing the archived test vector; team.md links to ada.md#^a1
 // and holds one pending block (it cites the pending record chat/team-1/m6).
-// Not `topics/core.md`: a workspace with one renders the derived core.md on
-// every commit, which loads the o200k_base tokenizer (about 0.7 s of CPU
-// per update in a debug build) — too slow for the kill and concurrency
-// tests, and beside their point.
-const TEAM: &str = "---
-kind: project
----
-# Team
-
-The budget is 50k.[^e-1175dea39c] See [Ada](people/ada.md#^a1). ^c1
-
-Unpaired claim.[^e-20a9ff0b11] ^c2
-
-[^e-1175dea39c]: Time: `2026-08-09T10:11:12Z`; Sources: [chat/team-1/m1](../sources/chat/_v2/team-1.md#source-99a7df07)
-[^e-20a9ff0b11]: Time: `2026-08-09T10:15:00Z`; Sources: [chat/team-1/m6](../sources/chat/_v2/team-1.md#source-82a463b6)
-";
-
-const ADA: &str = "---
-kind: person
----
-# Ada
-
-Ada (7391) said the budget is 50k.[^e-1175dea39c] ^a1
-
-[^e-1175dea39c]: Time: `2026-08-09T10:11:12Z`; Sources: [chat/team-1/m1](../../sources/chat/_v2/team-1.md#source-99a7df07)
-";
+// Not `topics/core.md`: rendering core.md loads the o200k_base tokenizer
+// (about 0.7 s of CPU in a debug build), and a commit renders it whenever
+// the change can touch it — too slow for the kill and concurrency tests,
+// and beside their point.
+/// `topics/team.md`: the `topics/core.md` of the topic tests, as a project.
+fn team() -> String {
+    crate::topics::CORE.replacen("kind: core", "kind: project", 1).replacen("# Core", "# Team", 1)
+}
 
 fn workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let input = std::fs::read(data("append-input.jsonl")).unwrap();
     assert!(run(&["archive", "append", "--workspace", w(ws.path())], &input).status.success());
     std::fs::create_dir_all(ws.path().join("topics/people")).unwrap();
-    std::fs::write(ws.path().join("topics/team.md"), TEAM).unwrap();
+    std::fs::write(ws.path().join("topics/team.md"), team()).unwrap();
     std::fs::write(ws.path().join(ADA_PATH), ADA).unwrap();
     fresh_derived(ws.path());
     ws
@@ -610,12 +593,8 @@ fn a_problem_left_by_hand_elsewhere_does_not_block_unrelated_writes() {
     assert_eq!(code, Some(0), "{lines:?}");
 }
 
-/// Known bug: an edit path that goes through an existing regular file as
-/// if it were a folder is refused with `IO` ("cannot stat …: Not a
-/// directory") by the on-disk path check made before the lock, where
-/// FORMAT.md §6 ("anything else is INVALID_ARGUMENT") and the commit's own
-/// `read_topic` (which maps `ENOTDIR` to `INVALID_ARGUMENT`) say
-/// `INVALID_ARGUMENT`. Nothing is written either way.
+/// An edit path that goes through an existing regular file as if it were a
+/// folder is a bad argument (FORMAT.md §6), not an I/O failure.
 #[test]
 fn a_path_through_a_file_is_an_invalid_argument() {
     let ws = workspace();
@@ -627,13 +606,9 @@ fn a_path_through_a_file_is_an_invalid_argument() {
     }
 }
 
-/// Known bug: docs/transactions.md ("Which refusal wins": `INVALID_ARGUMENT`
-/// — shape, records, paths, empty `old`, links and twins on disk — then
-/// `PERMISSION_DENIED`) and FORMAT.md §6 put every path refusal before the
-/// tier's. `update` checks links and twins on disk only after
-/// `patch::parse` has already refused the paired tier's op, so a paired
-/// patch with a `delete` and a twin (or linked) path gets
-/// `PERMISSION_DENIED`.
+/// Links and twins on disk are `INVALID_ARGUMENT`, which wins over the
+/// paired tier's `PERMISSION_DENIED` (docs/transactions.md, "Which refusal
+/// wins").
 #[cfg(unix)]
 #[test]
 fn a_twin_or_a_link_wins_over_the_paired_tier() {
