@@ -1,0 +1,311 @@
+//! Where the time of a one-block commit goes:
+//! `commit_profile BLOCKS [RECORDS] [COMMITS]` generates a workspace
+//! (`scriptorium_benches::workspace_gen`; defaults 1,000,000 records, 30
+//! commits; `SCRIPTORIUM_BENCH_DIR` picks the folder), then, in turn,
+//! times `COMMITS` real commits (`Writer::open` + `commit` + drop) and makes
+//! `COMMITS` more step by step through the same public calls
+//! `Writer::commit` makes, in its order, timing each:
+//!
+//! * `open`: `Writer::open` (the lock, recovery, the layout, and the check
+//!   that the derived state was built from the current revision: one
+//!   `revision::compute`);
+//! * `revision`: `revision::compute` (directory walk, one `stat` a file,
+//!   `.scriptorium/revision.cache` read and rewritten);
+//! * `stage`: the path and tier checks, the archive plan, reading the topic
+//!   file and applying the edit;
+//! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`);
+//! * `validate`: the promotions and `validation::validate`;
+//! * `install`: the crash-safe install (staging, intent, renames, history);
+//! * `topics cache`: `TopicIndex::save`;
+//! * `views cache`: `ViewsCache::load` (`.scriptorium/views.cache`);
+//! * `scope maps`: `validation::Maps::new` (who holds each block id and who
+//!   links to each file, from the whole topics cache);
+//! * `index refresh`: `scriptorium_bm25_index::workspace::open_scoped`,
+//!   scoped by those maps;
+//! * `scope check`: the scope of the changed file, and the files it names
+//!   loaded and checked against the index;
+//! * `views render`: the cache's pieces replaced for the scope, `core.md`
+//!   kept or rendered, every view rendered from the pieces;
+//! * `views install`: the views compared with the disk, the changed ones
+//!   written;
+//! * `views save`: `ViewsCache::save` (the changed entries and the
+//!   manifest);
+//! * `derived mark`: `.scriptorium/derived.revision` written;
+//! * `close`: dropping the writer (the lock).
+//!
+//! Prints the median and mean of each step and of the whole, and the median
+//! time of one fsync before and after (the disk's part varies with it). A step-by-step
+//! commit that left the caches unusable would send the next real commit
+//! down the full rebuild; it is checked that it does not.
+#![allow(clippy::print_stdout)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use scriptorium_benches::workspace_gen::{Spec, Workspace, LOCK_TIMEOUT};
+use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_source_archive::{append, fsio, trust};
+use scriptorium_topic_markdown::validate::check;
+use scriptorium_topic_markdown::views::{render_core, CoreRender, CORE_BUDGET};
+use scriptorium_transaction::commit::DERIVED_FROM;
+use scriptorium_transaction::disk::{Disk, Faults};
+use scriptorium_transaction::revision;
+use scriptorium_transaction::validation::{self, TopicIndex};
+use scriptorium_transaction::views::{self, IndexSources, ViewsCache};
+use scriptorium_transaction::{install, patch, Edit, Patch, Tier, Writer};
+
+const STEPS: &[&str] = &[
+    "open",
+    "revision",
+    "stage",
+    "topic index",
+    "validate",
+    "install",
+    "topics cache",
+    "views cache",
+    "scope maps",
+    "index refresh",
+    "scope check",
+    "views render",
+    "views install",
+    "views save",
+    "derived mark",
+    "close",
+];
+
+struct Clock {
+    last: Instant,
+    laps: Vec<Duration>,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock { last: Instant::now(), laps: Vec::with_capacity(STEPS.len()) }
+    }
+
+    fn lap(&mut self) {
+        let now = Instant::now();
+        self.laps.push(now - self.last);
+        self.last = now;
+    }
+}
+
+/// What the index refresh of one commit did.
+struct Refresh {
+    action: String,
+    files_read: usize,
+    units_changed: usize,
+    delta_bytes: u64,
+    scope: usize,
+    loaded: usize,
+}
+
+/// One commit, step by step, as `Writer::commit` makes it.
+fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, Refresh) {
+    let mut clock = Clock::start();
+    let w = Writer::open(root, LOCK_TIMEOUT).expect("the writer opens");
+    clock.lap();
+    let rev = revision::compute(root).expect("the revision");
+    assert_eq!(p.base_revision, rev.hex, "the base revision is current");
+    clock.lap();
+    patch::check_paths_on_disk(root, p).expect("the paths are fine");
+    patch::check_tier(p, Tier::Owner).expect("the owner may");
+    let plan = append::plan(root, &p.sources).expect("the archive plan");
+    let staged: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
+    let mut topics: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    for e in &p.edits {
+        let Edit::Append { path, content } = e else { panic!("the bench appends") };
+        let mut bytes = std::fs::read(root.join(path)).expect("the topic file");
+        bytes.extend_from_slice(content.as_bytes());
+        topics.insert(path.clone(), Some(bytes));
+    }
+    clock.lap();
+    let mut index_of_topics = TopicIndex::load(root, &rev).expect("the topic index");
+    clock.lap();
+    let promoted = trust::promoted(root).expect("the promotions");
+    let outcome =
+        validation::validate(root, &index_of_topics, &topics, &staged, &promoted).expect("validation runs");
+    assert!(outcome.added.is_empty(), "{:?}", outcome.added);
+    clock.lap();
+    let changes: Vec<(String, Option<Vec<u8>>)> = topics.into_iter().collect();
+    for (path, _) in &changes {
+        fsio::check_no_links(root, path).expect("no links");
+    }
+    let after = rev.after(&changes);
+    let tx = install::new_tx_id();
+    let line = serde_json::json!({
+        "time": scriptorium_source_archive::timestamp::now(),
+        "tx": tx,
+        "revision_before": rev.hex,
+        "revision_after": after,
+        "tier": "owner",
+        "message": p.message,
+        "changed": changes.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+        "sources_appended": 0,
+    })
+    .to_string();
+    install::install(root, Disk::new(faults), &tx, &changes, line).expect("the install");
+    clock.lap();
+    for (path, facts) in outcome.facts {
+        index_of_topics.set(&path, facts);
+    }
+    index_of_topics.save(root);
+    clock.lap();
+    let core_path = root.join("core.md");
+    assert!(!core_path.is_file() || views::is_derived_core(&core_path), "no hand-written core.md");
+    let mut cache = ViewsCache::load(root, &rev.hex).expect("the views cache describes the revision before");
+    clock.lap();
+    let maps = validation::Maps::new(&[&index_of_topics.files, &index_of_topics.previous]);
+    clock.lap();
+    let opened =
+        scriptorium_bm25_index::workspace::open_scoped(root, TokenizerConfig::default(), Some(&maps))
+            .expect("the index");
+    clock.lap();
+    let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+    let core_exists = index_of_topics.files.contains_key("topics/core.md");
+    let (scope, load) = maps.scope(&dirty);
+    let mut loaded = Vec::new();
+    for path in load.iter().filter(|p| index_of_topics.files.contains_key(*p)) {
+        let bytes = std::fs::read(root.join(path)).expect("a topic file");
+        if let Ok(l) = validation::load(path, &bytes) {
+            loaded.push(l);
+        }
+    }
+    let checked = check(&loaded, &IndexSources::new(&opened.view));
+    clock.lap();
+    cache.replace(&scope, &loaded, &checked);
+    cache.revision.clone_from(&after);
+    let core = if scope.contains("topics/core.md") || !core_exists {
+        render_core(loaded.iter().find(|l| l.path == "topics/core.md"), &checked, CORE_BUDGET)
+    } else {
+        let bytes = std::fs::read_to_string(&core_path).expect("core.md");
+        CoreRender { bytes: Some(bytes), report: Default::default() }
+    };
+    let rendered = cache.render(core);
+    clock.lap();
+    views::install(root, &rendered.files).expect("the views are written");
+    clock.lap();
+    cache.save(root).expect("the views cache is saved");
+    clock.lap();
+    fsio::check_no_links(root, DERIVED_FROM).expect("no links");
+    fsio::replace_file(root, &root.join(DERIVED_FROM), format!("{after}\n").as_bytes())
+        .expect("the derived revision is recorded");
+    clock.lap();
+    drop(w);
+    clock.lap();
+    let r = &opened.report;
+    let refresh = Refresh {
+        action: format!("{:?}", r.action),
+        files_read: r.files_read,
+        units_changed: r.units_changed,
+        delta_bytes: r.delta_bytes,
+        scope: scope.len(),
+        loaded: loaded.len(),
+    };
+    (clock.laps, after, refresh)
+}
+
+/// The median of 20 fsyncs of a 4 KiB write to a private file: what the
+/// disk charges for one durable write while the commits run.
+fn fsync_floor(root: &Path) -> f64 {
+    use std::io::Write;
+    let path = root.join(".scriptorium/tmp/fsync-probe");
+    let mut f = std::fs::File::create(&path).expect("a probe file");
+    let times: Vec<Duration> = (0..20)
+        .map(|_| {
+            f.write_all(&[b'x'; 4096]).expect("written");
+            let t = Instant::now();
+            f.sync_all().expect("fsynced");
+            t.elapsed()
+        })
+        .collect();
+    drop(f);
+    std::fs::remove_file(&path).expect("removed");
+    median(times)
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1e3
+}
+
+fn mean(v: &[Duration]) -> f64 {
+    v.iter().sum::<Duration>().as_secs_f64() * 1e3 / v.len() as f64
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|a| a.replace('_', "").parse::<usize>().expect("a number"));
+    let blocks = args.next().unwrap_or(1_000);
+    let records = args.next().unwrap_or(1_000_000);
+    let commits = args.next().unwrap_or(30).max(1);
+    let base = std::env::var_os("SCRIPTORIUM_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::Builder::new().prefix("scriptorium-profile-").tempdir_in(base).expect("a folder");
+    let root = dir.path().join("ws");
+    let started = Instant::now();
+    let mut ws =
+        Workspace::generate(&root, Spec { records, blocks, seed: 0x5eed_c0de }).expect("the workspace");
+    println!(
+        "{blocks} blocks in {} topic files, {records} records ({:.0} MB of archive): generated in {:.1} s (index build {:.1} s, first commit {:.2} s)",
+        ws.topic_files.len(),
+        ws.source_bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64(),
+        ws.timings.index.as_secs_f64(),
+        ws.timings.first_commit.as_secs_f64()
+    );
+    for _ in 0..3 {
+        let p = ws.append_patch();
+        ws.commit(&p).expect("a warm-up commit");
+    }
+    let floor_before = fsync_floor(&root);
+    // Real and step-by-step commits in turn, so that anything else the
+    // machine does weighs on both alike.
+    let faults = Faults::default();
+    let mut real = Vec::with_capacity(commits);
+    let mut steps: Vec<Vec<Duration>> = vec![Vec::with_capacity(commits); STEPS.len()];
+    let mut totals = Vec::with_capacity(commits);
+    let mut last = None;
+    for _ in 0..commits {
+        let p = ws.append_patch();
+        let t = Instant::now();
+        ws.commit(&p).expect("a commit");
+        real.push(t.elapsed());
+        let p = ws.append_patch();
+        let (laps, after, refresh) = stepwise(&root, &p, &faults);
+        assert!(ViewsCache::load(&root, &after).is_some(), "the views cache describes the new revision");
+        ws.set_revision(after);
+        totals.push(laps.iter().sum());
+        for (k, d) in laps.into_iter().enumerate() {
+            steps[k].push(d);
+        }
+        last = Some(refresh);
+    }
+    let floor_after = fsync_floor(&root);
+    println!(
+        "Writer::open + commit + drop: median {:.2} ms, mean {:.2} ms over {commits}",
+        median(real.clone()),
+        mean(&real)
+    );
+    println!(
+        "one fsync of a 4 KiB write (median of 20): {floor_before:.2} ms before, {floor_after:.2} ms after"
+    );
+    println!("step by step, {commits} commits:");
+    println!("{:<14} {:>10} {:>10} {:>7}", "step", "median ms", "mean ms", "share");
+    let total_mean = mean(&totals);
+    for (name, v) in STEPS.iter().zip(&steps) {
+        let m = mean(v);
+        println!("{name:<14} {:>10.2} {m:>10.2} {:>6.1}%", median(v.clone()), 100.0 * m / total_mean);
+    }
+    println!("{:<14} {:>10.2} {total_mean:>10.2}", "total", median(totals));
+    if let Some(r) = last {
+        println!(
+            "last step-by-step commit: index {}, {} files read, {} units changed, delta {:.1} MB; {} topic files in scope, {} loaded",
+            r.action,
+            r.files_read,
+            r.units_changed,
+            r.delta_bytes as f64 / 1e6,
+            r.scope,
+            r.loaded
+        );
+    }
+}
