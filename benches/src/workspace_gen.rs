@@ -269,7 +269,7 @@ impl Workspace {
             spec,
             topic_files,
             file_threads,
-            revision: scriptorium_transaction::commit::current_revision(root)?.hex,
+            revision: scriptorium_transaction::revision::compute(root)?.hex,
             source_bytes,
             topic_bytes,
             timings,

@@ -27,7 +27,7 @@ use crate::error::{Code, Error};
 use crate::install::{self, Recovered};
 use crate::lock::{self, WriteLock};
 use crate::patch::{self, Edit, Patch, Tier};
-use crate::revision::{self, Revision};
+use crate::revision;
 use crate::validation::{self, TopicIndex};
 use crate::views::{self, IndexSources};
 
@@ -466,7 +466,7 @@ impl<'f> Writer<'f> {
                     sources: Vec::new(),
                     edits: vec![Edit::Create { path: "topics/core.md".into(), content: text.to_owned() }],
                 };
-                match self.commit_quiet(&p) {
+                match self.commit(&p, Tier::Owner, Base::Any).map(|_| ()) {
                     Ok(()) => "moved to topics/core.md".to_owned(),
                     Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
                 }
@@ -484,7 +484,7 @@ impl<'f> Writer<'f> {
                             sources: vec![record],
                             edits: Vec::new(),
                         };
-                        match self.commit_quiet(&p) {
+                        match self.commit(&p, Tier::Owner, Base::Any).map(|_| ()) {
                             Ok(()) => "not a valid topic file: archived as evidence in sources/workspace/_v2/core-md.md"
                                 .to_owned(),
                             Err(e) => format!("not a valid topic file and not archivable ({e}): set aside"),
@@ -498,35 +498,6 @@ impl<'f> Writer<'f> {
         };
         let to = crate::layout::set_aside(&root, "core.md")?;
         Ok(format!("{note}; the original is kept at {}", to.display()))
-    }
-
-    /// A commit without rebuilding derived state (the caller does).
-    fn commit_quiet(&mut self, p: &Patch) -> Result<(), Error> {
-        let root = self.root.clone();
-        let rev = revision::compute(&root)?;
-        let plan = append::plan(&root, &p.sources)?;
-        let mut changes: Vec<(String, Option<Vec<u8>>)> =
-            plan.writes.iter().map(|(p, b)| (p.clone(), Some(b.clone()))).collect();
-        for e in &p.edits {
-            if let Edit::Create { path, content } = e {
-                if read_topic(&root, path)?.is_some() {
-                    return Err(
-                        Error::new(Code::Conflict, format!("{path} already exists")).at(path.as_str())
-                    );
-                }
-                changes.push((path.clone(), Some(content.as_bytes().to_vec())));
-            }
-        }
-        if changes.is_empty() {
-            return Ok(());
-        }
-        changes.sort_by(|a, b| a.0.cmp(&b.0));
-        let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-        let after = rev.after(&changes);
-        let tx = install::new_tx_id();
-        let line =
-            history_line(&tx, &rev.hex, &after, Tier::Owner, &p.message, &changed, plan.report.appended);
-        install::install(&root, self.disk(), &tx, &changes, line)
     }
 
     /// Promotes pending sources (owner only): one line in
@@ -644,10 +615,4 @@ fn read_topic(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
         .at(path)),
         Err(e) => Err(Error::io(&e, "cannot stat", &full)),
     }
-}
-
-/// The revision of the workspace at `root` (a reader's view: an install
-/// waiting for recovery is reported, not completed).
-pub fn current_revision(root: &Path) -> Result<Revision, Error> {
-    revision::compute(root)
 }
