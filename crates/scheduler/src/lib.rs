@@ -1,13 +1,33 @@
 //! When Scriptorium writes memory, and which turns.
 //!
-//! **Status: not built yet.** This layer will own the session-store trait and
-//! its embedded SQLite store, branch-aware written marks, the pending suffix of
-//! every branch tip, thresholds and batch selection, forced writes, the idle
-//! watcher, the nightly clock, `WriteFailure` with its retry policy, and the
-//! writer status.
+//! * [`store`]: the session-store trait ([`SessionStore`]) and the embedded
+//!   SQLite store ([`SqliteStore`], `.scriptorium/sessions.db`).
+//! * [`import`]: our JSONL, OpenAI `messages`, Claude Code sessions, LoCoMo.
+//! * [`pending`]: the unmarked suffix of every live tip, and batch cutting
+//!   at the token threshold.
+//! * [`write`]: [`Scheduler::write`] — batches to a [`BatchWriter`], marks
+//!   after success, restart safety.
+//! * [`watch`]: the idle watcher, events, the nightly pass; [`clock`]: the
+//!   injected clock and the next local 03:00.
+//! * [`status`]: the writer status in `.scriptorium/status.json`.
 //!
 //! **Architecture invariant:** this crate does not know how a batch becomes
-//! topics; it calls a writer through a trait. It may depend only on the layers
-//! below it (archive, topics, index, transaction).
+//! topics; it calls a writer through a trait. It depends only on the layers
+//! below it (archive, transaction).
 //!
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
+
+pub mod clock;
+pub mod error;
+pub mod import;
+pub mod node;
+pub mod pending;
+pub mod status;
+pub mod store;
+pub mod watch;
+pub mod write;
+
+pub use error::{Code, Error, Result, WriteFailure};
+pub use node::{Kind, Node, Role};
+pub use store::{SessionStore, SqliteStore};
+pub use write::{Batch, BatchWriter, Scheduler, WriteReport, Written};

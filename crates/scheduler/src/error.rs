@@ -1,0 +1,217 @@
+//! Errors of the scheduler: one stable code of FORMAT.md §5, a message, and
+//! where it applies; and [`WriteFailure`], what a write that did not finish
+//! reports.
+
+use std::fmt;
+
+use scriptorium_transaction as transaction;
+
+/// The stable codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Code {
+    /// Bad input: a malformed transcript line, a bad value, bad configuration.
+    InvalidArgument,
+    /// A named session or node does not exist.
+    NotFound,
+    /// The operating system or the session database failed.
+    Io,
+    /// Another writer holds the workspace lock past the timeout.
+    Locked,
+    /// The workspace changed under the write.
+    Conflict,
+    /// Authentication or authority refused the write.
+    PermissionDenied,
+    /// The transaction refused the content.
+    ValidationFailed,
+    /// The model could not be reached, timed out, was rate-limited or
+    /// answered with something unusable.
+    ModelUnavailable,
+}
+
+impl Code {
+    /// `INVALID_ARGUMENT`, `NOT_FOUND`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::NotFound => "NOT_FOUND",
+            Code::Io => "IO",
+            Code::Locked => "LOCKED",
+            Code::Conflict => "CONFLICT",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::ValidationFailed => "VALIDATION_FAILED",
+            Code::ModelUnavailable => "MODEL_UNAVAILABLE",
+        }
+    }
+
+    /// Parses [`Code::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<Code> {
+        Some(match s {
+            "INVALID_ARGUMENT" => Code::InvalidArgument,
+            "NOT_FOUND" => Code::NotFound,
+            "IO" => Code::Io,
+            "LOCKED" => Code::Locked,
+            "CONFLICT" => Code::Conflict,
+            "PERMISSION_DENIED" => Code::PermissionDenied,
+            "VALIDATION_FAILED" => Code::ValidationFailed,
+            "MODEL_UNAVAILABLE" => Code::ModelUnavailable,
+            _ => return None,
+        })
+    }
+
+    /// Whether a later pass could finish what failed with this code: a held
+    /// lock, a conflict, an I/O error or an unavailable model can; refused
+    /// content, bad configuration or credentials cannot.
+    pub fn retryable(self) -> bool {
+        matches!(self, Code::Io | Code::Locked | Code::Conflict | Code::ModelUnavailable)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error of the session store or an importer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// The stable code.
+    pub code: Code,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// The file (or session) it concerns, if any.
+    pub path: Option<String>,
+    /// The 1-based line of `path` it concerns, if any.
+    pub line: Option<u64>,
+}
+
+/// The scheduler's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error with no location.
+    pub fn new(code: Code, message: impl Into<String>) -> Error {
+        Error { code, message: message.into(), path: None, line: None }
+    }
+
+    /// `INVALID_ARGUMENT`.
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::new(Code::InvalidArgument, message)
+    }
+
+    /// Sets the file it concerns.
+    pub fn at(mut self, path: impl Into<String>) -> Error {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Sets the line it concerns.
+    pub fn line(mut self, line: u64) -> Error {
+        self.line = Some(line);
+        self
+    }
+
+    /// An I/O error while doing `what`.
+    pub fn io(e: &std::io::Error, what: &str) -> Error {
+        Error::new(Code::Io, format!("{what}: {e}"))
+    }
+
+    /// An archive error (a bad identifier, timestamp or record).
+    pub fn from_archive(e: scriptorium_source_archive::Error) -> Error {
+        let code = match e.code() {
+            "IO" => Code::Io,
+            "NOT_FOUND" => Code::NotFound,
+            "VALIDATION_FAILED" => Code::ValidationFailed,
+            "CONFLICT" => Code::Conflict,
+            _ => Code::InvalidArgument,
+        };
+        let mut out = Error::new(code, e.message().to_owned());
+        out.path = e.path().map(|p| p.display().to_string());
+        out.line = e.line();
+        out
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::new(Code::Io, format!("session database: {e}"))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)?;
+        match (&self.path, self.line) {
+            (Some(p), Some(l)) => write!(f, " ({p}:{l})"),
+            (Some(p), None) => write!(f, " ({p})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A write that did not finish: why, and whether a later pass could.
+///
+/// Nothing of the batch that failed is marked; batches written before it in
+/// the same call are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteFailure {
+    /// The stable code.
+    pub code: Code,
+    /// What went wrong, for a person.
+    pub reason: String,
+    /// Whether a later pass could finish it (the watcher retries these with
+    /// backoff and marks the others handled).
+    pub retryable: bool,
+}
+
+impl WriteFailure {
+    /// A failure whose retryability follows its code ([`Code::retryable`]).
+    pub fn new(code: Code, reason: impl Into<String>) -> WriteFailure {
+        WriteFailure { code, reason: reason.into(), retryable: code.retryable() }
+    }
+}
+
+impl From<Error> for WriteFailure {
+    fn from(e: Error) -> WriteFailure {
+        let reason = match (&e.path, e.line) {
+            (Some(p), Some(l)) => format!("{p}:{l}: {}", e.message),
+            (Some(p), None) => format!("{p}: {}", e.message),
+            _ => e.message,
+        };
+        WriteFailure::new(e.code, reason)
+    }
+}
+
+impl From<transaction::Error> for WriteFailure {
+    fn from(e: transaction::Error) -> WriteFailure {
+        let code = match e.code {
+            transaction::Code::Locked => Code::Locked,
+            transaction::Code::Conflict => Code::Conflict,
+            transaction::Code::Io => Code::Io,
+            transaction::Code::PermissionDenied => Code::PermissionDenied,
+            transaction::Code::NotFound => Code::NotFound,
+            transaction::Code::ValidationFailed => Code::ValidationFailed,
+            _ => Code::InvalidArgument,
+        };
+        let mut reason = match &e.path {
+            Some(p) => format!("{p}: {}", e.message),
+            None => e.message.clone(),
+        };
+        if let Some(d) = e.diagnostics.first() {
+            reason.push_str(&format!(" ({} diagnostics; first: {d})", e.diagnostics.len()));
+        }
+        WriteFailure::new(code, reason)
+    }
+}
+
+impl fmt::Display for WriteFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let again = if self.retryable { "retryable" } else { "not retryable" };
+        write!(f, "{}: {} ({again})", self.code, self.reason)
+    }
+}
+
+impl std::error::Error for WriteFailure {}

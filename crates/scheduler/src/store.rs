@@ -1,0 +1,389 @@
+//! The session store: sessions as trees of nodes (each node names at most
+//! one parent), the written marks, and the idle watcher's per-session state.
+//!
+//! [`SessionStore`] is what the scheduler needs from any conversation store;
+//! [`SqliteStore`] is the embedded one (`.scriptorium/sessions.db`, WAL mode,
+//! safe for several processes). A store that reads a transcript it does not
+//! own keeps the marks in its own tables, keyed by session and node id.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
+
+use crate::error::{Code, Error, Result};
+use crate::node::{Kind, Node, Role};
+
+/// The default place of the embedded store, relative to the workspace.
+pub const SESSIONS_DB: &str = ".scriptorium/sessions.db";
+
+/// The schema version this build reads and writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// A session as the store describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session id.
+    pub id: String,
+    /// The node of the transcript's last line, as last imported or added.
+    pub head: Option<String>,
+    /// How many nodes the session holds; grows with every added node, so a
+    /// session is "new since" a watcher pass when this grew.
+    pub seq: i64,
+    /// When the session was last active (Unix seconds): the newest node's
+    /// timestamp, never later than the moment it was added.
+    pub active_at: i64,
+}
+
+/// What a walk needs of one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Its parent.
+    pub parent: Option<String>,
+    /// Its kind.
+    pub kind: Kind,
+    /// Whether it is marked written for the workspace asked about.
+    pub marked: bool,
+}
+
+/// The idle watcher's state of one session for one workspace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WatchState {
+    /// The session's `seq` when the watcher last finished with it (written,
+    /// or given up on a failure no retry can fix).
+    pub handled_seq: i64,
+    /// Retryable failures in a row.
+    pub failures: u32,
+    /// Not before this Unix time (backoff after a retryable failure).
+    pub retry_at: i64,
+}
+
+/// What the scheduler needs of a conversation store.
+pub trait SessionStore {
+    /// Every session, by id.
+    fn sessions(&self) -> Result<Vec<SessionInfo>>;
+    /// One session.
+    fn session(&self, id: &str) -> Result<Option<SessionInfo>>;
+    /// Every leaf of the session (its live tips), oldest first.
+    fn tips(&self, session: &str) -> Result<Vec<String>>;
+    /// The newest child of `node`, if it has children.
+    fn newest_child(&self, session: &str, node: &str) -> Result<Option<String>>;
+    /// What a walk needs of one node, with its mark for `workspace`.
+    fn link(&self, session: &str, node: &str, workspace: &str) -> Result<Option<Link>>;
+    /// One whole node.
+    fn node(&self, session: &str, id: &str) -> Result<Option<Node>>;
+    /// Marks these nodes written for `workspace` (idempotent).
+    fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()>;
+    /// Adds the nodes whose ids are new, in order, and sets the head to the
+    /// last node given. A parent must already exist or come earlier. Existing
+    /// nodes and marks are left alone. Returns how many nodes were new.
+    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize>;
+    /// The watcher's state of a session for `workspace`.
+    fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState>;
+    /// Saves the watcher's state of a session for `workspace`.
+    fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()>;
+}
+
+/// The embedded store: SQLite in WAL mode.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Connection,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions(
+    id TEXT PRIMARY KEY,
+    head TEXT,
+    seq INTEGER NOT NULL DEFAULT 0,
+    active_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS nodes(
+    row INTEGER PRIMARY KEY,
+    session TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent TEXT,
+    parent_row INTEGER,
+    role TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    content TEXT NOT NULL,
+    speaker_id TEXT,
+    speaker_display TEXT,
+    provider TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    leaf INTEGER NOT NULL DEFAULT 1,
+    UNIQUE(session, id)
+);
+CREATE INDEX IF NOT EXISTS nodes_tips ON nodes(session, row) WHERE leaf = 1;
+CREATE INDEX IF NOT EXISTS nodes_children ON nodes(parent_row);
+CREATE TABLE IF NOT EXISTS marks(
+    session TEXT NOT NULL,
+    node TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    PRIMARY KEY(session, node, workspace)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS watch(
+    session TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    handled_seq INTEGER NOT NULL,
+    failures INTEGER NOT NULL,
+    retry_at INTEGER NOT NULL,
+    PRIMARY KEY(session, workspace)
+) WITHOUT ROWID;
+";
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<SqliteStore> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(&e, "cannot create the store's folder"))?;
+        }
+        let conn = Connection::open(path).map_err(|e| at(e.into(), path))?;
+        SqliteStore::setup(conn, true).map_err(|e| at(e, path))
+    }
+
+    /// Opens an existing store without creating or changing anything;
+    /// `None` when there is none.
+    pub fn open_existing(path: &Path) -> Result<Option<SqliteStore>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| at(e.into(), path))?;
+        SqliteStore::setup(conn, false).map(Some).map_err(|e| at(e, path))
+    }
+
+    /// A store in memory, for tests and tools.
+    pub fn in_memory() -> Result<SqliteStore> {
+        SqliteStore::setup(Connection::open_in_memory()?, true)
+    }
+
+    fn setup(conn: Connection, create: bool) -> Result<SqliteStore> {
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::invalid(format!(
+                "the session database has schema version {version}; this program reads version {SCHEMA_VERSION}"
+            )));
+        }
+        if version == 0 && !create {
+            let tables: i64 =
+                conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'nodes'", [], |r| r.get(0))?;
+            if tables == 0 {
+                return Err(Error::invalid("not a session database (no nodes table)"));
+            }
+        }
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")?;
+        if version == 0 {
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+        }
+        Ok(SqliteStore { conn })
+    }
+}
+
+fn at(e: Error, path: &Path) -> Error {
+    e.at(path.display().to_string())
+}
+
+fn unix_of(ts: &str) -> i64 {
+    ts.parse::<jiff::Timestamp>().map(|t| t.as_second()).unwrap_or(0)
+}
+
+fn now_unix() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str>)> {
+    let role: String = r.get(2)?;
+    let kind: String = r.get(3)?;
+    let (role, bad_role) = match Role::parse(&role) {
+        Some(x) => (x, None),
+        None => (Role::User, Some("role")),
+    };
+    let (kind, bad_kind) = match Kind::parse(&kind) {
+        Some(x) => (x, None),
+        None => (Kind::Runtime, Some("kind")),
+    };
+    Ok((
+        Node {
+            id: r.get(0)?,
+            parent: r.get(1)?,
+            role,
+            kind,
+            timestamp: r.get(4)?,
+            content: r.get(5)?,
+            speaker_id: r.get(6)?,
+            speaker_display: r.get(7)?,
+            provider: r.get(8)?,
+            thread: r.get(9)?,
+        },
+        bad_role.or(bad_kind),
+    ))
+}
+
+impl SessionStore for SqliteStore {
+    fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        let mut st = self.conn.prepare_cached("SELECT id, head, seq, active_at FROM sessions ORDER BY id")?;
+        let rows = st.query_map([], |r| {
+            Ok(SessionInfo { id: r.get(0)?, head: r.get(1)?, seq: r.get(2)?, active_at: r.get(3)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionInfo>> {
+        let mut st = self.conn.prepare_cached("SELECT id, head, seq, active_at FROM sessions WHERE id = ?1")?;
+        Ok(st
+            .query_row([id], |r| {
+                Ok(SessionInfo { id: r.get(0)?, head: r.get(1)?, seq: r.get(2)?, active_at: r.get(3)? })
+            })
+            .optional()?)
+    }
+
+    fn tips(&self, session: &str) -> Result<Vec<String>> {
+        let mut st =
+            self.conn.prepare_cached("SELECT id FROM nodes WHERE session = ?1 AND leaf = 1 ORDER BY row")?;
+        let rows = st.query_map([session], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn newest_child(&self, session: &str, node: &str) -> Result<Option<String>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT c.id FROM nodes p JOIN nodes c ON c.parent_row = p.row
+             WHERE p.session = ?1 AND p.id = ?2 ORDER BY c.row DESC LIMIT 1",
+        )?;
+        Ok(st.query_row([session, node], |r| r.get(0)).optional()?)
+    }
+
+    fn link(&self, session: &str, node: &str, workspace: &str) -> Result<Option<Link>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT n.parent, n.kind,
+                    EXISTS(SELECT 1 FROM marks m WHERE m.session = n.session AND m.node = n.id AND m.workspace = ?3)
+             FROM nodes n WHERE n.session = ?1 AND n.id = ?2",
+        )?;
+        let got = st
+            .query_row(params![session, node, workspace], |r| {
+                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?))
+            })
+            .optional()?;
+        match got {
+            None => Ok(None),
+            Some((parent, kind, marked)) => {
+                let kind = Kind::parse(&kind).ok_or_else(|| {
+                    Error::new(Code::Io, format!("session database: node {node:?} has unknown kind {kind:?}"))
+                })?;
+                Ok(Some(Link { parent, kind, marked }))
+            }
+        }
+    }
+
+    fn node(&self, session: &str, id: &str) -> Result<Option<Node>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT id, parent, role, kind, timestamp, content, speaker_id, speaker_display, provider, thread
+             FROM nodes WHERE session = ?1 AND id = ?2",
+        )?;
+        match st.query_row([session, id], node_of).optional()? {
+            None => Ok(None),
+            Some((_, Some(what))) => {
+                Err(Error::new(Code::Io, format!("session database: node {id:?} has an unknown {what}")))
+            }
+            Some((n, None)) => Ok(Some(n)),
+        }
+    }
+
+    fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT OR IGNORE INTO marks(session, node, workspace)
+                 SELECT session, id, ?3 FROM nodes WHERE session = ?1 AND id = ?2",
+            )?;
+            for id in ids {
+                st.execute(params![session, id, workspace])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let mut new = 0usize;
+        let now = now_unix();
+        let mut active = 0i64;
+        {
+            let mut find = tx.prepare_cached("SELECT row FROM nodes WHERE session = ?1 AND id = ?2")?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO nodes(session, id, parent, parent_row, role, kind, timestamp, content,
+                                   speaker_id, speaker_display, provider, thread, leaf)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1)",
+            )?;
+            let mut unleaf = tx.prepare_cached("UPDATE nodes SET leaf = 0 WHERE row = ?1 AND leaf = 1")?;
+            for n in nodes {
+                n.check()?;
+                let exists: Option<i64> = find.query_row([session, &n.id], |r| r.get(0)).optional()?;
+                if exists.is_some() {
+                    continue;
+                }
+                let parent_row: Option<i64> = match &n.parent {
+                    None => None,
+                    Some(p) => Some(find.query_row([session, p], |r| r.get(0)).optional()?.ok_or_else(|| {
+                        Error::new(
+                            Code::NotFound,
+                            format!("node {:?} names parent {p:?}, which is not in session {session:?}", n.id),
+                        )
+                    })?),
+                };
+                insert.execute(params![
+                    session,
+                    n.id,
+                    n.parent,
+                    parent_row,
+                    n.role.as_str(),
+                    n.kind.as_str(),
+                    n.timestamp,
+                    n.content,
+                    n.speaker_id,
+                    n.speaker_display,
+                    n.provider,
+                    n.thread
+                ])?;
+                if let Some(p) = parent_row {
+                    unleaf.execute([p])?;
+                }
+                active = active.max(unix_of(&n.timestamp).min(now));
+                new += 1;
+            }
+        }
+        let head = nodes.last().map(|n| n.id.as_str());
+        tx.execute(
+            "INSERT INTO sessions(id, head, seq, active_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(id) DO UPDATE SET head = coalesce(?2, head), seq = seq + ?3,
+                                          active_at = max(active_at, ?4)",
+            params![session, head, new as i64, active],
+        )?;
+        tx.commit()?;
+        Ok(new)
+    }
+
+    fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT handled_seq, failures, retry_at FROM watch WHERE session = ?1 AND workspace = ?2",
+        )?;
+        Ok(st
+            .query_row([session, workspace], |r| {
+                Ok(WatchState { handled_seq: r.get(0)?, failures: r.get(1)?, retry_at: r.get(2)? })
+            })
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    fn set_watch_state(&self, session: &str, workspace: &str, s: &WatchState) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO watch(session, workspace, handled_seq, failures, retry_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(session, workspace) DO UPDATE SET handled_seq = ?3, failures = ?4, retry_at = ?5",
+            params![session, workspace, s.handled_seq, s.failures, s.retry_at],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,229 @@
+//! The background machinery: the idle watcher, its events, and the nightly
+//! pass.
+//!
+//! A session is due when it gained nodes since the watcher last finished
+//! with it, has been quiet for the idle time, and is not backing off. A due
+//! session gets a forced write. On success, or on a failure no retry can fix
+//! (refused content, bad configuration or credentials), it is handled until
+//! new nodes arrive; the event says which. On a retryable failure (a held
+//! lock, an unreachable model) it stays unhandled and is tried again after a
+//! backoff that doubles from one minute to an hour.
+
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::clock;
+use crate::error::{Result, WriteFailure};
+use crate::store::{SessionStore, WatchState};
+use crate::write::{BatchWriter, Scheduler, WriteReport};
+
+/// An event on the sink.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// `memory.ingest_ended` (a watcher write finished, well or for good),
+    /// `memory.ingest_deferred` (a retryable failure; tried again later) or
+    /// `memory.reorganize_ended`.
+    pub event: &'static str,
+    /// When.
+    pub time: String,
+    /// The session, for ingest events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Real turns written.
+    pub turns: usize,
+    /// Batches written.
+    pub batches: usize,
+    /// The revision after, when something was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The failure's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The failure's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether the failure is retryable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    /// For a deferred session: not before this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<String>,
+    /// For a reorganize pass: the paths it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<Vec<String>>,
+}
+
+impl Event {
+    fn new(event: &'static str, time: Timestamp, session: Option<&str>) -> Event {
+        Event {
+            event,
+            time: clock::format(time),
+            session: session.map(str::to_owned),
+            ok: true,
+            turns: 0,
+            batches: 0,
+            revision: None,
+            code: None,
+            reason: None,
+            retryable: None,
+            retry_at: None,
+            changed: None,
+        }
+    }
+
+    fn failed(mut self, f: &WriteFailure) -> Event {
+        self.ok = false;
+        self.code = Some(f.code.as_str().to_owned());
+        self.reason = Some(f.reason.clone());
+        self.retryable = Some(f.retryable);
+        self
+    }
+
+    fn wrote(mut self, r: &WriteReport) -> Event {
+        self.turns = r.turns;
+        self.batches = r.batches;
+        self.revision = r.revision.clone();
+        self
+    }
+}
+
+/// Where events go: the CLI prints them; a library user subscribes.
+pub trait EventSink {
+    /// Receives one event.
+    fn emit(&mut self, event: &Event);
+}
+
+/// A sink that keeps every event (tests, callers that poll).
+#[derive(Debug, Clone, Default)]
+pub struct Collect(pub Vec<Event>);
+
+impl EventSink for Collect {
+    fn emit(&mut self, event: &Event) {
+        self.0.push(event.clone());
+    }
+}
+
+/// The nightly reorganize.
+pub trait Reorganize {
+    /// Runs the pass; returns the paths it changed.
+    fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure>;
+}
+
+/// The first backoff after a retryable failure, in seconds.
+pub const BACKOFF_FIRST_SECS: i64 = 60;
+/// The longest backoff, in seconds.
+pub const BACKOFF_MAX_SECS: i64 = 3600;
+
+/// The backoff after the `failures`-th retryable failure in a row.
+pub fn backoff_secs(failures: u32) -> i64 {
+    let doublings = failures.saturating_sub(1).min(16);
+    (BACKOFF_FIRST_SECS << doublings).min(BACKOFF_MAX_SECS)
+}
+
+/// What one poll did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Poll {
+    /// Sessions written (or found to owe nothing) and now handled.
+    pub handled: Vec<String>,
+    /// Sessions that failed retryably and will be tried again.
+    pub deferred: Vec<String>,
+    /// Sessions that failed for good (handled, with an `ok: false` event).
+    pub failed: Vec<String>,
+}
+
+/// The idle watcher.
+#[derive(Debug)]
+pub struct Watcher<'s, 'a, S: SessionStore + ?Sized> {
+    scheduler: &'s Scheduler<'a, S>,
+    /// Seconds a session must be quiet before it is written.
+    pub idle_secs: i64,
+    /// The time zone of the nightly pass.
+    pub tz: TimeZone,
+    next_nightly: Option<Timestamp>,
+}
+
+impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
+    /// A watcher over the scheduler's store, with the system time zone.
+    pub fn new(scheduler: &'s Scheduler<'a, S>, idle_secs: i64) -> Watcher<'s, 'a, S> {
+        Watcher { scheduler, idle_secs, tz: TimeZone::system(), next_nightly: None }
+    }
+
+    /// Uses `tz` for the nightly pass.
+    pub fn with_time_zone(mut self, tz: TimeZone) -> Watcher<'s, 'a, S> {
+        self.tz = tz;
+        self.next_nightly = None;
+        self
+    }
+
+    /// When the nightly pass runs next (computed on the first call).
+    pub fn next_nightly(&mut self) -> Timestamp {
+        let now = self.scheduler.clock().now();
+        *self.next_nightly.get_or_insert_with(|| clock::next_nightly(now, &self.tz))
+    }
+
+    /// One pass over every session: writes each due one (forced).
+    pub fn poll(&self, writer: &mut dyn BatchWriter, sink: &mut dyn EventSink) -> Result<Poll> {
+        let store = self.scheduler.store();
+        let ws = self.scheduler.workspace();
+        let mut out = Poll::default();
+        for info in store.sessions()? {
+            let now = self.scheduler.clock().now();
+            let mut state = store.watch_state(&info.id, ws)?;
+            let quiet = now.as_second().saturating_sub(info.active_at) >= self.idle_secs;
+            if info.seq <= state.handled_seq || !quiet || now.as_second() < state.retry_at {
+                continue;
+            }
+            match self.scheduler.write(writer, &info.id, true) {
+                Ok(report) => {
+                    state = WatchState { handled_seq: info.seq, failures: 0, retry_at: 0 };
+                    store.set_watch_state(&info.id, ws, &state)?;
+                    if report.batches > 0 {
+                        sink.emit(&Event::new("memory.ingest_ended", now, Some(&info.id)).wrote(&report));
+                    }
+                    out.handled.push(info.id);
+                }
+                Err(f) if f.retryable => {
+                    state.failures = state.failures.saturating_add(1);
+                    state.retry_at = now.as_second().saturating_add(backoff_secs(state.failures));
+                    store.set_watch_state(&info.id, ws, &state)?;
+                    let mut e = Event::new("memory.ingest_deferred", now, Some(&info.id)).failed(&f);
+                    e.retry_at = Some(scriptorium_source_archive::timestamp::format_unix(state.retry_at));
+                    sink.emit(&e);
+                    out.deferred.push(info.id);
+                }
+                Err(f) => {
+                    state = WatchState { handled_seq: info.seq, failures: 0, retry_at: 0 };
+                    store.set_watch_state(&info.id, ws, &state)?;
+                    sink.emit(&Event::new("memory.ingest_ended", now, Some(&info.id)).failed(&f));
+                    out.failed.push(info.id);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs the nightly pass if its time has come; returns whether it ran.
+    pub fn nightly_if_due(&mut self, hook: &mut dyn Reorganize, sink: &mut dyn EventSink) -> bool {
+        let due = self.next_nightly();
+        let now = self.scheduler.clock().now();
+        if now < due {
+            return false;
+        }
+        self.reorganize_now(hook, sink);
+        self.next_nightly = Some(clock::next_nightly(now, &self.tz));
+        true
+    }
+
+    /// Runs the reorganize pass now (on demand), with its event.
+    pub fn reorganize_now(&self, hook: &mut dyn Reorganize, sink: &mut dyn EventSink) {
+        let now = self.scheduler.clock().now();
+        let e = Event::new("memory.reorganize_ended", now, None);
+        match hook.reorganize() {
+            Ok(changed) => sink.emit(&Event { changed: Some(changed), ..e }),
+            Err(f) => sink.emit(&e.failed(&f)),
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! `write(session, force)`: cut the pending turns into batches, hand each to
+//! a [`BatchWriter`], and mark exactly the turns of every batch whose
+//! transaction succeeded.
+//!
+//! Restart safety: a batch's records are archived by the same transaction
+//! that writes its topics, so a turn whose record is already in the v2
+//! archive was written, even if the process died before marking it. Before
+//! cutting, the leading run of pending turns whose records are archived is
+//! marked without calling the writer again; nothing is written twice and
+//! every citation already made stays valid.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scriptorium_source_archive::{v2, SourceRecord};
+use scriptorium_transaction::{self as transaction, Base, Patch, Tier};
+use serde::Serialize;
+
+use crate::clock::{self, Clock, SystemClock};
+use crate::error::{Code, Error, Result, WriteFailure};
+use crate::pending::{self, Cut, DEFAULT_THRESHOLD};
+use crate::status;
+use crate::store::SessionStore;
+
+/// How long a background write waits for the workspace lock before giving
+/// up (retryably) rather than making a person wait.
+pub const BACKGROUND_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// One batch, as a writer receives it.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    /// The workspace.
+    pub root: &'a Path,
+    /// The session the turns come from.
+    pub session: &'a str,
+    /// The turns' archive records, oldest first: the writer archives them in
+    /// its transaction and cites them.
+    pub records: &'a [SourceRecord],
+    /// The turns as the writer's input, one JSON object per line
+    /// (`{"ref","speaker","content"}`, no LF).
+    pub lines: &'a [String],
+    /// The lines' `o200k_base` tokens, each with its LF.
+    pub tokens: usize,
+    /// How long to wait for the workspace lock.
+    pub lock_timeout: Duration,
+}
+
+/// What a successful batch transaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The revision after it.
+    pub revision: String,
+    /// Workspace-relative paths it changed.
+    pub changed: Vec<String>,
+}
+
+/// Turns a batch into one transaction.
+pub trait BatchWriter {
+    /// The writer's name, as `write` reports it.
+    fn name(&self) -> &str;
+    /// Writes the batch as one transaction, or says why not and whether a
+    /// later pass could.
+    fn write_batch(&mut self, batch: &Batch<'_>) -> Result<Written, WriteFailure>;
+}
+
+/// The writer that archives each batch verbatim and writes no topic: what a
+/// model-driven write does when it finishes with no edits. `backfill`
+/// distils uncited records later.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ArchiveWriter;
+
+impl BatchWriter for ArchiveWriter {
+    fn name(&self) -> &str {
+        "archive"
+    }
+
+    fn write_batch(&mut self, batch: &Batch<'_>) -> Result<Written, WriteFailure> {
+        let mut w = transaction::Writer::open(batch.root, batch.lock_timeout)?;
+        let patch = Patch {
+            base_revision: String::new(),
+            message: format!("archive {} turns of session {}", batch.records.len(), batch.session),
+            sources: batch.records.to_vec(),
+            edits: Vec::new(),
+        };
+        let done = w.commit(&patch, Tier::Owner, Base::Any)?;
+        Ok(Written { revision: done.revision, changed: done.changed })
+    }
+}
+
+/// What `write` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WriteReport {
+    /// Real turns handed to the writer and marked (0: nothing was owed).
+    pub turns: usize,
+    /// Batches written.
+    pub batches: usize,
+    /// The revision after the last batch, if any was written.
+    pub revision: Option<String>,
+    /// Every path the batches changed, sorted, once each.
+    pub changed: Vec<String>,
+    /// Turns found already archived (written before a restart, never
+    /// marked) and marked without writing them again.
+    pub settled: usize,
+}
+
+impl WriteReport {
+    fn absorb(&mut self, other: WriteReport) {
+        self.turns += other.turns;
+        self.batches += other.batches;
+        self.settled += other.settled;
+        if other.revision.is_some() {
+            self.revision = other.revision;
+        }
+        self.changed.extend(other.changed);
+        self.changed.sort();
+        self.changed.dedup();
+    }
+}
+
+/// Decides when memory is written and which turns.
+pub struct Scheduler<'a, S: SessionStore + ?Sized> {
+    store: &'a S,
+    root: PathBuf,
+    workspace: String,
+    clock: &'a dyn Clock,
+    /// The batch threshold in `o200k_base` tokens (default 16,000).
+    pub threshold: usize,
+    /// How long a write waits for the workspace lock (default 1 s).
+    pub lock_timeout: Duration,
+}
+
+impl<S: SessionStore + ?Sized> std::fmt::Debug for Scheduler<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("root", &self.root)
+            .field("workspace", &self.workspace)
+            .field("threshold", &self.threshold)
+            .field("lock_timeout", &self.lock_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
+    /// A scheduler for the workspace at `root` whose id is `workspace`.
+    pub fn new(store: &'a S, root: &Path, workspace: &str) -> Scheduler<'a, S> {
+        Scheduler {
+            store,
+            root: root.to_owned(),
+            workspace: workspace.to_owned(),
+            clock: &SystemClock,
+            threshold: DEFAULT_THRESHOLD,
+            lock_timeout: BACKGROUND_LOCK_TIMEOUT,
+        }
+    }
+
+    /// Uses `clock` for the status file's times.
+    pub fn with_clock(mut self, clock: &'a dyn Clock) -> Scheduler<'a, S> {
+        self.clock = clock;
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &'a S {
+        self.store
+    }
+
+    /// The workspace id marks are made for.
+    pub fn workspace(&self) -> &str {
+        &self.workspace
+    }
+
+    /// The workspace folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &'a dyn Clock {
+        self.clock
+    }
+
+    /// Pending real turns over every session (distinct nodes).
+    pub fn pending_turns(&self) -> Result<usize> {
+        pending::pending_turns(self.store, &self.workspace)
+    }
+
+    /// Writes what `session` owes.
+    ///
+    /// Not forced: the head's pending turns, if they reach the threshold, as
+    /// one batch; under it, nothing (`turns: 0`, a success). Forced: batches
+    /// until nothing is pending, the head first, then every other live tip
+    /// (a prefix shared with a tip already written is marked, so it is never
+    /// written again). A failure stops the call: batches before it stay
+    /// written and marked, the failed one and the rest stay pending.
+    pub fn write(&self, writer: &mut dyn BatchWriter, session: &str, force: bool) -> Result<WriteReport, WriteFailure> {
+        let result = self.write_inner(writer, session, force);
+        self.note(&result);
+        result
+    }
+
+    /// [`Scheduler::write`] over every session, in id order; stops at the
+    /// first failure.
+    pub fn write_all(&self, writer: &mut dyn BatchWriter, force: bool) -> Result<WriteReport, WriteFailure> {
+        let mut report = WriteReport::default();
+        let sessions = self.store.sessions().map_err(WriteFailure::from);
+        let result = sessions.and_then(|all| {
+            for s in all {
+                report.absorb(self.write_inner(writer, &s.id, force)?);
+            }
+            Ok(report)
+        });
+        self.note(&result);
+        result
+    }
+
+    fn note(&self, result: &Result<WriteReport, WriteFailure>) {
+        let now = clock::format(self.clock.now());
+        match result {
+            Ok(r) if r.batches > 0 => {
+                status::record_success(&self.root, &now);
+            }
+            Ok(_) => {}
+            Err(f) => {
+                status::record_failure(&self.root, &now, f);
+            }
+        }
+        if let Ok(n) = self.pending_turns() {
+            status::record_pending(&self.root, n);
+        }
+    }
+
+    fn write_inner(&self, writer: &mut dyn BatchWriter, session: &str, force: bool) -> Result<WriteReport, WriteFailure> {
+        let tips = if force {
+            pending::tips_head_first(self.store, session)?
+        } else {
+            pending::head_tip(self.store, session)?.into_iter().collect()
+        };
+        let mut report = WriteReport::default();
+        for tip in tips {
+            loop {
+                let mut ids = pending::suffix(self.store, session, &tip, &self.workspace, None)?;
+                let settled = self.settle(session, &ids)?;
+                if settled > 0 {
+                    report.settled += settled;
+                    ids.drain(..settled);
+                }
+                let Some(cut) = pending::cut(self.store, session, &ids, self.threshold, force)? else { break };
+                report.absorb(self.write_batch(writer, session, &cut)?);
+                if !force {
+                    return Ok(report);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    fn write_batch(&self, writer: &mut dyn BatchWriter, session: &str, cut: &Cut) -> Result<WriteReport, WriteFailure> {
+        let batch = Batch {
+            root: &self.root,
+            session,
+            records: &cut.records,
+            lines: &cut.lines,
+            tokens: cut.tokens,
+            lock_timeout: self.lock_timeout,
+        };
+        let written = writer.write_batch(&batch)?;
+        self.store.mark(session, &cut.ids, &self.workspace).map_err(|e| {
+            WriteFailure::new(
+                Code::Io,
+                format!("the batch was written ({}) but its turns could not be marked: {e}", written.revision),
+            )
+        })?;
+        let mut changed = written.changed;
+        changed.sort();
+        changed.dedup();
+        Ok(WriteReport { turns: cut.ids.len(), batches: 1, revision: Some(written.revision), changed, settled: 0 })
+    }
+
+    /// Marks the leading run of `pending` whose records are already in the
+    /// v2 archive; returns its length.
+    fn settle(&self, session: &str, pending: &[String]) -> Result<usize> {
+        let mut files: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut run = 0;
+        for id in pending {
+            let Some(node) = self.store.node(session, id)? else { break };
+            let Ok(record) = node.record() else { break };
+            let rel = record.id().v2_path();
+            if !files.contains_key(&rel) {
+                let ids = archived_ids(&self.root, &rel, &record)?;
+                files.insert(rel.clone(), ids);
+            }
+            if !files[&rel].contains(&record.id().text()) {
+                break;
+            }
+            run += 1;
+        }
+        if run > 0 {
+            self.store.mark(session, &pending[..run], &self.workspace)?;
+        }
+        Ok(run)
+    }
+}
+
+/// The source ids (text form) of the valid prefix of one v2 file; empty
+/// when it does not exist.
+fn archived_ids(root: &Path, rel: &str, like: &SourceRecord) -> Result<HashSet<String>> {
+    let bytes = match std::fs::read(root.join(rel)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(Error::io(&e, &format!("cannot read {rel}")).at(rel)),
+    };
+    let expect = v2::Expect { provider: like.id().provider(), thread: like.id().thread() };
+    let parsed = v2::parse_prefix(&bytes, Some(expect));
+    Ok(parsed.frames.iter().map(|f| f.source_text.to_string()).collect())
+}
