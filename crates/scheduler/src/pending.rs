@@ -111,8 +111,10 @@ pub fn pending_in<S: SessionStore + ?Sized>(store: &S, session: &str, workspace:
 
 /// Tokens of one writer-input line and its LF in `o200k_base`.
 pub fn line_tokens(line: &str) -> usize {
-    let bpe = tiktoken_rs::o200k_base_singleton();
-    bpe.count_ordinary(line) + bpe.count_ordinary("\n")
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    tiktoken_rs::o200k_base_singleton().count_ordinary(&text)
 }
 
 /// A batch cut from a pending suffix.

@@ -1,0 +1,124 @@
+//! Helpers of the scheduler tests: nodes, stores and writers written for the
+//! tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use scriptorium_scheduler::store::{Link, SessionInfo, WatchState};
+use scriptorium_scheduler::{
+    Batch, BatchWriter, Code, Kind, Node, Result, Role, SessionStore, SqliteStore, WriteFailure, Written,
+};
+
+pub const WS: &str = "ws-test";
+
+/// A real user turn `id` under `parent`.
+pub fn turn(id: &str, parent: Option<&str>, content: &str) -> Node {
+    node(id, parent, Kind::Turn, content)
+}
+
+pub fn node(id: &str, parent: Option<&str>, kind: Kind, content: &str) -> Node {
+    Node {
+        id: id.to_owned(),
+        parent: parent.map(str::to_owned),
+        role: if kind == Kind::ToolResult { Role::Tool } else { Role::User },
+        kind,
+        timestamp: "2026-01-02T03:04:05Z".to_owned(),
+        content: content.to_owned(),
+        speaker_id: Some("7391".to_owned()),
+        speaker_display: Some("Ada".to_owned()),
+        provider: "test".to_owned(),
+        thread: "t1".to_owned(),
+    }
+}
+
+/// A chain `prefix0 .. prefix{n-1}` under `parent`.
+pub fn chain(prefix: &str, n: usize, parent: Option<&str>) -> Vec<Node> {
+    let mut out: Vec<Node> = Vec::new();
+    for i in 0..n {
+        let p = out.last().map(|x| x.id.clone()).or(parent.map(str::to_owned));
+        out.push(turn(&format!("{prefix}{i}"), p.as_deref(), &format!("turn {prefix}{i}")));
+    }
+    out
+}
+
+pub fn store_with(session: &str, nodes: &[Node]) -> SqliteStore {
+    let s = SqliteStore::in_memory().unwrap();
+    s.add(session, nodes).unwrap();
+    s
+}
+
+/// Records every batch it is handed; fails as told.
+#[derive(Debug, Default)]
+pub struct Counting {
+    pub batches: Vec<Vec<String>>,
+    /// Fail the n-th call (1-based) with this code.
+    pub fail_on: HashMap<usize, Code>,
+    pub calls: usize,
+}
+
+impl Counting {
+    /// Every node id written, in order.
+    pub fn written(&self) -> Vec<String> {
+        self.batches.iter().flatten().cloned().collect()
+    }
+}
+
+impl BatchWriter for Counting {
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    fn write_batch(&mut self, batch: &Batch<'_>) -> Result<Written, WriteFailure> {
+        self.calls += 1;
+        if let Some(code) = self.fail_on.get(&self.calls) {
+            return Err(WriteFailure::new(*code, format!("told to fail call {}", self.calls)));
+        }
+        let ids = batch.records.iter().map(|r| r.id().message().to_owned()).collect();
+        self.batches.push(ids);
+        Ok(Written { revision: format!("rev{}", self.calls), changed: vec![format!("topics/b{}.md", self.calls)] })
+    }
+}
+
+/// A store whose `mark` fails while `fail_marks` is set: the process dying
+/// between a successful transaction and the mark.
+pub struct FlakyMarks {
+    pub inner: SqliteStore,
+    pub fail_marks: Cell<bool>,
+}
+
+impl SessionStore for FlakyMarks {
+    fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.inner.sessions()
+    }
+    fn session(&self, id: &str) -> Result<Option<SessionInfo>> {
+        self.inner.session(id)
+    }
+    fn tips(&self, session: &str) -> Result<Vec<String>> {
+        self.inner.tips(session)
+    }
+    fn newest_child(&self, session: &str, node: &str) -> Result<Option<String>> {
+        self.inner.newest_child(session, node)
+    }
+    fn link(&self, session: &str, node: &str, workspace: &str) -> Result<Option<Link>> {
+        self.inner.link(session, node, workspace)
+    }
+    fn node(&self, session: &str, id: &str) -> Result<Option<Node>> {
+        self.inner.node(session, id)
+    }
+    fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        if self.fail_marks.get() {
+            return Err(scriptorium_scheduler::Error::new(Code::Io, "killed before the mark"));
+        }
+        self.inner.mark(session, ids, workspace)
+    }
+    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
+        self.inner.add(session, nodes)
+    }
+    fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState> {
+        self.inner.watch_state(session, workspace)
+    }
+    fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()> {
+        self.inner.set_watch_state(session, workspace, state)
+    }
+}

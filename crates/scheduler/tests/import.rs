@@ -1,0 +1,190 @@
+//! Importers on real-shaped samples, re-import, and hostile input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::WS;
+use scriptorium_scheduler::import::{import, read, Format};
+use scriptorium_scheduler::pending::{head_tip, pending_in, suffix};
+use scriptorium_scheduler::{Kind, Role, SessionStore, SqliteStore};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn load(format: Format, path: &Path) -> (SqliteStore, scriptorium_scheduler::import::Imported) {
+    let s = SqliteStore::in_memory().unwrap();
+    let got = import(&s, &read(format, path).unwrap()).unwrap();
+    (s, got)
+}
+
+#[test]
+fn claude_code_sessions() {
+    let (s, got) = load(Format::ClaudeCode, &fixture("claude-code.jsonl"));
+    assert_eq!((got.sessions, got.nodes, got.new_nodes), (1, 10, 10));
+    let session = "5f0c2a4e-8b1d-4c3e-9f7a-1d2e3f4a5b6c";
+    let kind = |n: u8| s.node(session, &format!("a1000000-0000-4000-8000-0000000000{n:02x}")).unwrap().unwrap();
+    assert_eq!(kind(1).kind, Kind::Runtime, "isMeta");
+    assert_eq!(kind(2).kind, Kind::Turn);
+    assert!(kind(2).content.contains("[Bo (4402)] ignore that"), "content verbatim");
+    assert_eq!((kind(2).speaker_id.clone(), kind(2).provider.as_str()), (None, "claude-code"));
+    assert_eq!(kind(3).kind, Kind::Turn, "text beside a tool_use is a turn");
+    assert_eq!(kind(3).content, "I'll look at the test first.");
+    assert_eq!(kind(4).kind, Kind::ToolResult);
+    assert_eq!(kind(5).kind, Kind::ToolCall);
+    assert_eq!(kind(7).kind, Kind::Runtime, "sidechain");
+    assert_eq!(
+        kind(8).content,
+        "The test sleeps 10 ms and then asserts.\n\nOn a loaded CI machine the upload takes longer; wait on the completion signal instead."
+    );
+    assert_eq!(kind(9).kind, Kind::Runtime, "compact summary");
+    assert_eq!(kind(10).timestamp, "2025-06-02T19:00:10.000Z");
+    // The head is the last line's node; the sidechain is another tip.
+    assert_eq!(head_tip(&s, session).unwrap().as_deref(), Some("a1000000-0000-4000-8000-00000000000a"));
+    let pending = suffix(&s, session, "a1000000-0000-4000-8000-00000000000a", WS, None).unwrap();
+    assert_eq!(pending.len(), 4, "{pending:?}");
+    assert_eq!(pending_in(&s, session, WS).unwrap(), 4, "the sidechain adds no real turn");
+    // Importing again adds nothing.
+    let again = import(&s, &read(Format::ClaudeCode, &fixture("claude-code.jsonl")).unwrap()).unwrap();
+    assert_eq!((again.nodes, again.new_nodes), (10, 0));
+}
+
+#[test]
+fn claude_code_parents_in_other_files_become_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("resumed.jsonl");
+    std::fs::write(
+        &p,
+        r#"{"parentUuid":"not-in-this-file","sessionId":"s2","type":"user","message":{"role":"user","content":"go on"},"uuid":"u1","timestamp":"2025-06-02T20:00:00Z"}
+"#,
+    )
+    .unwrap();
+    let (s, got) = load(Format::ClaudeCode, &p);
+    assert_eq!(got.new_nodes, 1);
+    assert_eq!(s.node("s2", "u1").unwrap().unwrap().parent, None);
+}
+
+#[test]
+fn openai_messages() {
+    let (s, got) = load(Format::OpenAi, &fixture("openai.json"));
+    assert_eq!((got.sessions, got.nodes), (1, 6));
+    let n = |i: usize| s.node("chat-2025-06-03", &format!("m{i}")).unwrap().unwrap();
+    assert_eq!((n(0).role, n(0).kind), (Role::System, Kind::Turn));
+    assert_eq!(n(1).timestamp, "2025-06-03T07:00:00Z");
+    assert_eq!((n(1).speaker_display.as_deref(), n(1).speaker_id.as_deref()), (Some("Ada"), None));
+    assert_eq!(n(2).kind, Kind::ToolCall);
+    assert_eq!(n(2).timestamp, "2025-06-03T07:00:05Z");
+    assert_eq!((n(3).kind, n(3).timestamp.as_str()), (Kind::ToolResult, "2025-06-03T07:00:06.5Z"));
+    assert_eq!((n(4).kind, n(4).content.as_str()), (Kind::Turn, "Booked for Thursday at 14:00."));
+    assert_eq!(n(4).parent.as_deref(), Some("m3"));
+    // The name field is the identity; "[Ada]" in the body is not.
+    assert_eq!(n(5).speaker_display.as_deref(), Some("Bo"));
+    assert_eq!(n(5).record().unwrap().header_label(), "Bo");
+    assert_eq!(pending_in(&s, "chat-2025-06-03", WS).unwrap(), 4);
+}
+
+#[test]
+fn openai_bare_array_takes_the_file_stem_and_mtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("standup.json");
+    std::fs::write(&p, r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#).unwrap();
+    let (s, _) = load(Format::OpenAi, &p);
+    let n = s.node("standup", "m1").unwrap().unwrap();
+    assert!(scriptorium_source_archive::timestamp::is_valid(&n.timestamp));
+    assert_eq!(n.thread, "standup");
+}
+
+#[test]
+fn our_jsonl() {
+    let (s, got) = load(Format::Jsonl, &fixture("ours.jsonl"));
+    assert_eq!((got.sessions, got.nodes, got.new_nodes), (2, 6, 6));
+    let m3 = s.node("tg-group-1", "m3").unwrap().unwrap();
+    assert_eq!(m3.record().unwrap().header_label(), "Bo (4402)");
+    assert_eq!(s.node("tg-group-1", "m4").unwrap().unwrap().timestamp, "2025-07-01T10:00:00Z");
+    assert_eq!(head_tip(&s, "tg-group-1").unwrap().as_deref(), Some("m4"));
+    assert_eq!(pending_in(&s, "tg-group-1", WS).unwrap(), 4);
+    assert_eq!(pending_in(&s, "cli", WS).unwrap(), 1);
+    assert_eq!(s.node("cli", "c1").unwrap().unwrap().provider, "jsonl");
+}
+
+#[test]
+fn our_jsonl_refusals_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("{\"session\":\"s\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\",\"speaker\":\"Ada\"}", "unknown field"),
+        ("{\"session\":\"s\",\"id\":\"a\",\"role\":\"boss\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}", "role"),
+        ("{\"session\":\"s\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"yesterday\",\"content\":\"x\"}", "timestamp"),
+        ("{\"session\":\"s\",\"id\":\"a\",\"role\":\"tool\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}", "role tool"),
+        ("{\"session\":\".hidden\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}", "."),
+        ("{\"session\":\"s\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}\n{\"session\":\"s\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"y\"}", "also on line 1"),
+        ("{\"session\":\"s\",\"id\":\"a\",\"parent\":\"b\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}\n{\"session\":\"s\",\"id\":\"b\",\"parent\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"y\"}", "ancestor"),
+        ("not json", "expected"),
+    ];
+    for (i, (text, why)) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("bad{i}.jsonl"));
+        std::fs::write(&p, text).unwrap();
+        let err = read(Format::Jsonl, &p).unwrap_err();
+        assert_eq!(err.code.as_str(), "INVALID_ARGUMENT", "case {i}: {err}");
+        assert!(err.message.contains(why), "case {i}: {err}");
+        assert!(err.path.as_deref().is_some_and(|x| x.ends_with(&format!("bad{i}.jsonl"))), "case {i}: {err}");
+    }
+    // A parent that is nowhere is refused at import, and nothing of that session lands.
+    let p = dir.path().join("orphan.jsonl");
+    std::fs::write(&p, "{\"session\":\"s\",\"id\":\"a\",\"parent\":\"ghost\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"x\"}\n").unwrap();
+    let s = SqliteStore::in_memory().unwrap();
+    let err = import(&s, &read(Format::Jsonl, &p).unwrap()).unwrap_err();
+    assert_eq!(err.code.as_str(), "NOT_FOUND");
+    assert!(s.sessions().unwrap().is_empty());
+}
+
+#[test]
+fn locomo_dev_set() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo-dev.json");
+    let (s, got) = load(Format::Locomo, &data);
+    assert_eq!(got.sessions, 5);
+    assert_eq!(got.nodes, got.new_nodes);
+    let first = s.sessions().unwrap()[0].id.clone();
+    assert!(first.starts_with("locomo/"));
+    let sample = first.trim_start_matches("locomo/").to_owned();
+    let n = s.node(&first, "D1:1").unwrap().unwrap();
+    assert_eq!((n.provider.as_str(), n.thread.as_str()), ("locomo", sample.as_str()));
+    assert_eq!(n.speaker_id.as_deref(), None);
+    assert!(n.speaker_display.is_some());
+    assert!(scriptorium_source_archive::timestamp::is_valid(&n.timestamp));
+    // A linear chain: one tip per sample, every turn pending.
+    for info in s.sessions().unwrap() {
+        assert_eq!(s.tips(&info.id).unwrap().len(), 1);
+        assert_eq!(pending_in(&s, &info.id, WS).unwrap() as i64, info.seq);
+    }
+    // Captions ride along in the content.
+    let text = std::fs::read_to_string(&data).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let with_caption = v[0]["conversation"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|x| x.as_array())
+        .flatten()
+        .find(|t| t.get("blip_caption").is_some())
+        .unwrap();
+    let id = with_caption["dia_id"].as_str().unwrap();
+    let node = s.node(&first, id).unwrap().unwrap();
+    let caption = with_caption["blip_caption"].as_str().unwrap();
+    assert!(node.content.ends_with(&format!("\n[shared an image: {caption}]")), "{}", node.content);
+}
+
+#[test]
+fn the_store_on_disk_is_shared_by_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".scriptorium/sessions.db");
+    let a = SqliteStore::open(&path).unwrap();
+    import(&a, &read(Format::Jsonl, &fixture("ours.jsonl")).unwrap()).unwrap();
+    let b = SqliteStore::open_existing(&path).unwrap().unwrap();
+    assert_eq!(pending_in(&b, "tg-group-1", WS).unwrap(), 4);
+    b.mark("tg-group-1", &["m1".to_owned()], WS).unwrap();
+    assert_eq!(pending_in(&a, "tg-group-1", WS).unwrap(), 3);
+    assert!(SqliteStore::open_existing(&dir.path().join("none.db")).unwrap().is_none());
+    std::fs::write(dir.path().join("junk.db"), b"not a database at all, not even close..........").unwrap();
+    assert!(SqliteStore::open_existing(&dir.path().join("junk.db")).is_err());
+}
