@@ -48,7 +48,10 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("tempfile", "temporary workspaces in tests and benchmarks"),
     ("anyhow", "error plumbing in xtask and binaries only"),
     ("rusqlite", "the embedded session store (SQLite, bundled so a fresh machine needs nothing installed)"),
-    ("jiff", "time zones for the nightly 03:00 (DST-correct, bundled tzdb) and RFC 3339 parsing in importers"),
+    (
+        "jiff",
+        "time zones for the nightly 03:00 (DST-correct, bundled tzdb) and RFC 3339 parsing in importers",
+    ),
     ("libfuzzer-sys", "the cargo-fuzz harness of fuzz/"),
 ];
 

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub use scriptorium_bm25_index as index;
+pub use scriptorium_scheduler as scheduler;
 pub use scriptorium_source_archive as archive;
 pub use scriptorium_topic_markdown as topics;
 pub use scriptorium_transaction as transaction;

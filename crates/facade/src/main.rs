@@ -18,6 +18,7 @@ use scriptorium::index::{
 };
 use scriptorium::transaction;
 
+mod sessions;
 mod workspace;
 
 use scriptorium::topics::validate::{check, only_named, ArchiveResolver, Checked};
@@ -136,6 +137,49 @@ enum Command {
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
     },
+    /// Conversation sessions (.scriptorium/sessions.db).
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Write what the sessions owe: batches of pending turns at the token
+    /// threshold (all of them with --force), each one transaction; exactly
+    /// the written turns are marked.
+    Write {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Only this session (default: every session, in id order).
+        #[arg(long)]
+        session: Option<String>,
+        /// Write everything pending, on every branch tip, below the threshold too.
+        #[arg(long)]
+        force: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// The batch threshold in o200k_base tokens.
+        #[arg(long, default_value_t = 16_000)]
+        threshold: usize,
+        /// How long to wait for another writer's lock before failing with LOCKED (retryable).
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
+    /// Run the idle watcher in the foreground: sessions quiet for --idle-secs
+    /// get a forced write; the nightly pass runs at local 03:00. Events go
+    /// to stdout.
+    Watch {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Seconds a session must be quiet before it is written.
+        #[arg(long, default_value_t = 600)]
+        idle_secs: u64,
+        /// One poll, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
     Render {
@@ -219,6 +263,26 @@ enum ArchiveCommand {
         /// The archive file.
         file: PathBuf,
         /// Machine-readable output (the only output form of this verb).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionCommand {
+    /// Import transcripts into the session store; a file imported again
+    /// adds only nodes with new ids.
+    Import {
+        /// The workspace folder (created if missing).
+        #[arg(long)]
+        workspace: PathBuf,
+        /// jsonl, openai, claude-code or locomo.
+        #[arg(long)]
+        format: String,
+        /// The transcript files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
@@ -570,6 +634,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         }),
         Err(e) => serde_json::json!({"error": e.message()}),
     };
+    let (pending_turns, writer) = match sessions::status_fields(&root) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let v = serde_json::json!({
         "revision": revision,
         "topic_files": topic_count,
@@ -579,14 +647,17 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         "pending_sources": pending_sources,
         "diagnostics": diagnostics.len(),
         "index": index_state,
+        "pending_turns": pending_turns,
+        "writer": writer,
     });
     if as_json {
         print_line(&json::to_line(&v))
     } else {
         print_line(&format!(
-            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}",
+            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}\npending turns {pending_turns}\nwriter {}",
             diagnostics.len(),
-            v["index"]
+            v["index"],
+            v["writer"]
         ))
     }
 }
@@ -874,6 +945,22 @@ fn main() -> ExitCode {
             run_update(workspace, patch, tier, timeout_ms, json)
         }
         Command::Status { workspace, json } => run_status(workspace, json),
+        Command::Session(SessionCommand::Import { workspace, format, files, json }) => {
+            sessions::run_import(workspace, format, files, json)
+        }
+        Command::Write { workspace, session, force, json, threshold, timeout_ms } => {
+            sessions::run_write(sessions::WriteOptions {
+                root: workspace,
+                session,
+                force,
+                json,
+                threshold,
+                timeout_ms,
+            })
+        }
+        Command::Watch { workspace, idle_secs, once, json } => {
+            sessions::run_watch(workspace, idle_secs, once, json)
+        }
         Command::Check { workspace, json, timeout_ms } => run_check(workspace, json, timeout_ms),
         Command::Promote { workspace, source_ids, json, timeout_ms } => {
             run_promote(workspace, source_ids, json, timeout_ms)

@@ -213,13 +213,17 @@ fn jsonl(text: &str) -> Result<Vec<Transcript>> {
             .ok_or_else(|| bad(n, format!("role {:?} is not user, assistant, system or tool", raw.role)))?;
         let kind = match raw.kind.as_deref() {
             None => Kind::Turn,
-            Some(k) => Kind::parse(k)
-                .ok_or_else(|| bad(n, format!("kind {k:?} is not turn, tool_call, tool_result or runtime")))?,
+            Some(k) => Kind::parse(k).ok_or_else(|| {
+                bad(n, format!("kind {k:?} is not turn, tool_call, tool_result or runtime"))
+            })?,
         };
         let ts = normalise_timestamp(&raw.timestamp)
             .ok_or_else(|| bad(n, format!("timestamp {:?} is not RFC 3339 with an offset", raw.timestamp)))?;
         if let Some(first) = seen.insert((raw.session.clone(), raw.id.clone()), n) {
-            return Err(bad(n, format!("node {:?} of session {:?} is also on line {first}", raw.id, raw.session)));
+            return Err(bad(
+                n,
+                format!("node {:?} of session {:?} is also on line {first}", raw.id, raw.session),
+            ));
         }
         let node = Node {
             id: raw.id,
@@ -235,7 +239,11 @@ fn jsonl(text: &str) -> Result<Vec<Transcript>> {
         };
         node.check().map_err(|e| bad(n, e.message))?;
         let slot = *index.entry(raw.session.clone()).or_insert_with(|| {
-            sessions.push(Transcript { session: raw.session.clone(), nodes: Vec::new(), lenient_parents: false });
+            sessions.push(Transcript {
+                session: raw.session.clone(),
+                nodes: Vec::new(),
+                lenient_parents: false,
+            });
             sessions.len() - 1
         });
         sessions[slot].nodes.push(node);
@@ -297,7 +305,9 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
             }
             "system" | "developer" => (Role::System, Kind::Turn),
             "tool" | "function" => (Role::Tool, Kind::ToolResult),
-            other => return Err(Error::invalid(format!("message {i}: role {other:?} is not an OpenAI role"))),
+            other => {
+                return Err(Error::invalid(format!("message {i}: role {other:?} is not an OpenAI role")))
+            }
         };
         let ts = match o.get("timestamp") {
             None | Some(Value::Null) => mtime.to_owned(),
@@ -307,7 +317,9 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
                 .as_f64()
                 .and_then(unix_timestamp)
                 .ok_or_else(|| Error::invalid(format!("message {i}: timestamp {n} is out of range")))?,
-            Some(other) => return Err(Error::invalid(format!("message {i}: timestamp {other} is not a time"))),
+            Some(other) => {
+                return Err(Error::invalid(format!("message {i}: timestamp {other} is not a time")))
+            }
         };
         let name = o.get("name").and_then(Value::as_str).filter(|s| !s.is_empty());
         let node = Node {
@@ -378,7 +390,9 @@ fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
             Kind::Runtime
         };
         let ts = match v.get("timestamp").and_then(Value::as_str) {
-            Some(s) => normalise_timestamp(s).ok_or_else(|| bad(n, format!("timestamp {s:?} is not RFC 3339")))?,
+            Some(s) => {
+                normalise_timestamp(s).ok_or_else(|| bad(n, format!("timestamp {s:?} is not RFC 3339")))?
+            }
             None => mtime.to_owned(),
         };
         let node = Node {
@@ -463,12 +477,14 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
     };
     let mut out = Vec::new();
     for (k, s) in samples.iter().enumerate() {
-        let id = s.get("sample_id").and_then(Value::as_str).ok_or_else(|| {
-            Error::invalid(format!("sample {k} has no \"sample_id\" string"))
-        })?;
-        let conv = s.get("conversation").and_then(Value::as_object).ok_or_else(|| {
-            Error::invalid(format!("sample {id:?} has no \"conversation\" object"))
-        })?;
+        let id = s
+            .get("sample_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::invalid(format!("sample {k} has no \"sample_id\" string")))?;
+        let conv = s
+            .get("conversation")
+            .and_then(Value::as_object)
+            .ok_or_else(|| Error::invalid(format!("sample {id:?} has no \"conversation\" object")))?;
         let mut numbers: Vec<u32> = conv
             .iter()
             .filter(|(_, v)| v.is_array())
@@ -482,7 +498,9 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
             let date_key = format!("session_{n}_date_time");
             let date = conv.get(&date_key).and_then(Value::as_str).unwrap_or("");
             let ts = locomo_time(date).ok_or_else(|| {
-                Error::invalid(format!("sample {id:?}: {date_key} {date:?} is not like \"1:56 pm on 8 May, 2023\""))
+                Error::invalid(format!(
+                    "sample {id:?}: {date_key} {date:?} is not like \"1:56 pm on 8 May, 2023\""
+                ))
             })?;
             for (i, t) in conv[&format!("session_{n}")].as_array().into_iter().flatten().enumerate() {
                 let field = |f: &str| t.get(f).and_then(Value::as_str);
@@ -508,9 +526,8 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
                     provider: LOCOMO_PROVIDER.to_owned(),
                     thread: id.to_owned(),
                 };
-                node.check().map_err(|e| {
-                    Error::invalid(format!("sample {id:?}: turn {dia:?}: {}", e.message))
-                })?;
+                node.check()
+                    .map_err(|e| Error::invalid(format!("sample {id:?}: turn {dia:?}: {}", e.message)))?;
                 nodes.push(node);
             }
         }
@@ -535,7 +552,10 @@ mod tests {
 
     #[test]
     fn timestamps_normalise_to_utc() {
-        assert_eq!(normalise_timestamp("2025-06-02T18:46:59.937Z").as_deref(), Some("2025-06-02T18:46:59.937Z"));
+        assert_eq!(
+            normalise_timestamp("2025-06-02T18:46:59.937Z").as_deref(),
+            Some("2025-06-02T18:46:59.937Z")
+        );
         assert_eq!(normalise_timestamp("2025-06-02T20:46:59+02:00").as_deref(), Some("2025-06-02T18:46:59Z"));
         assert_eq!(normalise_timestamp("2025-06-02 18:46"), None);
         assert_eq!(unix_timestamp(1_700_000_000.5).as_deref(), Some("2023-11-14T22:13:20.5Z"));

@@ -176,7 +176,9 @@ impl SqliteStore {
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")?;
         if version == 0 {
-            conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            ))?;
         }
         Ok(SqliteStore { conn })
     }
@@ -232,7 +234,8 @@ impl SessionStore for SqliteStore {
     }
 
     fn session(&self, id: &str) -> Result<Option<SessionInfo>> {
-        let mut st = self.conn.prepare_cached("SELECT id, head, seq, active_at FROM sessions WHERE id = ?1")?;
+        let mut st =
+            self.conn.prepare_cached("SELECT id, head, seq, active_at FROM sessions WHERE id = ?1")?;
         Ok(st
             .query_row([id], |r| {
                 Ok(SessionInfo { id: r.get(0)?, head: r.get(1)?, seq: r.get(2)?, active_at: r.get(3)? })
@@ -327,12 +330,17 @@ impl SessionStore for SqliteStore {
                 }
                 let parent_row: Option<i64> = match &n.parent {
                     None => None,
-                    Some(p) => Some(find.query_row([session, p], |r| r.get(0)).optional()?.ok_or_else(|| {
-                        Error::new(
-                            Code::NotFound,
-                            format!("node {:?} names parent {p:?}, which is not in session {session:?}", n.id),
-                        )
-                    })?),
+                    Some(p) => {
+                        Some(find.query_row([session, p], |r| r.get(0)).optional()?.ok_or_else(|| {
+                            Error::new(
+                                Code::NotFound,
+                                format!(
+                                    "node {:?} names parent {p:?}, which is not in session {session:?}",
+                                    n.id
+                                ),
+                            )
+                        })?)
+                    }
                 };
                 insert.execute(params![
                     session,

@@ -193,7 +193,12 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
     /// (a prefix shared with a tip already written is marked, so it is never
     /// written again). A failure stops the call: batches before it stay
     /// written and marked, the failed one and the rest stay pending.
-    pub fn write(&self, writer: &mut dyn BatchWriter, session: &str, force: bool) -> Result<WriteReport, WriteFailure> {
+    pub fn write(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        force: bool,
+    ) -> Result<WriteReport, WriteFailure> {
         let result = self.write_inner(writer, session, force);
         self.note(&result);
         result
@@ -230,7 +235,12 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         }
     }
 
-    fn write_inner(&self, writer: &mut dyn BatchWriter, session: &str, force: bool) -> Result<WriteReport, WriteFailure> {
+    fn write_inner(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        force: bool,
+    ) -> Result<WriteReport, WriteFailure> {
         let tips = if force {
             pending::tips_head_first(self.store, session)?
         } else {
@@ -245,7 +255,9 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
                     report.settled += settled;
                     ids.drain(..settled);
                 }
-                let Some(cut) = pending::cut(self.store, session, &ids, self.threshold, force)? else { break };
+                let Some(cut) = pending::cut(self.store, session, &ids, self.threshold, force)? else {
+                    break;
+                };
                 report.absorb(self.write_batch(writer, session, &cut)?);
                 if !force {
                     return Ok(report);
@@ -255,7 +267,12 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         Ok(report)
     }
 
-    fn write_batch(&self, writer: &mut dyn BatchWriter, session: &str, cut: &Cut) -> Result<WriteReport, WriteFailure> {
+    fn write_batch(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        cut: &Cut,
+    ) -> Result<WriteReport, WriteFailure> {
         let batch = Batch {
             root: &self.root,
             session,
@@ -268,13 +285,22 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         self.store.mark(session, &cut.ids, &self.workspace).map_err(|e| {
             WriteFailure::new(
                 Code::Io,
-                format!("the batch was written ({}) but its turns could not be marked: {e}", written.revision),
+                format!(
+                    "the batch was written ({}) but its turns could not be marked: {e}",
+                    written.revision
+                ),
             )
         })?;
         let mut changed = written.changed;
         changed.sort();
         changed.dedup();
-        Ok(WriteReport { turns: cut.ids.len(), batches: 1, revision: Some(written.revision), changed, settled: 0 })
+        Ok(WriteReport {
+            turns: cut.ids.len(),
+            batches: 1,
+            revision: Some(written.revision),
+            changed,
+            settled: 0,
+        })
     }
 
     /// Marks the leading run of `pending` whose records are already in the

@@ -54,7 +54,7 @@ fn fork_before_the_mark_keeps_its_own_suffix_pending() {
     let mut seen = HashSet::new();
     let first = suffix(&s, "s", "a3", WS, Some(&mut seen)).unwrap();
     let second = suffix(&s, "s", "b1", WS, Some(&mut seen)).unwrap();
-    assert_eq!((first.len(), second, ), (4, ids(&["b0", "b1"])));
+    assert_eq!((first.len(), second,), (4, ids(&["b0", "b1"])));
 }
 
 #[test]

@@ -24,7 +24,8 @@ fn claude_code_sessions() {
     let (s, got) = load(Format::ClaudeCode, &fixture("claude-code.jsonl"));
     assert_eq!((got.sessions, got.nodes, got.new_nodes), (1, 10, 10));
     let session = "5f0c2a4e-8b1d-4c3e-9f7a-1d2e3f4a5b6c";
-    let kind = |n: u8| s.node(session, &format!("a1000000-0000-4000-8000-0000000000{n:02x}")).unwrap().unwrap();
+    let kind =
+        |n: u8| s.node(session, &format!("a1000000-0000-4000-8000-0000000000{n:02x}")).unwrap().unwrap();
     assert_eq!(kind(1).kind, Kind::Runtime, "isMeta");
     assert_eq!(kind(2).kind, Kind::Turn);
     assert!(kind(2).content.contains("[Bo (4402)] ignore that"), "content verbatim");
@@ -127,7 +128,10 @@ fn our_jsonl_refusals_say_where() {
         let err = read(Format::Jsonl, &p).unwrap_err();
         assert_eq!(err.code.as_str(), "INVALID_ARGUMENT", "case {i}: {err}");
         assert!(err.message.contains(why), "case {i}: {err}");
-        assert!(err.path.as_deref().is_some_and(|x| x.ends_with(&format!("bad{i}.jsonl"))), "case {i}: {err}");
+        assert!(
+            err.path.as_deref().is_some_and(|x| x.ends_with(&format!("bad{i}.jsonl"))),
+            "case {i}: {err}"
+        );
     }
     // A parent that is nowhere is refused at import, and nothing of that session lands.
     let p = dir.path().join("orphan.jsonl");

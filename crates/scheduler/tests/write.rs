@@ -28,7 +28,7 @@ impl Clock for Fixed {
 
 #[test]
 fn per_line_counts_add_up_to_the_whole_jsonl() {
-    let nodes = vec![
+    let nodes = [
         turn("a", None, "plain words"),
         turn("b", Some("a"), "line one\nline two\r\n}\n{\"ref\":\"x\"}"),
         turn("c", Some("b"), "\u{2028}emoji 🎉 and 中文 text"),
@@ -139,7 +139,10 @@ fn a_failed_batch_and_the_rest_stay_pending_and_the_watcher_retries() {
     let p = watcher.poll(&mut w, &mut sink).unwrap();
     assert_eq!(p.deferred, vec!["s"]);
     assert_eq!(sink.0.len(), 1);
-    assert_eq!((sink.0[0].event, sink.0[0].ok, sink.0[0].retryable), ("memory.ingest_deferred", false, Some(true)));
+    assert_eq!(
+        (sink.0[0].event, sink.0[0].ok, sink.0[0].retryable),
+        ("memory.ingest_deferred", false, Some(true))
+    );
     // Not before the backoff.
     let p = watcher.poll(&mut w, &mut sink).unwrap();
     assert!(p.deferred.is_empty() && p.handled.is_empty());
@@ -176,7 +179,10 @@ fn a_non_retryable_failure_marks_the_session_handled_with_one_event() {
     assert_eq!(w.calls, 1, "refused content is not retried");
     assert_eq!(sink.0.len(), 1);
     let e = &sink.0[0];
-    assert_eq!((e.event, e.ok, e.retryable, e.code.as_deref()), ("memory.ingest_ended", false, Some(false), Some("VALIDATION_FAILED")));
+    assert_eq!(
+        (e.event, e.ok, e.retryable, e.code.as_deref()),
+        ("memory.ingest_ended", false, Some(false), Some("VALIDATION_FAILED"))
+    );
     // The turns stay unmarked; new turns make the session due again.
     assert_eq!(pending_in(&s, "s", WS).unwrap(), 3);
     s.add("s", &[turn("a3", Some("a2"), "more")]).unwrap();

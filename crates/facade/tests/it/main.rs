@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod search;
+mod sessions;
 mod topics;
 mod transaction;
 

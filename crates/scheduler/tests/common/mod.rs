@@ -76,7 +76,10 @@ impl BatchWriter for Counting {
         }
         let ids = batch.records.iter().map(|r| r.id().message().to_owned()).collect();
         self.batches.push(ids);
-        Ok(Written { revision: format!("rev{}", self.calls), changed: vec![format!("topics/b{}.md", self.calls)] })
+        Ok(Written {
+            revision: format!("rev{}", self.calls),
+            changed: vec![format!("topics/b{}.md", self.calls)],
+        })
     }
 }
 
