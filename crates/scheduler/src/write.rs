@@ -222,10 +222,11 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
     fn note(&self, result: &Result<WriteReport, WriteFailure>) {
         let now = clock::format(self.clock.now());
         match result {
-            Ok(r) if r.batches > 0 => {
+            Ok(r) if r.batches > 0 || r.settled > 0 => {
                 status::record_success(&self.root, &now);
             }
-            Ok(_) => {}
+            // Nothing owed: nothing changed, the status stands.
+            Ok(_) => return,
             Err(f) => {
                 status::record_failure(&self.root, &now, f);
             }
