@@ -159,28 +159,65 @@ impl SqliteStore {
     }
 
     fn setup(conn: Connection, create: bool) -> Result<SqliteStore> {
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Opening races another process creating the file or switching it to
+        // WAL; SQLite reports some of those as busy without waiting, so the
+        // whole setup is retried until the busy timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match SqliteStore::prepare(&conn, create) {
+                Err(Setup::Busy(_)) if started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(Setup::Busy(e)) => return Err(e.into()),
+                Err(Setup::Other(e)) => return Err(e),
+                Ok(()) => return Ok(SqliteStore { conn }),
+            }
+        }
+    }
+
+    fn prepare(conn: &Connection, create: bool) -> Result<(), Setup> {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
-            return Err(Error::invalid(format!(
+            return Err(Setup::Other(Error::invalid(format!(
                 "the session database has schema version {version}; this program reads version {SCHEMA_VERSION}"
-            )));
+            ))));
         }
         if version == 0 && !create {
             let tables: i64 =
                 conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'nodes'", [], |r| r.get(0))?;
             if tables == 0 {
-                return Err(Error::invalid("not a session database (no nodes table)"));
+                return Err(Setup::Other(Error::invalid("not a session database (no nodes table)")));
             }
         }
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        }
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")?;
         if version == 0 {
             conn.execute_batch(&format!(
                 "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             ))?;
         }
-        Ok(SqliteStore { conn })
+        Ok(())
+    }
+}
+
+/// How long a call waits for another process's lock on the database.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+enum Setup {
+    Busy(rusqlite::Error),
+    Other(Error),
+}
+
+impl From<rusqlite::Error> for Setup {
+    fn from(e: rusqlite::Error) -> Setup {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => Setup::Busy(e),
+            _ => Setup::Other(e.into()),
+        }
     }
 }
 

@@ -193,3 +193,67 @@ fn watch_once_writes_idle_sessions_and_reports_events() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["handled"], serde_json::json!([]));
 }
+
+#[test]
+fn several_processes_share_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let mut files = Vec::new();
+    for f in 0..4 {
+        let mut text = String::new();
+        for i in 0..150 {
+            let parent = if i == 0 { "null".to_owned() } else { format!("\"n{}\"", i - 1) };
+            text.push_str(&format!(
+                "{{\"session\":\"s{f}\",\"id\":\"n{i}\",\"parent\":{parent},\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:{:02}Z\",\"content\":\"file {f} turn {i} about the offsite budget\",\"speaker_id\":\"{f}\",\"speaker_display\":\"P{f}\"}}\n",
+                i % 60
+            ));
+        }
+        let p = dir.path().join(format!("s{f}.jsonl"));
+        std::fs::write(&p, text).unwrap();
+        files.push(p);
+    }
+    let bin = env!("CARGO_BIN_EXE_scriptorium");
+    let w = s(&ws).to_owned();
+    let mut children = Vec::new();
+    for p in &files {
+        children.push(
+            std::process::Command::new(bin)
+                .args(["session", "import", "--workspace", &w, "--format", "jsonl", s(p), "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    let writers: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(bin)
+                .args(["write", "--workspace", &w, "--force", "--threshold", "500", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    for c in writers {
+        let out = c.wait_with_output().unwrap();
+        // A writer may meet the other's lock (retryable); nothing else.
+        if out.status.code() != Some(0) {
+            let e = error_of(&out);
+            assert_eq!((e["code"].as_str(), e["retryable"].as_bool()), (Some("LOCKED"), Some(true)), "{e}");
+        }
+    }
+    ok_json(&["write", "--workspace", &w, "--force", "--json"]);
+    assert_eq!(ok_json(&["status", "--workspace", &w, "--json"])["pending_turns"], 0);
+    for f in 0..4 {
+        let text = std::fs::read_to_string(ws.join(format!("sources/jsonl/_v2/s{f}.md"))).unwrap();
+        assert_eq!(text.matches("<!-- source:").count(), 150, "every turn archived once");
+    }
+    let check = run(&["check", "--workspace", &w], b"");
+    assert_eq!(check.status.code(), Some(0));
+}
