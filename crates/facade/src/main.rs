@@ -634,11 +634,7 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         }),
         Err(e) => serde_json::json!({"error": e.message()}),
     };
-    let (pending_turns, writer) = match sessions::status_fields(&root) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "revision": revision,
         "topic_files": topic_count,
         "blocks": blocks,
@@ -647,16 +643,18 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         "pending_sources": pending_sources,
         "diagnostics": diagnostics.len(),
         "index": index_state,
-        "pending_turns": pending_turns,
-        "writer": writer,
     });
+    if let Some(obj) = v.as_object_mut() {
+        obj.extend(sessions::status_fields(&root));
+    }
     if as_json {
         print_line(&json::to_line(&v))
     } else {
         print_line(&format!(
-            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}\npending turns {pending_turns}\nwriter {}",
+            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}\npending turns {}\nwriter {}",
             diagnostics.len(),
             v["index"],
+            v["pending_turns"],
             v["writer"]
         ))
     }

@@ -166,7 +166,6 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
                 "revision": r.revision,
                 "changed": r.changed,
                 "writer": w.name(),
-                "settled": r.settled,
             });
             if o.json {
                 print_line(&json::to_line(&v))
@@ -275,19 +274,33 @@ pub(crate) fn run_watch(root: PathBuf, idle_secs: u64, once: bool, as_json: bool
     }
 }
 
-/// The writer part of `status --json`: `pending_turns` and `writer`.
-pub(crate) fn status_fields(root: &Path) -> Result<(usize, serde_json::Value), ExitCode> {
-    let pending = match SqliteStore::open_existing(&root.join(SESSIONS_DB)) {
-        Ok(None) => 0,
-        Ok(Some(store)) => {
-            let ws = transaction::layout::identity(root).map_err(|e| fail_tx(&e))?.map(|i| i.id);
-            match ws {
-                None => 0,
-                Some(ws) => scheduler::pending::pending_turns(&store, &ws).map_err(|e| fail(&e))?,
-            }
+/// The writer part of `status --json`: `pending_turns` (`null`, with
+/// `sessions_error`, when the session store cannot be read) and `writer`.
+pub(crate) fn status_fields(root: &Path) -> serde_json::Map<String, serde_json::Value> {
+    let count = || -> Result<usize, String> {
+        let Some(store) = SqliteStore::open_existing(&root.join(SESSIONS_DB)).map_err(|e| e.to_string())?
+        else {
+            return Ok(0);
+        };
+        match transaction::layout::identity(root).map_err(|e| e.to_string())? {
+            None => Ok(0),
+            Some(ws) => scheduler::pending::pending_turns(&store, &ws.id).map_err(|e| e.to_string()),
         }
-        Err(e) => return Err(fail(&e)),
     };
     let s = status::load(root);
-    Ok((pending, serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure})))
+    let mut out = serde_json::Map::new();
+    match count() {
+        Ok(n) => {
+            out.insert("pending_turns".into(), n.into());
+        }
+        Err(e) => {
+            out.insert("pending_turns".into(), serde_json::Value::Null);
+            out.insert("sessions_error".into(), e.into());
+        }
+    }
+    out.insert(
+        "writer".into(),
+        serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure}),
+    );
+    out
 }

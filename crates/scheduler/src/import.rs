@@ -12,7 +12,7 @@ use scriptorium_source_archive::timestamp;
 
 use crate::error::{Error, Result};
 use crate::node::{Kind, Node, Role};
-use crate::store::SessionStore;
+use crate::store::{NewNodes, SessionStore};
 
 /// The shapes `session import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +45,10 @@ impl Format {
 pub struct Transcript {
     /// The session it goes to.
     pub session: String,
-    /// Its nodes, every parent before its children, the transcript's last
-    /// line last.
+    /// Its nodes, every parent before its children.
     pub nodes: Vec<Node>,
+    /// The node of the transcript's last line (the head).
+    pub head: Option<String>,
     /// Whether a parent named by no node (in the file or the store) makes
     /// the node a root instead of an error: Claude Code files name parents
     /// that live in other files after a compaction.
@@ -87,14 +88,15 @@ pub fn read(format: Format, path: &Path) -> Result<Vec<Transcript>> {
     };
     let mut transcripts = read.map_err(|e| if e.path.is_none() { e.at(&shown) } else { e })?;
     for t in &mut transcripts {
+        t.head = t.nodes.last().map(|n| n.id.clone());
         t.nodes = parents_first(std::mem::take(&mut t.nodes)).map_err(|e| e.at(&shown))?;
     }
     Ok(transcripts)
 }
 
-/// Adds the transcripts to the store.
+/// Adds the transcripts to the store, all or nothing.
 pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -> Result<Imported> {
-    let mut out = Imported::default();
+    let mut owned = Vec::with_capacity(transcripts.len());
     for t in transcripts {
         let mut nodes = t.nodes.clone();
         if t.lenient_parents {
@@ -107,19 +109,23 @@ pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -
                 }
             }
         }
-        out.sessions += 1;
-        out.nodes += nodes.len();
-        out.new_nodes += store.add(&t.session, &nodes).map_err(|e| {
-            let msg = format!("session {:?}: {}", t.session, e.message);
-            Error { message: msg, ..e }
-        })?;
+        owned.push(nodes);
     }
-    Ok(out)
+    let batch: Vec<NewNodes<'_>> = transcripts
+        .iter()
+        .zip(&owned)
+        .map(|(t, nodes)| NewNodes { session: &t.session, nodes, head: t.head.as_deref() })
+        .collect();
+    let new = store.add_sessions(&batch)?;
+    Ok(Imported {
+        sessions: transcripts.len(),
+        nodes: owned.iter().map(Vec::len).sum(),
+        new_nodes: new.iter().sum(),
+    })
 }
 
 /// Orders nodes so every parent in the list comes before its children,
-/// keeping file order otherwise, and the last node (the head) last when it
-/// can be. Refuses a cycle.
+/// keeping file order otherwise. Refuses a cycle.
 fn parents_first(nodes: Vec<Node>) -> Result<Vec<Node>> {
     let at: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
     let mut state = vec![0u8; nodes.len()]; // 0 new, 1 on the path, 2 done
@@ -242,6 +248,7 @@ fn jsonl(text: &str) -> Result<Vec<Transcript>> {
             sessions.push(Transcript {
                 session: raw.session.clone(),
                 nodes: Vec::new(),
+                head: None,
                 lenient_parents: false,
             });
             sessions.len() - 1
@@ -303,7 +310,7 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
                     || o.get("function_call").is_some_and(|f| !f.is_null());
                 (Role::Assistant, if calls && text.is_empty() { Kind::ToolCall } else { Kind::Turn })
             }
-            "system" | "developer" => (Role::System, Kind::Turn),
+            "system" | "developer" => (Role::System, Kind::Runtime),
             "tool" | "function" => (Role::Tool, Kind::ToolResult),
             other => {
                 return Err(Error::invalid(format!("message {i}: role {other:?} is not an OpenAI role")))
@@ -337,7 +344,7 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
         node.check().map_err(|e| Error::invalid(format!("message {i}: {}", e.message)))?;
         nodes.push(node);
     }
-    Ok(vec![Transcript { session, nodes, lenient_parents: false }])
+    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: false }])
 }
 
 /// The provider of Claude Code transcripts.
@@ -347,12 +354,19 @@ fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
     let mut nodes = Vec::new();
     let mut session: Option<String> = None;
     let mut seen = std::collections::HashSet::new();
+    let last_line = text.lines().count();
     for (n, line) in text.lines().enumerate() {
         let n = n + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| bad(n, format!("not JSON: {e}")))?;
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            // The last line of a transcript still being written, not yet
+            // ended by its LF: it is read next time.
+            Err(_) if n == last_line && !text.ends_with('\n') => continue,
+            Err(e) => return Err(bad(n, format!("not JSON: {e}"))),
+        };
         let Some(uuid) = v.get("uuid").and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
         if !seen.insert(uuid.to_owned()) {
             continue;
@@ -411,7 +425,7 @@ fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
         nodes.push(node);
     }
     let session = session.unwrap_or_else(|| stem.to_owned());
-    Ok(vec![Transcript { session, nodes, lenient_parents: true }])
+    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: true }])
 }
 
 fn role_or_tool(role: Role, kind: Kind) -> Role {
@@ -485,10 +499,13 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
             .get("conversation")
             .and_then(Value::as_object)
             .ok_or_else(|| Error::invalid(format!("sample {id:?} has no \"conversation\" object")))?;
+        // `session_N` with N written canonically (no sign, no leading zero).
         let mut numbers: Vec<u32> = conv
             .iter()
             .filter(|(_, v)| v.is_array())
-            .filter_map(|(k, _)| k.strip_prefix("session_")?.parse().ok())
+            .filter_map(|(k, _)| {
+                k.strip_prefix("session_")?.parse().ok().filter(|n: &u32| *k == format!("session_{n}"))
+            })
             .collect();
         numbers.sort_unstable();
         let session = format!("locomo/{id}");
@@ -502,7 +519,9 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
                     "sample {id:?}: {date_key} {date:?} is not like \"1:56 pm on 8 May, 2023\""
                 ))
             })?;
-            for (i, t) in conv[&format!("session_{n}")].as_array().into_iter().flatten().enumerate() {
+            let turns =
+                conv.get(&format!("session_{n}")).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            for (i, t) in turns.iter().enumerate() {
                 let field = |f: &str| t.get(f).and_then(Value::as_str);
                 let dia = field("dia_id").ok_or_else(|| {
                     Error::invalid(format!("sample {id:?}: session_{n} turn {i} has no \"dia_id\""))
@@ -531,7 +550,7 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
                 nodes.push(node);
             }
         }
-        out.push(Transcript { session, nodes, lenient_parents: false });
+        out.push(Transcript { session, nodes, head: None, lenient_parents: false });
     }
     Ok(out)
 }

@@ -57,6 +57,12 @@ pub fn suffix<S: SessionStore + ?Sized>(
     let mut turns = Vec::new();
     let mut at = Some(tip.to_owned());
     let mut steps = 0u64;
+    // A walk longer than the session is a cycle (in a store written by
+    // something else; the embedded store cannot hold one).
+    let max_depth = match store.session(session)? {
+        Some(info) => u64::try_from(info.seq).unwrap_or(0).saturating_add(1),
+        None => return Err(Error::new(Code::NotFound, format!("no session {session:?}"))),
+    };
     while let Some(id) = at {
         if let Some(seen) = seen.as_deref_mut() {
             if !seen.insert(id.clone()) {
@@ -66,14 +72,16 @@ pub fn suffix<S: SessionStore + ?Sized>(
         let link = store.link(session, &id, workspace)?.ok_or_else(|| {
             Error::new(Code::NotFound, format!("session {session:?}: node {id:?} is named but not stored"))
         })?;
-        if link.marked {
+        // Only real turns are ever marked; a mark on anything else (written
+        // by another program) neither stops the walk nor counts.
+        if link.marked && link.kind == Kind::Turn {
             break;
         }
         if link.kind == Kind::Turn {
             turns.push(id);
         }
         steps += 1;
-        if steps > MAX_DEPTH {
+        if steps > max_depth {
             return Err(Error::new(
                 Code::Io,
                 format!("session {session:?}: the parents of {tip:?} do not reach a root (a cycle?)"),
@@ -84,10 +92,6 @@ pub fn suffix<S: SessionStore + ?Sized>(
     turns.reverse();
     Ok(turns)
 }
-
-/// Deeper than any conversation; a walk this long is a cycle in a store
-/// written by something else.
-const MAX_DEPTH: u64 = 100_000_000;
 
 /// Pending real turns of every session (distinct nodes: a prefix shared by
 /// several tips counts once). Reads only the unwritten suffixes.

@@ -35,6 +35,17 @@ pub struct SessionInfo {
     pub active_at: i64,
 }
 
+/// Nodes to add to one session.
+#[derive(Debug, Clone, Copy)]
+pub struct NewNodes<'a> {
+    /// The session.
+    pub session: &'a str,
+    /// Its nodes, every parent before its children.
+    pub nodes: &'a [Node],
+    /// The node of the transcript's last line (default: the last node).
+    pub head: Option<&'a str>,
+}
+
 /// What a walk needs of one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
@@ -72,12 +83,28 @@ pub trait SessionStore {
     fn link(&self, session: &str, node: &str, workspace: &str) -> Result<Option<Link>>;
     /// One whole node.
     fn node(&self, session: &str, id: &str) -> Result<Option<Node>>;
-    /// Marks these nodes written for `workspace` (idempotent).
+    /// Marks these real turns written for `workspace` (idempotent; other
+    /// kinds are never marked) and drops their claims.
     fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()>;
-    /// Adds the nodes whose ids are new, in order, and sets the head to the
-    /// last node given. A parent must already exist or come earlier. Existing
-    /// nodes and marks are left alone. Returns how many nodes were new.
-    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize>;
+    /// Adds several sessions' nodes, all or nothing. For each, the nodes
+    /// whose ids are new are added in order (a parent must already exist or
+    /// come earlier: `NOT_FOUND` otherwise, and nothing of the call lands),
+    /// existing nodes and marks are left alone, and the head becomes `head`
+    /// (default: the last node given). Returns how many nodes were new, per
+    /// session.
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>>;
+    /// [`SessionStore::add_sessions`] for one session, head = last node.
+    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
+        Ok(self.add_sessions(&[NewNodes { session, nodes, head: None }])?.iter().sum())
+    }
+    /// Records that these turns were handed to a writer (before the call), so
+    /// that a run interrupted between the writer's transaction and the mark
+    /// can tell them apart from turns archived some other way.
+    fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()>;
+    /// The claimed turns of a session.
+    fn claimed(&self, session: &str, workspace: &str) -> Result<Vec<String>>;
+    /// Drops claims (the writer failed, so nothing of them was written).
+    fn release(&self, session: &str, ids: &[String], workspace: &str) -> Result<()>;
     /// The watcher's state of a session for `workspace`.
     fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState>;
     /// Saves the watcher's state of a session for `workspace`.
@@ -122,6 +149,12 @@ CREATE TABLE IF NOT EXISTS marks(
     workspace TEXT NOT NULL,
     PRIMARY KEY(session, node, workspace)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims(
+    session TEXT NOT NULL,
+    node TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    PRIMARY KEY(session, node, workspace)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS watch(
     session TEXT NOT NULL,
     workspace TEXT NOT NULL,
@@ -145,8 +178,12 @@ impl SqliteStore {
     /// Opens an existing store without creating or changing anything;
     /// `None` when there is none.
     pub fn open_existing(path: &Path) -> Result<Option<SqliteStore>> {
-        if !path.exists() {
-            return Ok(None);
+        // No file, or an empty one (another process is creating it): no
+        // store yet.
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Ok(m) if m.len() == 0 => return Ok(None),
+            _ => {}
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| at(e.into(), path))?;
@@ -336,7 +373,94 @@ impl SessionStore for SqliteStore {
         {
             let mut st = tx.prepare_cached(
                 "INSERT OR IGNORE INTO marks(session, node, workspace)
-                 SELECT session, id, ?3 FROM nodes WHERE session = ?1 AND id = ?2",
+                 SELECT session, id, ?3 FROM nodes WHERE session = ?1 AND id = ?2 AND kind = 'turn'",
+            )?;
+            let mut unclaim =
+                tx.prepare_cached("DELETE FROM claims WHERE session = ?1 AND node = ?2 AND workspace = ?3")?;
+            for id in ids {
+                st.execute(params![session, id, workspace])?;
+                unclaim.execute(params![session, id, workspace])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let now = now_unix();
+        let mut out = Vec::with_capacity(sessions.len());
+        {
+            let mut find = tx.prepare_cached("SELECT row FROM nodes WHERE session = ?1 AND id = ?2")?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO nodes(session, id, parent, parent_row, role, kind, timestamp, content,
+                                   speaker_id, speaker_display, provider, thread, leaf)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1)",
+            )?;
+            let mut unleaf = tx.prepare_cached("UPDATE nodes SET leaf = 0 WHERE row = ?1 AND leaf = 1")?;
+            let mut upsert = tx.prepare_cached(
+                "INSERT INTO sessions(id, head, seq, active_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO UPDATE SET head = coalesce(?2, head), seq = seq + ?3,
+                                              active_at = max(active_at, ?4)",
+            )?;
+            for s in sessions {
+                let session = s.session;
+                let mut new = 0usize;
+                let mut active = 0i64;
+                for n in s.nodes {
+                    n.check()?;
+                    let exists: Option<i64> = find.query_row([session, &n.id], |r| r.get(0)).optional()?;
+                    if exists.is_some() {
+                        continue;
+                    }
+                    let parent_row: Option<i64> = match &n.parent {
+                        None => None,
+                        Some(p) => {
+                            Some(find.query_row([session, p], |r| r.get(0)).optional()?.ok_or_else(|| {
+                                Error::new(
+                                    Code::NotFound,
+                                    format!(
+                                        "node {:?} names parent {p:?}, which is not in session {session:?}",
+                                        n.id
+                                    ),
+                                )
+                            })?)
+                        }
+                    };
+                    insert.execute(params![
+                        session,
+                        n.id,
+                        n.parent,
+                        parent_row,
+                        n.role.as_str(),
+                        n.kind.as_str(),
+                        n.timestamp,
+                        n.content,
+                        n.speaker_id,
+                        n.speaker_display,
+                        n.provider,
+                        n.thread
+                    ])?;
+                    if let Some(p) = parent_row {
+                        unleaf.execute([p])?;
+                    }
+                    active = active.max(unix_of(&n.timestamp).min(now));
+                    new += 1;
+                }
+                let head = s.head.or(s.nodes.last().map(|n| n.id.as_str()));
+                upsert.execute(params![session, head, new as i64, active])?;
+                out.push(new);
+            }
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT OR IGNORE INTO claims(session, node, workspace) VALUES (?1, ?2, ?3)",
             )?;
             for id in ids {
                 st.execute(params![session, id, workspace])?;
@@ -346,69 +470,25 @@ impl SessionStore for SqliteStore {
         Ok(())
     }
 
-    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
+    fn claimed(&self, session: &str, workspace: &str) -> Result<Vec<String>> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT node FROM claims WHERE session = ?1 AND workspace = ?2 ORDER BY node")?;
+        let rows = st.query_map([session, workspace], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn release(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let mut new = 0usize;
-        let now = now_unix();
-        let mut active = 0i64;
         {
-            let mut find = tx.prepare_cached("SELECT row FROM nodes WHERE session = ?1 AND id = ?2")?;
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO nodes(session, id, parent, parent_row, role, kind, timestamp, content,
-                                   speaker_id, speaker_display, provider, thread, leaf)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1)",
-            )?;
-            let mut unleaf = tx.prepare_cached("UPDATE nodes SET leaf = 0 WHERE row = ?1 AND leaf = 1")?;
-            for n in nodes {
-                n.check()?;
-                let exists: Option<i64> = find.query_row([session, &n.id], |r| r.get(0)).optional()?;
-                if exists.is_some() {
-                    continue;
-                }
-                let parent_row: Option<i64> = match &n.parent {
-                    None => None,
-                    Some(p) => {
-                        Some(find.query_row([session, p], |r| r.get(0)).optional()?.ok_or_else(|| {
-                            Error::new(
-                                Code::NotFound,
-                                format!(
-                                    "node {:?} names parent {p:?}, which is not in session {session:?}",
-                                    n.id
-                                ),
-                            )
-                        })?)
-                    }
-                };
-                insert.execute(params![
-                    session,
-                    n.id,
-                    n.parent,
-                    parent_row,
-                    n.role.as_str(),
-                    n.kind.as_str(),
-                    n.timestamp,
-                    n.content,
-                    n.speaker_id,
-                    n.speaker_display,
-                    n.provider,
-                    n.thread
-                ])?;
-                if let Some(p) = parent_row {
-                    unleaf.execute([p])?;
-                }
-                active = active.max(unix_of(&n.timestamp).min(now));
-                new += 1;
+            let mut st =
+                tx.prepare_cached("DELETE FROM claims WHERE session = ?1 AND node = ?2 AND workspace = ?3")?;
+            for id in ids {
+                st.execute(params![session, id, workspace])?;
             }
         }
-        let head = nodes.last().map(|n| n.id.as_str());
-        tx.execute(
-            "INSERT INTO sessions(id, head, seq, active_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(id) DO UPDATE SET head = coalesce(?2, head), seq = seq + ?3,
-                                          active_at = max(active_at, ?4)",
-            params![session, head, new as i64, active],
-        )?;
         tx.commit()?;
-        Ok(new)
+        Ok(())
     }
 
     fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState> {

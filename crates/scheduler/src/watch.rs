@@ -169,6 +169,7 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
         let store = self.scheduler.store();
         let ws = self.scheduler.workspace();
         let mut out = Poll::default();
+        let mut wrote = false;
         for info in store.sessions()? {
             let now = self.scheduler.clock().now();
             let mut state = store.watch_state(&info.id, ws)?;
@@ -176,7 +177,10 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
             if info.seq <= state.handled_seq || !quiet || now.as_second() < state.retry_at {
                 continue;
             }
-            match self.scheduler.write(writer, &info.id, true) {
+            let result = self.scheduler.write_one(writer, &info.id, true);
+            self.scheduler.note(&result, false);
+            wrote = true;
+            match result {
                 Ok(report) => {
                     state = WatchState { handled_seq: info.seq, failures: 0, retry_at: 0 };
                     store.set_watch_state(&info.id, ws, &state)?;
@@ -201,6 +205,9 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
                     out.failed.push(info.id);
                 }
             }
+        }
+        if wrote {
+            self.scheduler.record_pending();
         }
         Ok(out)
     }

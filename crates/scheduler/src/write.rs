@@ -2,12 +2,14 @@
 //! a [`BatchWriter`], and mark exactly the turns of every batch whose
 //! transaction succeeded.
 //!
-//! Restart safety: a batch's records are archived by the same transaction
-//! that writes its topics, so a turn whose record is already in the v2
-//! archive was written, even if the process died before marking it. Before
-//! cutting, the leading run of pending turns whose records are archived is
-//! marked without calling the writer again; nothing is written twice and
-//! every citation already made stays valid.
+//! Restart safety: before a batch goes to the writer, its turns are
+//! *claimed* in the store; the mark drops the claim. A batch's records are
+//! archived by the same transaction that writes its topics, so a claimed
+//! turn whose record is in the v2 archive was written even if the process
+//! died before marking it: the next run marks the leading run of such turns
+//! without calling the writer again (nothing is written twice, and every
+//! citation already made stays valid), and drops claims whose records never
+//! reached the archive (that transaction did not happen).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -192,34 +194,73 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
     /// until nothing is pending, the head first, then every other live tip
     /// (a prefix shared with a tip already written is marked, so it is never
     /// written again). A failure stops the call: batches before it stay
-    /// written and marked, the failed one and the rest stay pending.
+    /// written and marked, the failed one and the rest stay pending. A
+    /// `CONFLICT` from the writer is retried once before it is reported.
+    ///
+    /// Writes for one workspace are serialised by `.scriptorium/scheduler.lock`
+    /// (waited for up to `lock_timeout`, then `LOCKED`, retryable), taken
+    /// before the pending turns are read: two processes never hand the same
+    /// turns to a writer.
     pub fn write(
         &self,
         writer: &mut dyn BatchWriter,
         session: &str,
         force: bool,
     ) -> Result<WriteReport, WriteFailure> {
-        let result = self.write_inner(writer, session, force);
-        self.note(&result);
+        let result = self.write_one(writer, session, force);
+        self.note(&result, true);
         result
     }
 
-    /// [`Scheduler::write`] over every session, in id order; stops at the
-    /// first failure.
+    /// [`Scheduler::write`] over every session, in id order. A failure no
+    /// retry can fix does not stop the others; a retryable one (the lock, the
+    /// model) stops the call. The first failure is returned once every
+    /// session was tried.
     pub fn write_all(&self, writer: &mut dyn BatchWriter, force: bool) -> Result<WriteReport, WriteFailure> {
-        let mut report = WriteReport::default();
-        let sessions = self.store.sessions().map_err(WriteFailure::from);
-        let result = sessions.and_then(|all| {
-            for s in all {
-                report.absorb(self.write_inner(writer, &s.id, force)?);
-            }
-            Ok(report)
-        });
-        self.note(&result);
+        let result = self.write_every(writer, force);
+        self.note(&result, true);
         result
     }
 
-    fn note(&self, result: &Result<WriteReport, WriteFailure>) {
+    fn write_every(&self, writer: &mut dyn BatchWriter, force: bool) -> Result<WriteReport, WriteFailure> {
+        let _serial = self.serialise()?;
+        let mut report = WriteReport::default();
+        let mut first_failure = None;
+        for s in self.store.sessions()? {
+            match self.write_inner(writer, &s.id, force) {
+                Ok(r) => report.absorb(r),
+                Err(f) if f.retryable => return Err(f),
+                Err(f) => {
+                    let f = WriteFailure { reason: format!("session {:?}: {}", s.id, f.reason), ..f };
+                    first_failure.get_or_insert(f);
+                }
+            }
+        }
+        match first_failure {
+            Some(f) => Err(f),
+            None => Ok(report),
+        }
+    }
+
+    /// [`Scheduler::write`] without the status file's pending recount (the
+    /// watcher recounts once per poll).
+    pub(crate) fn write_one(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        force: bool,
+    ) -> Result<WriteReport, WriteFailure> {
+        let _serial = self.serialise()?;
+        self.write_inner(writer, session, force)
+    }
+
+    fn serialise(&self) -> Result<transaction::lock::WriteLock, WriteFailure> {
+        transaction::lock::acquire_file(&self.root, SCHEDULER_LOCK, self.lock_timeout)
+            .map_err(WriteFailure::from)
+    }
+
+    /// Records the outcome in the status file (best effort).
+    pub(crate) fn note(&self, result: &Result<WriteReport, WriteFailure>, recount: bool) {
         let now = clock::format(self.clock.now());
         match result {
             Ok(r) if r.batches > 0 || r.settled > 0 => {
@@ -231,6 +272,13 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
                 status::record_failure(&self.root, &now, f);
             }
         }
+        if recount {
+            self.record_pending();
+        }
+    }
+
+    /// Recounts the pending turns into the status file (best effort).
+    pub fn record_pending(&self) {
         if let Ok(n) = self.pending_turns() {
             status::record_pending(&self.root, n);
         }
@@ -248,21 +296,26 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             pending::head_tip(self.store, session)?.into_iter().collect()
         };
         let mut report = WriteReport::default();
+        self.release_stale_claims(session)?;
         for tip in tips {
-            loop {
-                let mut ids = pending::suffix(self.store, session, &tip, &self.workspace, None)?;
-                let settled = self.settle(session, &ids)?;
-                if settled > 0 {
-                    report.settled += settled;
-                    ids.drain(..settled);
-                }
-                let Some(cut) = pending::cut(self.store, session, &ids, self.threshold, force)? else {
+            // One walk per tip: the batches are cut one after another from it
+            // (only this call marks them while it holds the scheduler lock).
+            let ids = pending::suffix(self.store, session, &tip, &self.workspace, None)?;
+            let settled = self.settle(session, &ids)?;
+            report.settled += settled;
+            let mut at = settled;
+            while at < ids.len() {
+                let Some(cut) = pending::cut(self.store, session, &ids[at..], self.threshold, force)? else {
                     break;
                 };
+                at += cut.ids.len();
                 report.absorb(self.write_batch(writer, session, &cut)?);
                 if !force {
                     return Ok(report);
                 }
+            }
+            if !force {
+                break;
             }
         }
         Ok(report)
@@ -282,7 +335,21 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             tokens: cut.tokens,
             lock_timeout: self.lock_timeout,
         };
-        let written = writer.write_batch(&batch)?;
+        self.store.claim(session, &cut.ids, &self.workspace)?;
+        let written = match writer.write_batch(&batch) {
+            Err(f) if f.code == Code::Conflict => writer.write_batch(&batch),
+            other => other,
+        };
+        let written = match written {
+            Ok(w) => w,
+            Err(f) => {
+                // The transaction did not happen: the claims go. (Should this
+                // fail too, the next run finds the records unarchived and
+                // drops the claims then.)
+                let _ = self.store.release(session, &cut.ids, &self.workspace);
+                return Err(f);
+            }
+        };
         self.store.mark(session, &cut.ids, &self.workspace).map_err(|e| {
             WriteFailure::new(
                 Code::Io,
@@ -304,20 +371,42 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         })
     }
 
-    /// Marks the leading run of `pending` whose records are already in the
-    /// v2 archive; returns its length.
+    /// Drops the claims of turns whose records are not archived: their
+    /// writer's transaction never happened (the process died before it).
+    fn release_stale_claims(&self, session: &str) -> Result<()> {
+        let claimed = self.store.claimed(session, &self.workspace)?;
+        if claimed.is_empty() {
+            return Ok(());
+        }
+        let mut archive = ArchivedIds::default();
+        let mut stale = Vec::new();
+        for id in claimed {
+            match self.store.node(session, &id)? {
+                Some(node)
+                    if node.record().is_ok_and(|r| archive.contains(&self.root, &r).unwrap_or(false)) => {}
+                _ => stale.push(id),
+            }
+        }
+        self.store.release(session, &stale, &self.workspace)
+    }
+
+    /// Marks the leading run of `pending` that was handed to a writer
+    /// (claimed) and whose records are archived: its transaction succeeded
+    /// and only the mark was lost. Returns the run's length.
     fn settle(&self, session: &str, pending: &[String]) -> Result<usize> {
-        let mut files: HashMap<String, HashSet<String>> = HashMap::new();
+        let claimed: HashSet<String> = self.store.claimed(session, &self.workspace)?.into_iter().collect();
+        if claimed.is_empty() {
+            return Ok(0);
+        }
+        let mut archive = ArchivedIds::default();
         let mut run = 0;
         for id in pending {
+            if !claimed.contains(id) {
+                break;
+            }
             let Some(node) = self.store.node(session, id)? else { break };
             let Ok(record) = node.record() else { break };
-            let rel = record.id().v2_path();
-            if !files.contains_key(&rel) {
-                let ids = archived_ids(&self.root, &rel, &record)?;
-                files.insert(rel.clone(), ids);
-            }
-            if !files[&rel].contains(&record.id().text()) {
+            if !archive.contains(&self.root, &record)? {
                 break;
             }
             run += 1;
@@ -326,6 +415,26 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             self.store.mark(session, &pending[..run], &self.workspace)?;
         }
         Ok(run)
+    }
+}
+
+/// The scheduler's own lock file, relative to the workspace.
+pub const SCHEDULER_LOCK: &str = ".scriptorium/scheduler.lock";
+
+/// The ids archived in v2 files, read once per file.
+#[derive(Default)]
+struct ArchivedIds {
+    files: HashMap<String, HashSet<String>>,
+}
+
+impl ArchivedIds {
+    fn contains(&mut self, root: &Path, record: &SourceRecord) -> Result<bool> {
+        let rel = record.id().v2_path();
+        if !self.files.contains_key(&rel) {
+            let ids = archived_ids(root, &rel, record)?;
+            self.files.insert(rel.clone(), ids);
+        }
+        Ok(self.files[&rel].contains(&record.id().text()))
     }
 }
 

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use common::*;
 use scriptorium_scheduler::pending::{head_tip, pending_in, suffix, tips_head_first};
-use scriptorium_scheduler::{Kind, SessionStore, SqliteStore};
+use scriptorium_scheduler::store::{Link, NewNodes, SessionInfo, WatchState};
+use scriptorium_scheduler::{Kind, Node, Result, SessionStore, SqliteStore};
 
 fn ids(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -90,9 +91,72 @@ fn excluded_kinds_are_skipped_not_stops() {
     assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t0", "t1"]));
     s.mark("s", &ids(&["t0"]), WS).unwrap();
     assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t1"]));
-    // Excluded kinds are never marked, so they never stop a walk.
+}
+
+#[test]
+fn marks_on_excluded_kinds_neither_count_nor_stop() {
+    let nodes = vec![
+        turn("t0", None, "hello"),
+        node("call", Some("t0"), Kind::ToolCall, "{}"),
+        node("result", Some("call"), Kind::ToolResult, "42"),
+        node("notice", Some("result"), Kind::Runtime, "sub-agent finished"),
+        turn("t1", Some("notice"), "thanks"),
+    ];
+    let s = store_with("s", &nodes);
+    // The store refuses to mark anything but a real turn...
     s.mark("s", &ids(&["call", "result", "notice"]), WS).unwrap();
-    assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t1"]));
+    assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t0", "t1"]));
+    // ...and a mark another program put on one does not stop the walk.
+    let foreign = ForeignMarks(s);
+    assert_eq!(suffix(&foreign, "s", "t1", WS, None).unwrap(), ids(&["t0", "t1"]));
+}
+
+/// A store that reports every tool and runtime node as marked.
+struct ForeignMarks(SqliteStore);
+
+impl SessionStore for ForeignMarks {
+    fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.0.sessions()
+    }
+    fn session(&self, id: &str) -> Result<Option<SessionInfo>> {
+        self.0.session(id)
+    }
+    fn tips(&self, session: &str) -> Result<Vec<String>> {
+        self.0.tips(session)
+    }
+    fn newest_child(&self, session: &str, node: &str) -> Result<Option<String>> {
+        self.0.newest_child(session, node)
+    }
+    fn link(&self, session: &str, node: &str, workspace: &str) -> Result<Option<Link>> {
+        Ok(self
+            .0
+            .link(session, node, workspace)?
+            .map(|l| Link { marked: l.marked || l.kind != Kind::Turn, ..l }))
+    }
+    fn node(&self, session: &str, id: &str) -> Result<Option<Node>> {
+        self.0.node(session, id)
+    }
+    fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        self.0.mark(session, ids, workspace)
+    }
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+        self.0.add_sessions(sessions)
+    }
+    fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        self.0.claim(session, ids, workspace)
+    }
+    fn claimed(&self, session: &str, workspace: &str) -> Result<Vec<String>> {
+        self.0.claimed(session, workspace)
+    }
+    fn release(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        self.0.release(session, ids, workspace)
+    }
+    fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState> {
+        self.0.watch_state(session, workspace)
+    }
+    fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()> {
+        self.0.set_watch_state(session, workspace, state)
+    }
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn openai_messages() {
     let (s, got) = load(Format::OpenAi, &fixture("openai.json"));
     assert_eq!((got.sessions, got.nodes), (1, 6));
     let n = |i: usize| s.node("chat-2025-06-03", &format!("m{i}")).unwrap().unwrap();
-    assert_eq!((n(0).role, n(0).kind), (Role::System, Kind::Turn));
+    assert_eq!((n(0).role, n(0).kind), (Role::System, Kind::Runtime), "a system prompt is nobody's turn");
     assert_eq!(n(1).timestamp, "2025-06-03T07:00:00Z");
     assert_eq!((n(1).speaker_display.as_deref(), n(1).speaker_id.as_deref()), (Some("Ada"), None));
     assert_eq!(n(2).kind, Kind::ToolCall);
@@ -82,7 +82,7 @@ fn openai_messages() {
     // The name field is the identity; "[Ada]" in the body is not.
     assert_eq!(n(5).speaker_display.as_deref(), Some("Bo"));
     assert_eq!(n(5).record().unwrap().header_label(), "Bo");
-    assert_eq!(pending_in(&s, "chat-2025-06-03", WS).unwrap(), 4);
+    assert_eq!(pending_in(&s, "chat-2025-06-03", WS).unwrap(), 3);
 }
 
 #[test]
@@ -191,4 +191,76 @@ fn the_store_on_disk_is_shared_by_processes() {
     assert!(SqliteStore::open_existing(&dir.path().join("none.db")).unwrap().is_none());
     std::fs::write(dir.path().join("junk.db"), b"not a database at all, not even close..........").unwrap();
     assert!(SqliteStore::open_existing(&dir.path().join("junk.db")).is_err());
+}
+
+#[test]
+fn hostile_locomo_keys_do_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("odd.json");
+    std::fs::write(
+        &p,
+        r#"[{"sample_id":"x","conversation":{"session_01":[{"speaker":"A","dia_id":"D1:1","text":"zero-padded"}],
+            "session_+2":[{"speaker":"A","dia_id":"D2:1","text":"signed"}],
+            "session_1_date_time":"1:56 pm on 8 May, 2023",
+            "session_3":"not a list",
+            "session_4":[{"speaker":"B","dia_id":"D4:1","text":"real"}],
+            "session_4_date_time":"9:00 am on 9 May, 2023"}}]"#,
+    )
+    .unwrap();
+    let (s, got) = load(Format::Locomo, &p);
+    assert_eq!(got.nodes, 1, "only canonical session_N lists");
+    assert_eq!(s.node("locomo/x", "D4:1").unwrap().unwrap().timestamp, "2023-05-09T09:00:00Z");
+    std::fs::write(
+        &p,
+        r#"[{"sample_id":"x","conversation":{"session_1":[{"speaker":"A","dia_id":"D1:1","text":"t"}]}}]"#,
+    )
+    .unwrap();
+    let err = read(Format::Locomo, &p).unwrap_err();
+    assert!(err.message.contains("session_1_date_time"), "{err}");
+}
+
+#[test]
+fn the_head_is_the_last_line_even_out_of_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("order.jsonl");
+    let line = |id: &str, parent: &str| {
+        format!("{{\"session\":\"s\",\"id\":\"{id}\",\"parent\":{parent},\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"{id}\"}}\n")
+    };
+    // C names X, which comes later; the last line is X, whose tip is C.
+    let text = [line("C", "\"X\""), line("D", "null"), line("X", "null")].concat();
+    std::fs::write(&p, text).unwrap();
+    let (s, _) = load(Format::Jsonl, &p);
+    assert_eq!(head_tip(&s, "s").unwrap().as_deref(), Some("C"));
+}
+
+#[test]
+fn a_live_claude_code_file_with_a_half_written_last_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("live.jsonl");
+    let whole = r#"{"parentUuid":null,"sessionId":"s3","type":"user","message":{"role":"user","content":"first"},"uuid":"u1","timestamp":"2025-06-02T20:00:00Z"}"#;
+    std::fs::write(&p, format!("{whole}\n{{\"parentUuid\":\"u1\",\"sessionId\":\"s3\",\"type\":\"assis"))
+        .unwrap();
+    let (s, got) = load(Format::ClaudeCode, &p);
+    assert_eq!(got.nodes, 1);
+    assert!(s.node("s3", "u1").unwrap().is_some());
+    // The same bytes ended by a LF are a damaged line, refused with its number.
+    std::fs::write(&p, format!("{whole}\n{{\"parentUuid\":\"u1\",\"sessionId\":\"s3\",\"type\":\"assis\n"))
+        .unwrap();
+    assert_eq!(read(Format::ClaudeCode, &p).unwrap_err().line, Some(2));
+}
+
+#[test]
+fn an_import_lands_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("two.jsonl");
+    std::fs::write(
+        &p,
+        "{\"session\":\"a\",\"id\":\"1\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"fine\"}\n\
+         {\"session\":\"b\",\"id\":\"1\",\"parent\":\"ghost\",\"role\":\"user\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"content\":\"orphan\"}\n",
+    )
+    .unwrap();
+    let s = SqliteStore::in_memory().unwrap();
+    let err = import(&s, &read(Format::Jsonl, &p).unwrap()).unwrap_err();
+    assert_eq!(err.code.as_str(), "NOT_FOUND");
+    assert!(s.sessions().unwrap().is_empty(), "session a did not land either");
 }

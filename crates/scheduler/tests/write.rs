@@ -289,3 +289,88 @@ proptest::proptest! {
         proptest::prop_assert_eq!(sum, tiktoken_rs::o200k_base_singleton().count_ordinary(&whole));
     }
 }
+
+#[test]
+fn a_conflict_is_retried_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store_with("s", &chain("a", 2, None));
+    let sch = Scheduler::new(&s, dir.path(), WS);
+    let mut w = Counting::default();
+    w.fail_on.insert(1, Code::Conflict);
+    let r = sch.write(&mut w, "s", true).unwrap();
+    assert_eq!((r.turns, w.calls), (2, 2));
+    let s = store_with("s", &chain("a", 2, None));
+    let sch = Scheduler::new(&s, dir.path(), WS);
+    let mut w = Counting::default();
+    w.fail_on.insert(1, Code::Conflict);
+    w.fail_on.insert(2, Code::Conflict);
+    let f = sch.write(&mut w, "s", true).unwrap_err();
+    assert_eq!((f.code, f.retryable, w.calls), (Code::Conflict, true, 2));
+    assert_eq!(pending_in(&s, "s", WS).unwrap(), 2);
+    assert!(s.claimed("s", WS).unwrap().is_empty(), "a failed batch leaves no claim");
+}
+
+#[test]
+fn records_archived_by_someone_else_are_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    scriptorium_transaction::layout::ensure(root).unwrap();
+    let nodes = chain("a", 3, None);
+    let records: Vec<_> = nodes.iter().map(|n| n.record().unwrap()).collect();
+    scriptorium_source_archive::append::append(root, &records[..2]).unwrap();
+    let s = store_with("s", &nodes);
+    let sch = Scheduler::new(&s, root, WS);
+    let mut w = Counting::default();
+    let r = sch.write(&mut w, "s", true).unwrap();
+    assert_eq!(r.settled, 0, "never handed to a writer: not settled");
+    assert_eq!(w.written(), vec!["a0", "a1", "a2"]);
+}
+
+#[test]
+fn a_claim_whose_transaction_never_happened_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    scriptorium_transaction::layout::ensure(root).unwrap();
+    let s = store_with("s", &chain("a", 3, None));
+    // A run died after claiming and before its transaction.
+    s.claim("s", &["a0".to_owned(), "a1".to_owned()], WS).unwrap();
+    let sch = Scheduler::new(&s, root, WS);
+    let mut w = Counting::default();
+    let r = sch.write(&mut w, "s", true).unwrap();
+    assert_eq!((r.settled, w.written().len()), (0, 3));
+    assert!(s.claimed("s", WS).unwrap().is_empty());
+}
+
+#[test]
+fn two_schedulers_never_write_the_same_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let s = store_with("s", &chain("a", 3, None));
+    let mut sch = Scheduler::new(&s, root, WS);
+    sch.lock_timeout = std::time::Duration::from_millis(30);
+    let other = scriptorium_transaction::lock::acquire_file(
+        root,
+        scriptorium_scheduler::write::SCHEDULER_LOCK,
+        std::time::Duration::ZERO,
+    )
+    .unwrap();
+    let mut w = Counting::default();
+    let f = sch.write(&mut w, "s", true).unwrap_err();
+    assert_eq!((f.code, f.retryable, w.calls), (Code::Locked, true, 0));
+    drop(other);
+    assert_eq!(sch.write(&mut w, "s", true).unwrap().turns, 3);
+}
+
+#[test]
+fn write_all_goes_past_a_session_refused_for_good() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store_with("a", &chain("x", 2, None));
+    s.add("b", &chain("y", 2, None)).unwrap();
+    let sch = Scheduler::new(&s, dir.path(), WS);
+    let mut w = Counting::default();
+    w.fail_on.insert(1, Code::ValidationFailed);
+    let f = sch.write_all(&mut w, true).unwrap_err();
+    assert_eq!((f.code, f.retryable), (Code::ValidationFailed, false));
+    assert!(f.reason.contains("\"a\""), "{f}");
+    assert_eq!(w.written(), vec!["y0", "y1"], "session b was still written");
+}

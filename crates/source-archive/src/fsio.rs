@@ -53,7 +53,8 @@ pub fn read_file(path: &Path) -> Result<FileBytes> {
     Ok(FileBytes::Owned(bytes))
 }
 
-fn sync_dir(dir: &Path) -> Result<()> {
+/// Fsyncs a folder, so the entries created or renamed in it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
     #[cfg(unix)]
     {
         let d = File::open(dir).map_err(|e| Error::io(e, "cannot open directory", dir))?;

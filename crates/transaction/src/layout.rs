@@ -66,8 +66,23 @@ pub fn ensure(root: &Path) -> Result<Identity, Error> {
     }
     let id = Identity { id: random_id(), format: 1 };
     let text = serde_json::to_string(&id).map_err(|e| Error::new(Code::Io, e.to_string()))? + "\n";
-    fsio::replace_file(root, &root.join(WORKSPACE_JSON), text.as_bytes())?;
-    Ok(id)
+    // Written whole under a private name, then linked into place: a link
+    // never replaces, so when two processes create the workspace at once
+    // exactly one id wins and the other process reads it.
+    let tmp = root.join(format!(".scriptorium/tmp/workspace-{}.json", id.id));
+    let target = root.join(WORKSPACE_JSON);
+    fsio::replace_file(root, &tmp, text.as_bytes())?;
+    let linked = fs::hard_link(&tmp, &target);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            fsio::sync_dir(&root.join(".scriptorium"))?;
+            Ok(id)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => identity(root)?
+            .ok_or_else(|| Error::new(Code::Io, format!("{WORKSPACE_JSON} vanished while it was created"))),
+        Err(e) => Err(Error::io(&e, "cannot create", &target)),
+    }
 }
 
 /// The sibling folder that receives an old layout's folders.

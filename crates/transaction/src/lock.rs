@@ -32,19 +32,26 @@ pub struct WriteLock {
 /// `LOCKED` when another writer holds it that long, `INVALID_ARGUMENT` when
 /// the way to the lock file goes through a symbolic link, `IO` otherwise.
 pub fn acquire(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
-    take(root, timeout, false)
+    take(root, LOCK_FILE, timeout, false)
+}
+
+/// Takes another lock file of the workspace (`rel`, under `.scriptorium/`)
+/// exclusively, with the same rules and errors as [`acquire`]: for a layer
+/// above that must serialise work longer than one transaction.
+pub fn acquire_file(root: &Path, rel: &str, timeout: Duration) -> Result<WriteLock, Error> {
+    take(root, rel, timeout, false)
 }
 
 /// Takes the lock shared, as a reader: no writer can install while it is
 /// held, and readers do not exclude each other. Same errors as [`acquire`].
 pub fn acquire_shared(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
-    take(root, timeout, true)
+    take(root, LOCK_FILE, timeout, true)
 }
 
-fn take(root: &Path, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
-    let path = root.join(LOCK_FILE);
+fn take(root: &Path, rel: &str, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
+    let path = root.join(rel);
     // Never create or lock anything through a link that leaves the workspace.
-    fsio::check_no_links(root, LOCK_FILE)?;
+    fsio::check_no_links(root, rel)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(&e, "cannot create", dir))?;
     }
@@ -64,11 +71,11 @@ fn take(root: &Path, timeout: Duration, shared: bool) -> Result<WriteLock, Error
                     return Err(Error::new(
                         Code::Locked,
                         format!(
-                            "another process holds {LOCK_FILE} (waited {} ms); nothing was done, try again",
+                            "another process holds {rel} (waited {} ms); nothing was done, try again",
                             timeout.as_millis()
                         ),
                     )
-                    .at(LOCK_FILE));
+                    .at(rel));
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }

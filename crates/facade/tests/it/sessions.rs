@@ -107,7 +107,8 @@ fn every_format_imports() {
     assert_eq!(cc.matches("<!-- source:").count(), 4);
     assert!(!cc.contains("cargo test upload") && !cc.contains("Search the repository"));
     let oa = std::fs::read_to_string(dir.path().join("sources/openai/_v2/chat-2025-06-03.md")).unwrap();
-    assert_eq!(oa.matches("<!-- source:").count(), 4);
+    assert_eq!(oa.matches("<!-- source:").count(), 3);
+    assert!(!oa.contains("the team's assistant"), "the system prompt is not archived");
 }
 
 #[test]
@@ -240,15 +241,19 @@ fn several_processes_share_the_store() {
         let out = c.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    let mut handed = 0;
     for c in writers {
         let out = c.wait_with_output().unwrap();
         // A writer may meet the other's lock (retryable); nothing else.
-        if out.status.code() != Some(0) {
+        if out.status.code() == Some(0) {
+            handed += json_lines(&out.stdout)[0]["turns"].as_u64().unwrap();
+        } else {
             let e = error_of(&out);
             assert_eq!((e["code"].as_str(), e["retryable"].as_bool()), (Some("LOCKED"), Some(true)), "{e}");
         }
     }
-    ok_json(&["write", "--workspace", &w, "--force", "--json"]);
+    handed += ok_json(&["write", "--workspace", &w, "--force", "--json"])["turns"].as_u64().unwrap();
+    assert_eq!(handed, 600, "every turn handed to a writer exactly once");
     assert_eq!(ok_json(&["status", "--workspace", &w, "--json"])["pending_turns"], 0);
     for f in 0..4 {
         let text = std::fs::read_to_string(ws.join(format!("sources/jsonl/_v2/s{f}.md"))).unwrap();

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
-use scriptorium_scheduler::store::{Link, SessionInfo, WatchState};
+use scriptorium_scheduler::store::{Link, NewNodes, SessionInfo, WatchState};
 use scriptorium_scheduler::{
     Batch, BatchWriter, Code, Kind, Node, Result, Role, SessionStore, SqliteStore, WriteFailure, Written,
 };
@@ -115,8 +115,17 @@ impl SessionStore for FlakyMarks {
         }
         self.inner.mark(session, ids, workspace)
     }
-    fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
-        self.inner.add(session, nodes)
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+        self.inner.add_sessions(sessions)
+    }
+    fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        self.inner.claim(session, ids, workspace)
+    }
+    fn claimed(&self, session: &str, workspace: &str) -> Result<Vec<String>> {
+        self.inner.claimed(session, workspace)
+    }
+    fn release(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
+        self.inner.release(session, ids, workspace)
     }
     fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState> {
         self.inner.watch_state(session, workspace)
