@@ -18,6 +18,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace;
+use scriptorium_scheduler::import::locomo_time;
 use scriptorium_source_archive::{append, input, pct, SourceId};
 use serde_json::Value;
 
@@ -58,41 +59,6 @@ impl Options {
         o.data = data.context("--data FILE is required (e.g. ../shared/data/locomo/locomo-dev.json)")?.into();
         Ok(o)
     }
-}
-
-/// `1:56 pm on 8 May, 2023` → `2023-05-08T13:56:00Z`.
-fn session_time(s: &str) -> Option<String> {
-    let (time, date) = s.split_once(" on ")?;
-    let (hm, ampm) = time.trim().split_once(' ')?;
-    let (h, m) = hm.split_once(':')?;
-    let (mut h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    match ampm.to_ascii_lowercase().as_str() {
-        "am" if h == 12 => h = 0,
-        "am" => {}
-        "pm" if h != 12 => h += 12,
-        "pm" => {}
-        _ => return None,
-    }
-    let mut parts = date.split([' ', ',']).filter(|p| !p.is_empty());
-    let day: u32 = parts.next()?.parse().ok()?;
-    let month = parts.next()?;
-    let year: u32 = parts.next()?.parse().ok()?;
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    let mo = MONTHS.iter().position(|x| x.eq_ignore_ascii_case(month))? + 1;
-    Some(format!("{year:04}-{mo:02}-{day:02}T{h:02}:{m:02}:00Z"))
 }
 
 /// LoCoMo evidence ids as written (`D8:6; D9:17`, `D:11:26`) → dia_ids.
@@ -138,7 +104,7 @@ pub(crate) fn locomo(o: &Options) -> Result<()> {
         for n in 1.. {
             let Some(session) = conv.get(&format!("session_{n}")) else { break };
             let date = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).unwrap_or("");
-            let ts = session_time(date).with_context(|| format!("{id} session {n}: bad date {date:?}"))?;
+            let ts = locomo_time(date).with_context(|| format!("{id} session {n}: bad date {date:?}"))?;
             for t in session.as_array().into_iter().flatten() {
                 let mut content = t["text"].as_str().unwrap_or("").to_owned();
                 if let (true, Some(c)) = (o.captions, t["blip_caption"].as_str()) {
@@ -252,15 +218,11 @@ pub(crate) fn locomo(o: &Options) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    //! Parsing LoCoMo's dates and evidence.
+    //! Parsing LoCoMo's evidence (its dates: `scriptorium_scheduler::import::locomo_time`).
     use super::*;
 
     #[test]
-    fn dates_and_evidence() {
-        assert_eq!(session_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
-        assert_eq!(session_time("12:09 am on 13 September, 2023").as_deref(), Some("2023-09-13T00:09:00Z"));
-        assert_eq!(session_time("12:30 pm on 1 June, 2023").as_deref(), Some("2023-06-01T12:30:00Z"));
-        assert_eq!(session_time("noon"), None);
+    fn evidence_ids() {
         let ev = serde_json::json!(["D8:6; D9:17", "D:11:26", "D", "D1:3"]);
         assert_eq!(evidence(&ev), ["D11:26", "D1:3", "D8:6", "D9:17"]);
     }

@@ -564,6 +564,8 @@ mod tests {
         assert_eq!(locomo_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
         assert_eq!(locomo_time("12:09 am on 1 January, 2024").as_deref(), Some("2024-01-01T00:09:00Z"));
         assert_eq!(locomo_time("12:30 pm on 29 February, 2024").as_deref(), Some("2024-02-29T12:30:00Z"));
+        assert_eq!(locomo_time("12:09 am on 13 September, 2023").as_deref(), Some("2023-09-13T00:09:00Z"));
+        assert_eq!(locomo_time("noon"), None);
         assert_eq!(locomo_time("1:56 pm on 30 February, 2023"), None);
         assert_eq!(locomo_time("13:56 pm on 8 May, 2023"), None);
         assert_eq!(locomo_time("yesterday"), None);

@@ -78,16 +78,20 @@ fn marks_from_two_branches_and_other_workspaces() {
     assert_eq!(pending_in(&s, "s", WS).unwrap(), 3);
 }
 
-#[test]
-fn excluded_kinds_are_skipped_not_stops() {
-    let nodes = vec![
+/// Two turns with a tool call, its result and a runtime notice between.
+fn with_tools() -> Vec<Node> {
+    vec![
         turn("t0", None, "hello"),
         node("call", Some("t0"), Kind::ToolCall, "{}"),
         node("result", Some("call"), Kind::ToolResult, "42"),
         node("notice", Some("result"), Kind::Runtime, "sub-agent finished"),
         turn("t1", Some("notice"), "thanks"),
-    ];
-    let s = store_with("s", &nodes);
+    ]
+}
+
+#[test]
+fn excluded_kinds_are_skipped_not_stops() {
+    let s = store_with("s", &with_tools());
     assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t0", "t1"]));
     s.mark("s", &ids(&["t0"]), WS).unwrap();
     assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t1"]));
@@ -95,14 +99,7 @@ fn excluded_kinds_are_skipped_not_stops() {
 
 #[test]
 fn marks_on_excluded_kinds_neither_count_nor_stop() {
-    let nodes = vec![
-        turn("t0", None, "hello"),
-        node("call", Some("t0"), Kind::ToolCall, "{}"),
-        node("result", Some("call"), Kind::ToolResult, "42"),
-        node("notice", Some("result"), Kind::Runtime, "sub-agent finished"),
-        turn("t1", Some("notice"), "thanks"),
-    ];
-    let s = store_with("s", &nodes);
+    let s = store_with("s", &with_tools());
     // The store refuses to mark anything but a real turn...
     s.mark("s", &ids(&["call", "result", "notice"]), WS).unwrap();
     assert_eq!(suffix(&s, "s", "t1", WS, None).unwrap(), ids(&["t0", "t1"]));

@@ -19,6 +19,23 @@ fn ok_json(args: &[&str]) -> Value {
     lines[0].clone()
 }
 
+fn spawn(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A workspace with `ours.jsonl` imported.
+fn imported_ours() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = fixture("ours.jsonl");
+    ok_json(&["session", "import", "--workspace", s(dir.path()), "--format", "jsonl", s(&ours), "--json"]);
+    dir
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -140,18 +157,8 @@ fn refusals_are_clear() {
 
 #[test]
 fn a_held_lock_fails_retryably_and_marks_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = imported_ours();
     let w = s(dir.path());
-    ok_json(&[
-        "session",
-        "import",
-        "--workspace",
-        w,
-        "--format",
-        "jsonl",
-        s(&fixture("ours.jsonl")),
-        "--json",
-    ]);
     let held = scriptorium::transaction::Writer::open(dir.path(), std::time::Duration::from_secs(1)).unwrap();
     let out = run(&["write", "--workspace", w, "--force", "--timeout-ms", "100", "--json"], b"");
     let e = error_of(&out);
@@ -166,18 +173,8 @@ fn a_held_lock_fails_retryably_and_marks_nothing() {
 
 #[test]
 fn watch_once_writes_idle_sessions_and_reports_events() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = imported_ours();
     let w = s(dir.path());
-    ok_json(&[
-        "session",
-        "import",
-        "--workspace",
-        w,
-        "--format",
-        "jsonl",
-        s(&fixture("ours.jsonl")),
-        "--json",
-    ]);
     let out = run(&["watch", "--workspace", w, "--once", "--idle-secs", "0", "--json"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let lines = json_lines(&out.stdout);
@@ -214,28 +211,13 @@ fn several_processes_share_the_store() {
         std::fs::write(&p, text).unwrap();
         files.push(p);
     }
-    let bin = env!("CARGO_BIN_EXE_scriptorium");
     let w = s(&ws).to_owned();
     let mut children = Vec::new();
     for p in &files {
-        children.push(
-            std::process::Command::new(bin)
-                .args(["session", "import", "--workspace", &w, "--format", "jsonl", s(p), "--json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
+        children.push(spawn(&["session", "import", "--workspace", &w, "--format", "jsonl", s(p), "--json"]));
     }
     let writers: Vec<_> = (0..2)
-        .map(|_| {
-            std::process::Command::new(bin)
-                .args(["write", "--workspace", &w, "--force", "--threshold", "500", "--json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+        .map(|_| spawn(&["write", "--workspace", &w, "--force", "--threshold", "500", "--json"]))
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
