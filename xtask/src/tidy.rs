@@ -52,6 +52,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
         "jiff",
         "time zones for the nightly 03:00 (DST-correct, bundled tzdb) and RFC 3339 parsing in importers",
     ),
+    ("ureq", "the blocking HTTP client of the OpenAI-compatible model client (rustls, no async runtime)"),
     ("libfuzzer-sys", "the cargo-fuzz harness of fuzz/"),
 ];
 

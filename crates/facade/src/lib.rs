@@ -25,3 +25,4 @@ pub use scriptorium_scheduler as scheduler;
 pub use scriptorium_source_archive as archive;
 pub use scriptorium_topic_markdown as topics;
 pub use scriptorium_transaction as transaction;
+pub use scriptorium_writer as writer;

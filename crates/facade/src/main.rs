@@ -162,6 +162,8 @@ enum Command {
         /// How long to wait for another writer's lock before failing with LOCKED (retryable).
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
     },
     /// Run the idle watcher in the foreground: sessions quiet for --idle-secs
     /// get a forced write; the nightly pass runs at local 03:00. Events go
@@ -179,6 +181,36 @@ enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
+    },
+    /// The reorganize pass on demand (the watcher runs it nightly): split,
+    /// merge and repair topic files through one transaction. The offline
+    /// writer changes nothing.
+    Sleep {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
+    },
+    /// Write topics for trusted archived records that no block cites, in
+    /// batches, without archiving them again.
+    Backfill {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Records per batch.
+        #[arg(long, default_value_t = 50)]
+        batch: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
     },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
@@ -946,7 +978,7 @@ fn main() -> ExitCode {
         Command::Session(SessionCommand::Import { workspace, format, files, json }) => {
             sessions::run_import(workspace, format, files, json)
         }
-        Command::Write { workspace, session, force, json, threshold, timeout_ms } => {
+        Command::Write { workspace, session, force, json, threshold, timeout_ms, model } => {
             sessions::run_write(sessions::WriteOptions {
                 root: workspace,
                 session,
@@ -954,10 +986,15 @@ fn main() -> ExitCode {
                 json,
                 threshold,
                 timeout_ms,
+                model,
             })
         }
-        Command::Watch { workspace, idle_secs, once, json } => {
-            sessions::run_watch(workspace, idle_secs, once, json)
+        Command::Watch { workspace, idle_secs, once, json, model } => {
+            sessions::run_watch(workspace, idle_secs, once, json, &model)
+        }
+        Command::Sleep { workspace, json, model } => sessions::run_sleep(workspace, &model, json),
+        Command::Backfill { workspace, batch, json, model } => {
+            sessions::run_backfill(workspace, batch, &model, json)
         }
         Command::Check { workspace, json, timeout_ms } => run_check(workspace, json, timeout_ms),
         Command::Promote { workspace, source_ids, json, timeout_ms } => {

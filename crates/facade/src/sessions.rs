@@ -13,10 +13,11 @@ use scriptorium::scheduler::{
     status,
     store::SESSIONS_DB,
     watch::{Event, EventSink, Reorganize, Watcher},
-    write::ArchiveWriter,
     BatchWriter, Scheduler, SessionStore, SqliteStore, WriteFailure,
 };
 use scriptorium::transaction;
+use scriptorium::writer::backfill::{self, InputWriter};
+use scriptorium::writer::{ModelWriter, Offline, OpenAiCompatible};
 
 use crate::{fail_tx, print_line};
 
@@ -118,9 +119,87 @@ pub(crate) fn run_import(root: PathBuf, format: String, files: Vec<PathBuf>, as_
     }
 }
 
-/// The writer `write` and `watch` use.
-fn writer() -> ArchiveWriter {
-    ArchiveWriter
+/// Which model writes: `--model`, `--model-url`, `--model-name` (FORMAT §8).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct ModelArgs {
+    /// `offline` (the extractive baseline, the default when nothing is
+    /// configured) or the name of the model at --model-url.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// An OpenAI-compatible chat-completions base URL (e.g.
+    /// http://127.0.0.1:11434/v1); default $SCRIPTORIUM_MODEL_URL.
+    #[arg(long)]
+    pub(crate) model_url: Option<String>,
+    /// The model's name at --model-url; default $SCRIPTORIUM_MODEL_NAME.
+    #[arg(long)]
+    pub(crate) model_name: Option<String>,
+    /// Seconds one model call may take.
+    #[arg(long, default_value_t = 120)]
+    pub(crate) model_timeout_secs: u64,
+}
+
+/// The chosen writer.
+pub(crate) enum Chosen {
+    Offline(Offline),
+    Model(Box<ModelWriter<OpenAiCompatible>>),
+}
+
+impl Chosen {
+    fn batch_writer(&mut self) -> &mut dyn BatchWriter {
+        match self {
+            Chosen::Offline(w) => w,
+            Chosen::Model(w) => w.as_mut(),
+        }
+    }
+
+    fn input_writer(&mut self) -> &mut dyn InputWriter {
+        match self {
+            Chosen::Offline(w) => w,
+            Chosen::Model(w) => w.as_mut(),
+        }
+    }
+
+    fn reorganize(&mut self, root: &Path, lock_timeout: Duration) -> Result<Vec<String>, WriteFailure> {
+        match self {
+            // The offline writer has no judgement to reorganize with.
+            Chosen::Offline(_) => Ok(Vec::new()),
+            Chosen::Model(w) => w.reorganize(root, lock_timeout),
+        }
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Picks the writer: `--model offline` (with no URL) or nothing configured
+/// is the offline writer; a URL and a model name make the OpenAI-compatible
+/// client, its key from `$SCRIPTORIUM_API_KEY`.
+pub(crate) fn choose(a: &ModelArgs) -> Result<Chosen, WriteFailure> {
+    let invalid = |m: String| Err(WriteFailure::new(scheduler::Code::InvalidArgument, m));
+    if a.model.as_deref() == Some("offline") {
+        if a.model_url.is_some() || a.model_name.is_some() {
+            return invalid("--model offline takes no --model-url or --model-name".to_owned());
+        }
+        return Ok(Chosen::Offline(Offline));
+    }
+    let url = a.model_url.clone().or_else(|| env("SCRIPTORIUM_MODEL_URL"));
+    let name = a.model_name.clone().or_else(|| a.model.clone()).or_else(|| env("SCRIPTORIUM_MODEL_NAME"));
+    match (url, name) {
+        (None, None) => Ok(Chosen::Offline(Offline)),
+        (Some(u), None) => invalid(format!(
+            "model URL {u:?} without a model name (--model-name, --model or SCRIPTORIUM_MODEL_NAME)"
+        )),
+        (None, Some(n)) => {
+            invalid(format!("model {n:?} without a URL (--model-url or SCRIPTORIUM_MODEL_URL)"))
+        }
+        (Some(u), Some(n)) => {
+            let key = env(scriptorium::writer::openai::API_KEY_ENV);
+            let client =
+                OpenAiCompatible::new(&u, &n, key, Duration::from_secs(a.model_timeout_secs.max(1)))?;
+            Ok(Chosen::Model(Box::new(ModelWriter::new(client))))
+        }
+    }
 }
 
 pub(crate) struct WriteOptions {
@@ -130,6 +209,7 @@ pub(crate) struct WriteOptions {
     pub(crate) json: bool,
     pub(crate) threshold: usize,
     pub(crate) timeout_ms: u64,
+    pub(crate) model: ModelArgs,
 }
 
 pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
@@ -144,19 +224,23 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
         Ok(s) => s,
         Err(c) => return c,
     };
+    let mut chosen = match choose(&o.model) {
+        Ok(c) => c,
+        Err(f) => return fail_write(&f),
+    };
+    let w = chosen.batch_writer();
     let mut sch = Scheduler::new(&store, &o.root, &ws);
     sch.threshold = o.threshold;
     sch.lock_timeout = Duration::from_millis(o.timeout_ms);
-    let mut w = writer();
     let result = match &o.session {
         Some(s) => match store.session(s) {
-            Ok(Some(_)) => sch.write(&mut w, s, o.force),
+            Ok(Some(_)) => sch.write(w, s, o.force),
             Ok(None) => {
                 return fail(&scheduler::Error::new(scheduler::Code::NotFound, format!("no session {s:?}")))
             }
             Err(e) => return fail(&e),
         },
-        None => sch.write_all(&mut w, o.force),
+        None => sch.write_all(w, o.force),
     };
     match result {
         Ok(r) => {
@@ -214,24 +298,32 @@ impl EventSink for Print {
     }
 }
 
-/// The nightly pass until the model writers exist: rebuild the derived
-/// views from topics and sources.
-struct RebuildViews<'a> {
+/// The nightly pass: the chosen writer's reorganize.
+struct Nightly<'a> {
     root: &'a Path,
+    writer: &'a mut Chosen,
 }
 
-impl Reorganize for RebuildViews<'_> {
+impl Reorganize for Nightly<'_> {
     fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure> {
-        let mut w = transaction::Writer::open(self.root, scheduler::write::BACKGROUND_LOCK_TIMEOUT)?;
-        w.rebuild_derived()?;
-        Ok(Vec::new())
+        self.writer.reorganize(self.root, scheduler::write::BACKGROUND_LOCK_TIMEOUT)
     }
 }
 
-pub(crate) fn run_watch(root: PathBuf, idle_secs: u64, once: bool, as_json: bool) -> ExitCode {
+pub(crate) fn run_watch(
+    root: PathBuf,
+    idle_secs: u64,
+    once: bool,
+    as_json: bool,
+    model: &ModelArgs,
+) -> ExitCode {
     if let Err(r) = crate::workspace::require(&root) {
         return crate::refuse(&r);
     }
+    let mut chosen = match choose(model) {
+        Ok(c) => c,
+        Err(f) => return fail_write(&f),
+    };
     let ws = match workspace_id(&root) {
         Ok(id) => id,
         Err(c) => return c,
@@ -243,9 +335,8 @@ pub(crate) fn run_watch(root: PathBuf, idle_secs: u64, once: bool, as_json: bool
     let sch = Scheduler::new(&store, &root, &ws);
     let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX));
     let mut sink = Print { json: as_json };
-    let mut w = writer();
     if once {
-        return match watcher.poll(&mut w, &mut sink) {
+        return match watcher.poll(chosen.batch_writer(), &mut sink) {
             Ok(p) => {
                 if as_json {
                     print_line(&json::to_line(&p))
@@ -262,13 +353,13 @@ pub(crate) fn run_watch(root: PathBuf, idle_secs: u64, once: bool, as_json: bool
         };
     }
     let every = Duration::from_secs(idle_secs.clamp(1, 60) / 2 + 1);
-    let mut hook = RebuildViews { root: &root };
     let next = watcher.next_nightly();
     let _ = writeln!(io::stderr().lock(), "watching {} (nightly pass at {next})", root.display());
     loop {
-        if let Err(e) = watcher.poll(&mut w, &mut sink) {
+        if let Err(e) = watcher.poll(chosen.batch_writer(), &mut sink) {
             let _ = writeln!(io::stderr().lock(), "poll failed: {e}");
         }
+        let mut hook = Nightly { root: &root, writer: &mut chosen };
         watcher.nightly_if_due(&mut hook, &mut sink);
         std::thread::sleep(every);
     }
@@ -303,4 +394,70 @@ pub(crate) fn status_fields(root: &Path) -> serde_json::Map<String, serde_json::
         serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure}),
     );
     out
+}
+
+pub(crate) fn run_sleep(root: PathBuf, model: &ModelArgs, as_json: bool) -> ExitCode {
+    if let Err(r) = crate::workspace::require(&root) {
+        return crate::refuse(&r);
+    }
+    let mut chosen = match choose(model) {
+        Ok(c) => c,
+        Err(f) => return fail_write(&f),
+    };
+    match chosen.reorganize(&root, transaction::lock::INTERACTIVE_TIMEOUT) {
+        Ok(changed) => {
+            if as_json {
+                print_line(&json::to_line(&serde_json::json!({ "changed": changed })))
+            } else if changed.is_empty() {
+                print_line("nothing changed")
+            } else {
+                print_line(&changed.join("\n"))
+            }
+        }
+        Err(f) => fail_write(&f),
+    }
+}
+
+pub(crate) fn run_backfill(root: PathBuf, batch: usize, model: &ModelArgs, as_json: bool) -> ExitCode {
+    if let Err(r) = crate::workspace::require(&root) {
+        return crate::refuse(&r);
+    }
+    if batch == 0 {
+        return fail(&scheduler::Error::invalid("--batch must be at least 1"));
+    }
+    let mut chosen = match choose(model) {
+        Ok(c) => c,
+        Err(f) => return fail_write(&f),
+    };
+    let terminal = io::stderr().is_terminal();
+    let mut progress = |done: usize, total: usize| {
+        if terminal {
+            let _ = write!(io::stderr().lock(), "\rbackfill: {done}/{total} records");
+        }
+    };
+    let result = backfill::backfill(
+        &root,
+        chosen.input_writer(),
+        batch,
+        transaction::lock::INTERACTIVE_TIMEOUT,
+        &mut progress,
+    );
+    if terminal {
+        let _ = writeln!(io::stderr().lock());
+    }
+    match result {
+        Ok(r) => {
+            if as_json {
+                print_line(&json::to_line(&r))
+            } else {
+                print_line(&format!(
+                    "{} records in {} batches; {} files changed",
+                    r.records,
+                    r.batches,
+                    r.changed.len()
+                ))
+            }
+        }
+        Err(f) => fail_write(&f),
+    }
 }

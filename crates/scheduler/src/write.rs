@@ -46,6 +46,9 @@ pub struct Batch<'a> {
     pub tokens: usize,
     /// How long to wait for the workspace lock.
     pub lock_timeout: Duration,
+    /// Whether the transaction archives `records` (false when they are in
+    /// the archive already, as for backfill).
+    pub archive: bool,
 }
 
 /// What a successful batch transaction did.
@@ -82,7 +85,7 @@ impl BatchWriter for ArchiveWriter {
         let patch = Patch {
             base_revision: String::new(),
             message: format!("archive {} turns of session {}", batch.records.len(), batch.session),
-            sources: batch.records.to_vec(),
+            sources: if batch.archive { batch.records.to_vec() } else { Vec::new() },
             edits: Vec::new(),
         };
         let done = w.commit(&patch, Tier::Owner, Base::Any)?;
@@ -334,6 +337,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             lines: &cut.lines,
             tokens: cut.tokens,
             lock_timeout: self.lock_timeout,
+            archive: true,
         };
         self.store.claim(session, &cut.ids, &self.workspace)?;
         let written = match writer.write_batch(&batch) {

@@ -1,12 +1,30 @@
-//! The Scriptorium memory writer.
+//! The Scriptorium memory writer: how a batch of turns becomes topics.
 //!
-//! **Status: not built yet.** This layer will own the model trait and its
-//! clients (an OpenAI-compatible HTTP client and a deterministic offline
-//! writer), the prompts, the bounded tool loop, turning model output into one
-//! transaction, reorganize (`sleep`), backfill and `extract_before_discard`.
+//! * [`model`]: the [`Model`] trait (chat with tools); [`openai`]: the
+//!   OpenAI-compatible HTTP client.
+//! * [`offline`]: the deterministic extractive baseline, no model needed.
+//! * [`agent`]: the bounded tool loop of a model-driven write, and the
+//!   nightly reorganize; its prompts are `prompts/*.md`.
+//! * [`backfill`]: uncited records through the writer; [`extract`]:
+//!   `extract_before_discard`.
+//! * [`input`]: turns with their evidence.
 //!
 //! **Architecture invariant:** this crate does not decide how or when it is
-//! called; the scheduler and the facade do. It may depend on every layer below
+//! called; the scheduler and the facade do. It depends on the layers below
 //! it and on nothing above.
 //!
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
+
+pub mod agent;
+pub mod backfill;
+pub mod extract;
+pub mod input;
+pub mod model;
+pub mod offline;
+pub mod openai;
+pub mod replay;
+
+pub use agent::ModelWriter;
+pub use model::{Message, Model, Reply, ToolCall, ToolSpec};
+pub use offline::Offline;
+pub use openai::OpenAiCompatible;

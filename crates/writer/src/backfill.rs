@@ -1,0 +1,143 @@
+//! `backfill`: trusted records no topic block cites, through the normal
+//! writer transaction in bounded batches, without archiving them again.
+//!
+//! The candidates are the v2 records that are trusted (not pending, or
+//! promoted) and the legacy records with a source id and a speaking role
+//! (a v2 record with the same id shadows a legacy one), minus every id a
+//! topic block cites. They go in archive order (file, then time, then id).
+//! A failure stops the run; the next run starts again from the first
+//! record still uncited, so a run resumes where the last one failed. A
+//! record the writer leaves uncited is tried once per run; running backfill
+//! again then changes nothing.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use scriptorium_scheduler::{WriteFailure, Written};
+use scriptorium_source_archive::archive::Archive;
+use scriptorium_source_archive::legacy::LegacyRole;
+use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
+use scriptorium_source_archive::{trust, SourceId};
+use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
+use scriptorium_transaction as transaction;
+
+use crate::agent::ModelWriter;
+use crate::input::{footnote_time, Evidence, Input, Turn};
+use crate::model::Model;
+use crate::offline;
+
+/// The default batch size, in records.
+pub const DEFAULT_BATCH: usize = 50;
+
+/// A writer backfill can drive.
+pub trait InputWriter {
+    /// Writes `input` as one transaction.
+    fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure>;
+}
+
+impl InputWriter for offline::Offline {
+    fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
+        offline::write(input)
+    }
+}
+
+impl<M: Model> InputWriter for ModelWriter<M> {
+    fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
+        ModelWriter::write_input(self, input)
+    }
+}
+
+/// What a backfill run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Backfilled {
+    /// Batches written.
+    pub batches: usize,
+    /// Records handed to the writer.
+    pub records: usize,
+    /// Paths changed, sorted, once each.
+    pub changed: Vec<String>,
+}
+
+/// The uncited trusted records of the workspace, as writer turns, in
+/// archive order.
+pub fn uncited(root: &Path) -> Result<Vec<Turn>, WriteFailure> {
+    let archive =
+        Archive::scan(root).map_err(|e| WriteFailure::from(scriptorium_scheduler::Error::from_archive(e)))?;
+    let promoted = trust::promoted(root)
+        .map_err(|e| WriteFailure::from(scriptorium_scheduler::Error::from_archive(e)))?;
+    let (topics, _) = transaction::views::load_topics(root)?;
+    let mut resolver = ArchiveResolver::new(&archive);
+    resolver.promote(&promoted);
+    let checked = check(&topics, &resolver);
+    let cited: HashSet<&str> =
+        checked.blocks.iter().flat_map(|b| b.sources.iter().map(String::as_str)).collect();
+    let mut out: Vec<(String, String, Turn)> = Vec::new();
+    for r in archive.v2_records() {
+        let text = r.id().text();
+        if cited.contains(text.as_str()) || (r.is_pending() && !promoted.contains(&text)) {
+            continue;
+        }
+        let t = Turn::of_record(r);
+        out.push((t.evidence.archive_path.clone(), r.timestamp().to_owned(), t));
+    }
+    for (path, r) in archive.legacy_records() {
+        let Some(id) = &r.id else { continue };
+        let text = id.text();
+        if cited.contains(text.as_str()) || r.role == LegacyRole::Tool {
+            continue;
+        }
+        let Some(time) = footnote_time(&r.timestamp) else { continue };
+        out.push((
+            path.to_owned(),
+            r.timestamp.clone(),
+            legacy_turn(id, r.role.as_str(), &r.content, &time, path),
+        ));
+    }
+    out.sort_by(|a, b| (&a.0, &a.1, &a.2.source).cmp(&(&b.0, &b.1, &b.2.source)));
+    Ok(out.into_iter().map(|(_, _, t)| t).collect())
+}
+
+fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str) -> Turn {
+    let wire = WireTurn { reference: id.text(), speaker: role.to_owned(), content: content.to_owned() };
+    Turn {
+        source: wire.reference.clone(),
+        speaker: None,
+        role: role.to_owned(),
+        content: content.to_owned(),
+        evidence: Evidence::new(id, time, path),
+        line: writer_input::encode(&wire),
+    }
+}
+
+/// Runs backfill: batches of `batch` uncited records through `writer`.
+/// `progress(done, total)` is called after each batch.
+pub fn backfill(
+    root: &Path,
+    writer: &mut dyn InputWriter,
+    batch: usize,
+    lock_timeout: Duration,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Backfilled, WriteFailure> {
+    let turns = uncited(root)?;
+    let mut report = Backfilled::default();
+    for chunk in turns.chunks(batch.max(1)) {
+        let input = Input {
+            root,
+            origin: "backfill".to_owned(),
+            turns: chunk.to_vec(),
+            archive: Vec::new(),
+            lock_timeout,
+        };
+        let written = writer.write_input(&input)?;
+        report.batches += 1;
+        report.records += chunk.len();
+        report.changed.extend(written.changed);
+        report.changed.sort();
+        report.changed.dedup();
+        progress(report.records, turns.len());
+    }
+    Ok(report)
+}

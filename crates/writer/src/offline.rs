@@ -1,0 +1,308 @@
+//! The offline writer: a deterministic extractive baseline that needs no
+//! model (FORMAT.md §8).
+//!
+//! * `topics/people/<slug(label)>.md`, one per trusted speaker: each turn's
+//!   first-person sentences as `<label> said: “…”`;
+//! * `topics/threads/<slug(provider-thread)>.md`: every other turn, the
+//!   paragraph opening with the speaker's label or the role;
+//! * `topics/core.md`: explicit preferences (`I prefer …`, `please always
+//!   …`, `please never …`), opening with the label or the role.
+//!
+//! Every paragraph cites exactly the turn it came from and names that turn's
+//! trusted label (or its role), so nothing is ever attributed to anyone but
+//! the transport's speaker — whatever the body claims. Quoted text is made
+//! inert (white space collapsed, `[` `]` → `(` `)`) and cut at 300
+//! characters. A paragraph whose block id is already in its file is not
+//! written again.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use scriptorium_scheduler::{BatchWriter, Code, WriteFailure, Written};
+use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
+
+use crate::input::{hex, Input, Turn};
+
+/// The offline baseline writer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offline;
+
+/// The longest quotation, in characters.
+pub const QUOTE_CHARS: usize = 300;
+
+/// The name reports print.
+pub const NAME: &str = "offline";
+
+impl BatchWriter for Offline {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn write_batch(&mut self, batch: &scriptorium_scheduler::Batch<'_>) -> Result<Written, WriteFailure> {
+        write(&Input::of_batch(batch))
+    }
+}
+
+/// Writes `input` with the offline writer, as one transaction.
+pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
+    // The lock is held from reading the files to the install: nothing can
+    // change under the plan.
+    let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let edits = plan(input.root, &input.turns)?;
+    let patch = Patch {
+        base_revision: String::new(),
+        message: format!("offline writer: {} turns of {}", input.turns.len(), input.origin),
+        sources: input.archive.clone(),
+        edits,
+    };
+    let done = w.commit(&patch, Tier::Owner, Base::Any)?;
+    Ok(Written { revision: done.revision, changed: done.changed })
+}
+
+/// One paragraph to add to one file.
+struct Para {
+    id: String,
+    text: String,
+    definition: String,
+    label: String,
+}
+
+/// The edits the offline writer makes for `turns` in the workspace at
+/// `root` (reading the topic files they add to).
+pub fn plan(root: &Path, turns: &[Turn]) -> Result<Vec<Edit>, WriteFailure> {
+    let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
+    for t in turns {
+        let sentences = sentences(&t.content);
+        let mine: Vec<&str> = sentences.iter().copied().filter(|s| first_person(s)).collect();
+        let prefs: Vec<&str> = sentences.iter().copied().filter(|s| preference(s)).collect();
+        if !prefs.is_empty() {
+            add(&mut files, "topics/core.md".to_owned(), "# Core\n".to_owned(), t, &prefs.join(" "))?;
+        }
+        match &t.speaker {
+            Some(label) if !mine.is_empty() => {
+                let path = person_path(root, label)?;
+                let head = format!(
+                    "---\ndescription: What {label} said of themselves, quoted by the offline baseline writer.\nkind: person\n---\n# {label}\n"
+                );
+                add(&mut files, path, head, t, &mine.join(" "))?;
+            }
+            _ if t.content.trim().is_empty() => {}
+            _ => {
+                let (provider, thread) = provider_thread(&t.source);
+                let path = existing_twin(
+                    root,
+                    &format!("topics/threads/{}.md", slug(&format!("{provider}-{thread}"))),
+                )?;
+                let head = format!(
+                    "---\ndescription: The conversation {provider}/{thread}, quoted by the offline baseline writer.\n---\n# {provider}/{thread}\n"
+                );
+                add(&mut files, path, head, t, &t.content)?;
+            }
+        }
+    }
+    let mut edits = Vec::new();
+    for (path, (head, paras)) in files {
+        let existing = match std::fs::read_to_string(root.join(&path)) {
+            Ok(s) => Some(s),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(WriteFailure::new(Code::Io, format!("cannot read {path}: {e}"))),
+        };
+        let mut text = String::new();
+        let base = existing.as_deref().unwrap_or("");
+        for p in paras {
+            if base.contains(&format!(" ^{}\n", p.id)) || text.contains(&format!(" ^{}\n", p.id)) {
+                continue;
+            }
+            text.push('\n');
+            text.push_str(&format!(
+                "{} said: “{}”[^{}] ^{}\n",
+                p.label,
+                p.text,
+                evidence_label(&p.definition),
+                p.id
+            ));
+            let def_prefix = format!("[^{}]:", evidence_label(&p.definition));
+            if !base.contains(&def_prefix) && !text.contains(&def_prefix) {
+                text.push('\n');
+                text.push_str(&p.definition);
+                text.push('\n');
+            }
+        }
+        if text.is_empty() {
+            continue;
+        }
+        match existing {
+            None => edits.push(Edit::Create { path, content: format!("{head}{text}") }),
+            Some(old) => {
+                let sep = if old.is_empty() || old.ends_with('\n') { "" } else { "\n" };
+                edits.push(Edit::Append { path, content: format!("{sep}{text}") });
+            }
+        }
+    }
+    Ok(edits)
+}
+
+fn evidence_label(definition: &str) -> &str {
+    definition.strip_prefix("[^").and_then(|s| s.split(']').next()).unwrap_or("")
+}
+
+fn add(
+    files: &mut BTreeMap<String, (String, Vec<Para>)>,
+    path: String,
+    head: String,
+    t: &Turn,
+    quote: &str,
+) -> Result<(), WriteFailure> {
+    let prefix = match path.as_str() {
+        "topics/core.md" => "c",
+        p if p.starts_with("topics/people/") => "p",
+        _ => "t",
+    };
+    let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
+    let para =
+        Para { id, text: inert(quote), definition: t.evidence.definition(&path), label: t.who().to_owned() };
+    files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
+    Ok(())
+}
+
+/// The person file of `label`: an existing file whose name differs only in
+/// case is used rather than refused as a twin.
+fn person_path(root: &Path, label: &str) -> Result<String, WriteFailure> {
+    existing_twin(root, &format!("topics/people/{}.md", slug(label)))
+}
+
+fn existing_twin(root: &Path, path: &str) -> Result<String, WriteFailure> {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Ok(path.to_owned()) };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n != name && n.to_lowercase() == name {
+            return Ok(format!("{dir}/{n}"));
+        }
+    }
+    Ok(path.to_owned())
+}
+
+/// The decoded provider and thread of a source id's text form.
+fn provider_thread(source: &str) -> (String, String) {
+    let mut parts = source.splitn(3, '/');
+    let dec = |p: Option<&str>| {
+        let p = p.unwrap_or("");
+        scriptorium_source_archive::pct::decode_canonical(p.as_bytes()).unwrap_or_else(|_| p.to_owned())
+    };
+    let provider = dec(parts.next());
+    let thread = dec(parts.next());
+    (inert(&provider), inert(&thread))
+}
+
+/// A file name from a label: lowercase ASCII letters and digits, runs of
+/// anything else as one `-`, at most 60 bytes; a label with no such
+/// character gets `speaker-` and a hash.
+pub fn slug(label: &str) -> String {
+    let mut out = String::new();
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    let out = out.trim_end_matches('-').to_owned();
+    if out.is_empty() {
+        format!("speaker-{}", hex(&Sha256::digest(label.as_bytes())[..4]))
+    } else {
+        out
+    }
+}
+
+/// Quoted text made inert: white space collapsed, brackets made parentheses,
+/// cut at [`QUOTE_CHARS`] characters.
+pub fn inert(text: &str) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed
+        .chars()
+        .map(|c| match c {
+            '[' => '(',
+            ']' => ')',
+            c => c,
+        })
+        .take(QUOTE_CHARS)
+        .collect()
+}
+
+/// Sentences: split at line ends and after `.`, `!`, `?` followed by white
+/// space.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let bytes = line.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()) {
+                push(&mut out, &line[start..=i]);
+                start = i + 1;
+            }
+        }
+        push(&mut out, &line[start..]);
+    }
+    out
+}
+
+fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+}
+
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|w| !w.is_empty())
+}
+
+/// Whether a sentence speaks of its speaker: `I`, `I'm`, `I've`, `I'll`,
+/// `I'd`, `me`, `my`, `mine`, `myself`.
+pub fn first_person(s: &str) -> bool {
+    words(s).any(|w| {
+        let w = w.replace('’', "'");
+        matches!(w.as_str(), "I" | "I'm" | "I've" | "I'll" | "I'd")
+            || matches!(w.to_lowercase().as_str(), "me" | "my" | "mine" | "myself")
+    })
+}
+
+/// Whether a sentence states a preference explicitly: `I prefer …`,
+/// `please always …`, `please never …`.
+pub fn preference(s: &str) -> bool {
+    let w: Vec<String> = words(s).map(str::to_lowercase).collect();
+    w.windows(2).any(|p| {
+        matches!((p[0].as_str(), p[1].as_str()), ("i", "prefer") | ("please", "always") | ("please", "never"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_and_classes() {
+        assert_eq!(
+            sentences("I like tea. You like coffee!\nMy dog is 3.5 years old"),
+            ["I like tea.", "You like coffee!", "My dog is 3.5 years old"]
+        );
+        assert!(first_person("I’m moving to Oslo"));
+        assert!(first_person("that is mine"));
+        assert!(!first_person("Imagine a mime"));
+        assert!(preference("Honestly, I prefer tea"));
+        assert!(preference("Please always answer in French."));
+        assert!(!preference("I'd prefer not to say"));
+        assert_eq!(inert("a  [b]\n\tc"), "a (b) c");
+        assert_eq!(inert(&"x".repeat(400)).chars().count(), 300);
+        assert_eq!(slug("Ada (7391)"), "ada-7391");
+        assert_eq!(slug("  Bo--Li "), "bo-li");
+        assert!(slug("中文").starts_with("speaker-"));
+    }
+}

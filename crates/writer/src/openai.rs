@@ -1,0 +1,158 @@
+//! `OpenAiCompatible`: any chat-completions endpoint with `tools` (OpenAI,
+//! Ollama, vLLM, llama.cpp's server, LM Studio), over a blocking HTTP client.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use scriptorium_scheduler::{Code, WriteFailure};
+
+use crate::model::{Message, Model, Reply, ToolCall, ToolSpec};
+
+/// The environment variable the API key is read from by default.
+pub const API_KEY_ENV: &str = "SCRIPTORIUM_API_KEY";
+
+/// A client of one model at one endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiCompatible {
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    agent: ureq::Agent,
+    /// The request timeout.
+    pub timeout: Duration,
+}
+
+impl OpenAiCompatible {
+    /// A client of `model` at `base_url` (e.g. `http://127.0.0.1:11434/v1`;
+    /// requests go to `{base_url}/chat/completions`). `api_key` is sent as a
+    /// bearer token when present.
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+    ) -> Result<OpenAiCompatible, WriteFailure> {
+        let url = base_url.trim_end_matches('/');
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
+            return Err(WriteFailure::new(
+                Code::InvalidArgument,
+                format!("model URL {base_url:?} is not an http:// or https:// URL"),
+            ));
+        }
+        if model.trim().is_empty() {
+            return Err(WriteFailure::new(Code::InvalidArgument, "the model name is empty"));
+        }
+        let agent = ureq::AgentBuilder::new().timeout(timeout).build();
+        Ok(OpenAiCompatible { base_url: url.to_owned(), model: model.to_owned(), api_key, agent, timeout })
+    }
+
+    /// The request body for these messages and tools.
+    pub fn request_body(&self, messages: &[Message], tools: &[ToolSpec]) -> Value {
+        let messages: Vec<Value> = messages.iter().map(wire_message).collect();
+        let mut body = json!({"model": self.model, "messages": messages, "temperature": 0});
+        if !tools.is_empty() {
+            body["tools"] = tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters}})
+                })
+                .collect();
+        }
+        body
+    }
+}
+
+fn wire_message(m: &Message) -> Value {
+    let mut v = json!({"role": m.role, "content": m.content});
+    if !m.tool_calls.is_empty() {
+        v["tool_calls"] = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .collect();
+    }
+    if let Some(id) = &m.tool_call_id {
+        v["tool_call_id"] = id.clone().into();
+    }
+    v
+}
+
+fn unavailable(why: String) -> WriteFailure {
+    WriteFailure::new(Code::ModelUnavailable, why)
+}
+
+/// Classifies an HTTP status: 408, 429 and 5xx are retryable; 401/403 are
+/// authentication; the other 4xx are a request the server will never take.
+pub fn status_failure(status: u16, retry_after: Option<&str>, body: &str) -> WriteFailure {
+    let detail: String = body.chars().take(300).collect();
+    let after = retry_after.map(|s| format!(" (Retry-After: {s})")).unwrap_or_default();
+    match status {
+        408 | 429 | 500..=599 => unavailable(format!("the model server answered {status}{after}: {detail}")),
+        401 | 403 => WriteFailure::new(
+            Code::PermissionDenied,
+            format!("the model server refused the credentials ({status}): {detail}"),
+        ),
+        _ => WriteFailure::new(
+            Code::InvalidArgument,
+            format!("the model server refused the request ({status}): {detail}"),
+        ),
+    }
+}
+
+/// Reads a chat-completions answer.
+pub fn parse_reply(body: &str) -> Result<Reply, WriteFailure> {
+    let v: Value = serde_json::from_str(body)
+        .map_err(|e| unavailable(format!("the model's answer is not JSON: {e}")))?;
+    let message = &v["choices"][0]["message"];
+    if !message.is_object() {
+        return Err(unavailable("the model's answer has no choices[0].message".to_owned()));
+    }
+    let text = message["content"].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    let mut tool_calls = Vec::new();
+    for (i, c) in message["tool_calls"].as_array().into_iter().flatten().enumerate() {
+        let name = c["function"]["name"].as_str().ok_or_else(|| {
+            unavailable(format!("tool call {i} of the model's answer has no function name"))
+        })?;
+        let arguments = match &c["function"]["arguments"] {
+            Value::String(s) => s.clone(),
+            Value::Null => "{}".to_owned(),
+            other => other.to_string(),
+        };
+        let id = c["id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("call_{i}"));
+        tool_calls.push(ToolCall { id, name: name.to_owned(), arguments });
+    }
+    Ok(Reply { text, tool_calls, prompt_tokens: v["usage"]["prompt_tokens"].as_u64() })
+}
+
+impl Model for OpenAiCompatible {
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, WriteFailure> {
+        let url = format!("{}/chat/completions", self.base_url);
+        let body = self.request_body(messages, tools).to_string();
+        let mut req = self.agent.post(&url).set("Content-Type", "application/json");
+        if let Some(key) = &self.api_key {
+            req = req.set("Authorization", &format!("Bearer {key}"));
+        }
+        match req.send_string(&body) {
+            Ok(resp) => {
+                let text = resp
+                    .into_string()
+                    .map_err(|e| unavailable(format!("reading the model's answer: {e}")))?;
+                parse_reply(&text)
+            }
+            Err(ureq::Error::Status(status, resp)) => {
+                let retry_after = resp.header("Retry-After").map(str::to_owned);
+                let text = resp.into_string().unwrap_or_default();
+                Err(status_failure(status, retry_after.as_deref(), &text))
+            }
+            Err(ureq::Error::Transport(t)) => {
+                Err(unavailable(format!("cannot reach the model at {url}: {t}")))
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Workspaces, records and scripted models for the writer tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scriptorium_scheduler::WriteFailure;
+use scriptorium_source_archive::input::parse_record;
+use scriptorium_source_archive::SourceRecord;
+use scriptorium_writer::input::{Input, Turn};
+use scriptorium_writer::{Message, Model, Reply, ToolCall, ToolSpec};
+
+pub fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    scriptorium_transaction::layout::ensure(dir.path()).unwrap();
+    dir
+}
+
+/// A record of thread `t1` said by `speaker` (`None`: speakerless).
+pub fn record(message: &str, speaker: Option<(&str, &str)>, content: &str) -> SourceRecord {
+    let mut v = serde_json::json!({"provider": "chat", "thread": "t1", "message": message, "role": "user",
+        "timestamp": "2026-03-01T10:00:00Z", "content": content});
+    if let Some((id, display)) = speaker {
+        v["speaker_id"] = id.into();
+        v["speaker_display"] = display.into();
+    }
+    parse_record(&v.to_string()).unwrap()
+}
+
+pub fn input<'a>(root: &'a Path, records: &[SourceRecord]) -> Input<'a> {
+    Input {
+        root,
+        origin: "test-session".to_owned(),
+        turns: records.iter().map(Turn::of_record).collect(),
+        archive: records.to_vec(),
+        lock_timeout: Duration::from_secs(5),
+    }
+}
+
+/// Every file under `root` except `.scriptorium/`, with its bytes.
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".scriptorium") {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A model that answers from a script of tool-call lists, and keeps every
+/// conversation it was sent.
+pub struct Scripted {
+    pub replies: VecDeque<Result<Reply, WriteFailure>>,
+    pub seen: Vec<Vec<Message>>,
+}
+
+impl Scripted {
+    pub fn new(replies: Vec<Result<Reply, WriteFailure>>) -> Scripted {
+        Scripted { replies: replies.into(), seen: Vec::new() }
+    }
+}
+
+pub fn calls(list: &[(&str, serde_json::Value)]) -> Result<Reply, WriteFailure> {
+    Ok(Reply {
+        text: None,
+        tool_calls: list
+            .iter()
+            .enumerate()
+            .map(|(i, (n, a))| ToolCall {
+                id: format!("c{i}"),
+                name: (*n).to_owned(),
+                arguments: a.to_string(),
+            })
+            .collect(),
+        prompt_tokens: None,
+    })
+}
+
+impl Model for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn chat(&mut self, messages: &[Message], _tools: &[ToolSpec]) -> Result<Reply, WriteFailure> {
+        self.seen.push(messages.to_vec());
+        self.replies
+            .pop_front()
+            .unwrap_or_else(|| Ok(Reply { text: Some("done?".into()), ..Reply::default() }))
+    }
+}
+
+/// The last tool answer in a conversation.
+pub fn last_tool_answer(messages: &[Message]) -> String {
+    messages.iter().rev().find(|m| m.role == "tool").and_then(|m| m.content.clone()).unwrap_or_default()
+}
