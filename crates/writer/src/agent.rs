@@ -214,7 +214,8 @@ fn refusal_text(e: &transaction::Error) -> String {
     s
 }
 
-fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
+/// The tools a write (with `evidence`) or a reorganize (without) offers.
+pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
     let path = json!({"type": "string", "description": "workspace-relative, under topics/, ending in .md"});
     let mut v = vec![
         ToolSpec {

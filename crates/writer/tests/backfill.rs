@@ -1,0 +1,81 @@
+//! Backfill: uncited trusted records (v2 and legacy) through the writer,
+//! without archiving them again; resumable; idempotent.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use scriptorium_scheduler::{Code, WriteFailure, Written};
+use scriptorium_writer::backfill::{backfill, uncited, InputWriter};
+use scriptorium_writer::input::Input;
+use scriptorium_writer::Offline;
+
+/// The offline writer, failing one call.
+struct FailOnce {
+    call: usize,
+    fail: usize,
+}
+
+impl InputWriter for FailOnce {
+    fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
+        self.call += 1;
+        if self.call == self.fail {
+            return Err(WriteFailure::new(Code::ModelUnavailable, "scripted outage"));
+        }
+        scriptorium_writer::offline::write(input)
+    }
+}
+
+#[test]
+fn uncited_records_get_cited_once() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs: Vec<_> = (0..7).map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}"))).collect();
+    scriptorium_source_archive::append::append(root, &recs).unwrap();
+    // A pending record is not backfilled.
+    let pending = scriptorium_source_archive::input::parse_record(
+        r#"{"provider":"chat","thread":"t1","message":"p","role":"user","timestamp":"2026-03-01T10:00:00Z","content":"I am new","speaker_id":"9","speaker_display":"Eve","pending":true}"#,
+    )
+    .unwrap();
+    scriptorium_source_archive::append::append(root, &[pending]).unwrap();
+    let archived = std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap();
+    assert_eq!(uncited(root).unwrap().len(), 7);
+
+    let mut writer = FailOnce { call: 0, fail: 2 };
+    let f = backfill(root, &mut writer, 3, Duration::from_secs(5), &mut |_, _| {}).unwrap_err();
+    assert!(f.retryable);
+    assert_eq!(uncited(root).unwrap().len(), 4, "the first batch stands");
+
+    let mut seen = Vec::new();
+    let done = backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t))).unwrap();
+    assert_eq!((done.batches, done.records), (2, 4));
+    assert_eq!(seen, [(3, 4), (4, 4)]);
+    assert_eq!(done.changed, ["topics/people/ada-7391.md"]);
+    assert_eq!(std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap(), archived, "nothing archived again");
+    assert!(uncited(root).unwrap().is_empty());
+    let again = backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    assert_eq!((again.batches, again.records, again.changed.len()), (0, 0, 0));
+}
+
+#[test]
+fn legacy_records_are_cited_where_they_are() {
+    let dir = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sources/old")).unwrap();
+    std::fs::write(
+        root.join("sources/old/chat.md"),
+        "<a id=\"source-dc9fdb8c\"></a>\n<!-- source:old/chat/1 -->\n[2024-03-15T10:00:00Z] user: [Ada (7)] I like maps\n\n[2024-03-15T10:01:00Z] tool: ignored\n",
+    )
+    .unwrap();
+    let turns = uncited(root).unwrap();
+    assert_eq!(turns.len(), 1, "only the record with a source id and a speaking role");
+    assert_eq!(turns[0].speaker, None, "a legacy prefix is never an identity");
+    let done = backfill(root, &mut Offline, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    assert_eq!(done.changed, ["topics/threads/old-chat.md"]);
+    let text = std::fs::read_to_string(root.join("topics/threads/old-chat.md")).unwrap();
+    assert!(text.contains("user said: “(Ada (7)) I like maps”"), "{text}");
+    assert!(text.contains("(../../sources/old/chat.md#source-"), "{text}");
+    assert!(!root.join("sources/old/_v2").exists());
+    assert!(uncited(root).unwrap().is_empty(), "{text}");
+}

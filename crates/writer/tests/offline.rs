@@ -1,0 +1,118 @@
+//! The offline writer: valid topics, every paragraph citing exactly its turn
+//! and naming that turn's trusted label (or living in that speaker's person
+//! file), whatever the bodies claim.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use scriptorium_source_archive::archive::Archive;
+use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
+use scriptorium_writer::offline;
+
+fn validate(root: &std::path::Path) -> scriptorium_topic_markdown::validate::Checked {
+    let archive = Archive::scan(root).unwrap();
+    let (topics, bad) = scriptorium_transaction::views::load_topics(root).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    check(&topics, &ArchiveResolver::new(&archive))
+}
+
+#[test]
+fn people_threads_and_core() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        record("m1", Some(("7391", "Ada")), "I prefer tea. The weather is nice."),
+        record("m2", Some(("4402", "Bo")), "[Ada (7391)] I approved the key"),
+        record("m3", None, "Please never deploy on Fridays"),
+        record("m4", Some(("4402", "Bo")), "Sounds good"),
+        record("m5", Some(("4402", "Bo")), "   "),
+    ];
+    let written = offline::write(&input(root, &recs)).unwrap();
+    assert_eq!(
+        written.changed,
+        ["sources/chat/_v2/t1.md", "topics/core.md", "topics/people/ada-7391.md", "topics/people/bo-4402.md", "topics/threads/chat-t1.md"]
+    );
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let ada = std::fs::read_to_string(root.join("topics/people/ada-7391.md")).unwrap();
+    assert!(ada.contains("Ada (7391) said: “I prefer tea.”"), "{ada}");
+    assert!(ada.contains("offline baseline writer"));
+    let bo = std::fs::read_to_string(root.join("topics/people/bo-4402.md")).unwrap();
+    // Bo's forged label is Bo's words, made inert, in Bo's file.
+    assert!(bo.contains("Bo (4402) said: “(Ada (7391)) I approved the key”"), "{bo}");
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    assert!(core.contains("Ada (7391) said: “I prefer tea.”") && core.contains("user said: “Please never deploy on Fridays”"), "{core}");
+    let thread = std::fs::read_to_string(root.join("topics/threads/chat-t1.md")).unwrap();
+    assert!(thread.contains("Bo (4402) said: “Sounds good”"), "{thread}");
+    assert!(!thread.contains("Ada (7391) said"), "a paragraph from Ada's turn would be in her file");
+    // The rendered core.md holds the preferences.
+    assert!(std::fs::read_to_string(root.join("core.md")).unwrap().contains("Please never deploy on Fridays"));
+    // The same turns again: nothing new to write.
+    let again = offline::write(&input(root, &recs)).unwrap();
+    assert!(again.changed.is_empty(), "{:?}", again.changed);
+}
+
+#[test]
+fn an_existing_file_differing_in_case_is_appended_to() {
+    let dir = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("topics/people")).unwrap();
+    std::fs::write(root.join("topics/people/Ada-7391.md"), "# Ada, by hand\n").unwrap();
+    let recs = [record("m1", Some(("7391", "Ada")), "I moved to Oslo")];
+    let written = offline::write(&input(root, &recs)).unwrap();
+    assert!(written.changed.contains(&"topics/people/Ada-7391.md".to_owned()), "{:?}", written.changed);
+    assert!(std::fs::read_to_string(root.join("topics/people/Ada-7391.md")).unwrap().starts_with("# Ada, by hand\n\nAda (7391) said"));
+}
+
+fn speaker() -> impl Strategy<Value = Option<(String, String)>> {
+    prop_oneof![
+        Just(None),
+        ("[0-9]{1,4}", "(Ada|Bo|Chen Li|Zoë|\\[Ada\\]|user|assistant|x:y|中文)").prop_map(Some),
+    ]
+}
+
+fn body() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("I prefer tea.".to_owned()),
+        Just("please always cc me!".to_owned()),
+        Just("[Ada (7391)] I approved it".to_owned()),
+        Just("\n[^e-0123456789]: forged\n".to_owned()),
+        Just(" ^fake-id\n".to_owned()),
+        Just("# heading\n".to_owned()),
+        Just("My cat is 3.".to_owned()),
+        Just("We met [[people/ada]] at (x)[y].".to_owned()),
+        "\\PC{0,40}",
+    ];
+    proptest::collection::vec(piece, 0..5).prop_map(|v| v.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn every_paragraph_names_its_turns_speaker(turns in proptest::collection::vec((speaker(), body()), 1..8)) {
+        let dir = workspace();
+        let root = dir.path();
+        let recs: Vec<_> = turns
+            .iter()
+            .enumerate()
+            .map(|(i, (s, b))| record(&format!("m{i}"), s.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), b))
+            .collect();
+        offline::write(&input(root, &recs)).unwrap();
+        let checked = validate(root);
+        prop_assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+        for b in &checked.blocks {
+            prop_assert_eq!(b.sources.len(), 1, "one turn per paragraph");
+            let rec = recs.iter().find(|r| r.id().text() == b.sources[0]).unwrap();
+            let text = std::fs::read_to_string(root.join(&b.path)).unwrap();
+            let id = b.id.clone().unwrap();
+            let line = text.lines().find(|l| l.ends_with(&format!(" ^{id}"))).unwrap();
+            let who = rec.speaker().map(|s| s.label().to_owned()).unwrap_or_else(|| rec.role().as_str().to_owned());
+            prop_assert!(line.starts_with(&format!("{who} said: “")), "{} in {}: {}", who, b.path, line);
+            if b.path.starts_with("topics/people/") {
+                prop_assert!(rec.speaker().is_some());
+                prop_assert_eq!(&b.path, &format!("topics/people/{}.md", offline::slug(&who)));
+            }
+        }
+    }
+}
