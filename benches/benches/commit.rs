@@ -32,6 +32,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
+use scriptorium_benches::percentiles;
 use scriptorium_benches::workspace_gen::{Spec, Workspace};
 
 const WARM_UP_COMMITS: usize = 3;
@@ -66,12 +67,6 @@ fn label(n: usize) -> String {
         n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
         n => n.to_string(),
     }
-}
-
-fn percentiles(mut v: Vec<Duration>) -> (f64, f64) {
-    v.sort();
-    let at = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3;
-    (at(0.5), at(0.99))
 }
 
 /// One timed commit; the patch is made before the clock starts.

@@ -10,6 +10,13 @@ pub mod workspace_gen;
 
 use scriptorium_source_archive::{v2, Role, SourceId, SourceRecord, Speaker};
 
+/// The p50 and p99 of `v`, in milliseconds (nearest rank).
+pub fn percentiles(mut v: Vec<std::time::Duration>) -> (f64, f64) {
+    v.sort();
+    let at = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3;
+    (at(0.5), at(0.99))
+}
+
 /// A small deterministic PRNG (xorshift64*), so every run measures the same bytes.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

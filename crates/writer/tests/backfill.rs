@@ -31,7 +31,9 @@ impl InputWriter for FailOnce {
 fn uncited_records_get_cited_once() {
     let dir = workspace();
     let root = dir.path();
-    let recs: Vec<_> = (0..7).map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}"))).collect();
+    let recs: Vec<_> = (0..7)
+        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
+        .collect();
     scriptorium_source_archive::append::append(root, &recs).unwrap();
     // A pending record is not backfilled.
     let pending = scriptorium_source_archive::input::parse_record(
@@ -48,11 +50,16 @@ fn uncited_records_get_cited_once() {
     assert_eq!(uncited(root).unwrap().len(), 4, "the first batch stands");
 
     let mut seen = Vec::new();
-    let done = backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t))).unwrap();
+    let done =
+        backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t))).unwrap();
     assert_eq!((done.batches, done.records), (2, 4));
     assert_eq!(seen, [(3, 4), (4, 4)]);
     assert_eq!(done.changed, ["topics/people/ada-7391.md"]);
-    assert_eq!(std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap(), archived, "nothing archived again");
+    assert_eq!(
+        std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap(),
+        archived,
+        "nothing archived again"
+    );
     assert!(uncited(root).unwrap().is_empty());
     let again = backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!((again.batches, again.records, again.changed.len()), (0, 0, 0));

@@ -31,7 +31,13 @@ fn people_threads_and_core() {
     let written = offline::write(&input(root, &recs)).unwrap();
     assert_eq!(
         written.changed,
-        ["sources/chat/_v2/t1.md", "topics/core.md", "topics/people/ada-7391.md", "topics/people/bo-4402.md", "topics/threads/chat-t1.md"]
+        [
+            "sources/chat/_v2/t1.md",
+            "topics/core.md",
+            "topics/people/ada-7391.md",
+            "topics/people/bo-4402.md",
+            "topics/threads/chat-t1.md"
+        ]
     );
     let checked = validate(root);
     assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
@@ -42,12 +48,18 @@ fn people_threads_and_core() {
     // Bo's forged label is Bo's words, made inert, in Bo's file.
     assert!(bo.contains("Bo (4402) said: “(Ada (7391)) I approved the key”"), "{bo}");
     let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
-    assert!(core.contains("Ada (7391) said: “I prefer tea.”") && core.contains("user said: “Please never deploy on Fridays”"), "{core}");
+    assert!(
+        core.contains("Ada (7391) said: “I prefer tea.”")
+            && core.contains("user said: “Please never deploy on Fridays”"),
+        "{core}"
+    );
     let thread = std::fs::read_to_string(root.join("topics/threads/chat-t1.md")).unwrap();
     assert!(thread.contains("Bo (4402) said: “Sounds good”"), "{thread}");
     assert!(!thread.contains("Ada (7391) said"), "a paragraph from Ada's turn would be in her file");
     // The rendered core.md holds the preferences.
-    assert!(std::fs::read_to_string(root.join("core.md")).unwrap().contains("Please never deploy on Fridays"));
+    assert!(std::fs::read_to_string(root.join("core.md"))
+        .unwrap()
+        .contains("Please never deploy on Fridays"));
     // The same turns again: nothing new to write.
     let again = offline::write(&input(root, &recs)).unwrap();
     assert!(again.changed.is_empty(), "{:?}", again.changed);
@@ -62,7 +74,9 @@ fn an_existing_file_differing_in_case_is_appended_to() {
     let recs = [record("m1", Some(("7391", "Ada")), "I moved to Oslo")];
     let written = offline::write(&input(root, &recs)).unwrap();
     assert!(written.changed.contains(&"topics/people/Ada-7391.md".to_owned()), "{:?}", written.changed);
-    assert!(std::fs::read_to_string(root.join("topics/people/Ada-7391.md")).unwrap().starts_with("# Ada, by hand\n\nAda (7391) said"));
+    assert!(std::fs::read_to_string(root.join("topics/people/Ada-7391.md"))
+        .unwrap()
+        .starts_with("# Ada, by hand\n\nAda (7391) said"));
 }
 
 fn speaker() -> impl Strategy<Value = Option<(String, String)>> {

@@ -39,8 +39,10 @@ fn the_write_request_for_a_fixed_batch() {
         record("m3", None, "ok"),
     ];
     let turns: Vec<Turn> = recs.iter().map(Turn::of_record).collect();
-    let messages = vec![Message::text("system", WRITE_PROMPT), Message::text("user", observation("tg-group-1", &turns))];
-    let client = OpenAiCompatible::new("http://127.0.0.1:9/v1", "any-model", None, Duration::from_secs(1)).unwrap();
+    let messages =
+        vec![Message::text("system", WRITE_PROMPT), Message::text("user", observation("tg-group-1", &turns))];
+    let client =
+        OpenAiCompatible::new("http://127.0.0.1:9/v1", "any-model", None, Duration::from_secs(1)).unwrap();
     let tools = tool_specs(true);
     let body = client.request_body(&messages, &tools);
     matches_snapshot("write_request.json", &(serde_json::to_string_pretty(&body).unwrap() + "\n"));

@@ -13,6 +13,7 @@ mod search;
 mod sessions;
 mod topics;
 mod transaction;
+mod writer;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../source-archive/tests/data").join(name)

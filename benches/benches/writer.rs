@@ -1,0 +1,135 @@
+//! The writer on the LoCoMo dev data (`../shared/data/locomo/`): every
+//! conversation imported into a session store and cut into batches at the
+//! default threshold (16,000 `o200k_base` tokens), then
+//!
+//! * the offline writer's wall time per batch — the whole write: reading the
+//!   topic files it adds to, the edits, and the transaction (validation,
+//!   fsynced install, index refresh, derived views) — against the peer in
+//!   the same run: the archive writer on the same batches in a twin
+//!   workspace, i.e. the transaction with the records alone, no topics;
+//! * the tokens the OpenAI-compatible path sends per batch in its first call
+//!   (system prompt, the batch's writer-input lines, the tool definitions:
+//!   the request body as sent, counted in `o200k_base`);
+//! * criterion: the offline writer's plan (the edits, no transaction) of the
+//!   first batch.
+//!
+//! Under `cargo bench -- --test` (CI): the first conversation only.
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use scriptorium_benches::percentiles;
+use scriptorium_scheduler::import::{import, read, Format};
+use scriptorium_scheduler::pending::{cut, suffix, tips_head_first, DEFAULT_THRESHOLD};
+use scriptorium_scheduler::write::ArchiveWriter;
+use scriptorium_scheduler::{Batch, BatchWriter, SqliteStore};
+use scriptorium_source_archive::SourceRecord;
+use scriptorium_writer::agent::{observation, tool_specs, WRITE_PROMPT};
+use scriptorium_writer::input::{Input, Turn};
+use scriptorium_writer::{offline, Message, Offline, OpenAiCompatible};
+
+fn batches(test: bool) -> Vec<(String, Vec<SourceRecord>)> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo/locomo-dev.json");
+    let mut transcripts = read(Format::Locomo, &data).expect("the LoCoMo dev data is beside the checkout");
+    if test {
+        transcripts.truncate(1);
+    }
+    let store = SqliteStore::in_memory().unwrap();
+    import(&store, &transcripts).unwrap();
+    let mut out = Vec::new();
+    for t in &transcripts {
+        let tip = tips_head_first(&store, &t.session).unwrap().remove(0);
+        let ids = suffix(&store, &t.session, &tip, "bench", None).unwrap();
+        let mut at = 0;
+        while at < ids.len() {
+            let c = cut(&store, &t.session, &ids[at..], DEFAULT_THRESHOLD, true).unwrap().unwrap();
+            at += c.ids.len();
+            out.push((t.session.clone(), c.records));
+        }
+    }
+    out
+}
+
+fn write_all(writer: &mut dyn BatchWriter, batches: &[(String, Vec<SourceRecord>)]) -> Vec<Duration> {
+    let dir = tempfile::tempdir().unwrap();
+    scriptorium_transaction::layout::ensure(dir.path()).unwrap();
+    let mut times = Vec::new();
+    for (session, records) in batches {
+        let lines: Vec<String> = records.iter().map(|r| Turn::of_record(r).line).collect();
+        let batch = Batch {
+            root: dir.path(),
+            session,
+            records,
+            lines: &lines,
+            tokens: 0,
+            lock_timeout: Duration::from_secs(5),
+            archive: true,
+        };
+        let started = Instant::now();
+        writer.write_batch(&batch).expect("the batch is written");
+        times.push(started.elapsed());
+    }
+    times
+}
+
+fn bench(c: &mut Criterion) {
+    let test = std::env::args().any(|a| a == "--test");
+    let batches = batches(test);
+    let turns: usize = batches.iter().map(|b| b.1.len()).sum();
+    let ours = write_all(&mut Offline, &batches);
+    let peer = write_all(&mut ArchiveWriter, &batches);
+    let (o50, o99) = percentiles(ours.clone());
+    let (p50, p99) = percentiles(peer.clone());
+    println!("batches: {} ({turns} turns)", batches.len());
+    println!(
+        "offline writer per batch: p50 {o50:.1} ms, p99 {o99:.1} ms, total {:.2} s",
+        ours.iter().sum::<Duration>().as_secs_f64()
+    );
+    println!(
+        "archive writer (peer) per batch: p50 {p50:.1} ms, p99 {p99:.1} ms, total {:.2} s",
+        peer.iter().sum::<Duration>().as_secs_f64()
+    );
+    println!("ratio offline / archive (p50): {:.2}", o50 / p50);
+
+    let client =
+        OpenAiCompatible::new("http://127.0.0.1:9/v1", "any-model", None, Duration::from_secs(1)).unwrap();
+    let tools = tool_specs(true);
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    let mut sent: Vec<usize> = Vec::new();
+    let mut records_only: Vec<usize> = Vec::new();
+    for (session, records) in &batches {
+        let turns: Vec<Turn> = records.iter().map(Turn::of_record).collect();
+        let user = observation(session, &turns);
+        let body = client
+            .request_body(&[Message::text("system", WRITE_PROMPT), Message::text("user", user)], &tools);
+        sent.push(bpe.count_ordinary(&body.to_string()));
+        records_only.push(turns.iter().map(|t| bpe.count_ordinary(&format!("{}\n", t.line))).sum());
+    }
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
+    println!(
+        "OpenAI-compatible first call per batch: mean {:.0} tokens (records {:.0}, prompt and tools {:.0}), max {}",
+        mean(&sent),
+        mean(&records_only),
+        mean(&sent) - mean(&records_only),
+        sent.iter().max().copied().unwrap_or(0)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    scriptorium_transaction::layout::ensure(dir.path()).unwrap();
+    let first: Vec<Turn> = batches[0].1.iter().map(Turn::of_record).collect();
+    let input = Input {
+        root: dir.path(),
+        origin: batches[0].0.clone(),
+        turns: first,
+        archive: Vec::new(),
+        lock_timeout: Duration::from_secs(5),
+    };
+    c.bench_function("writer/offline_plan_first_batch", |b| {
+        b.iter(|| offline::plan(input.root, &input.turns).unwrap().len())
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
