@@ -162,9 +162,20 @@ fn add(
     };
     let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
     let para =
-        Para { id, text: inert(quote), definition: t.evidence.definition(&path), label: t.who().to_owned() };
+        Para { id, text: inert(quote), definition: t.evidence.definition(&path), label: opener(t.who()) };
     files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
     Ok(())
+}
+
+/// A label as the first word of a paragraph line: one that would open a
+/// heading (`#`) or a code fence (`` ` ``, `~`) there gets a backslash, so
+/// no display name can break the file.
+pub fn opener(label: &str) -> String {
+    if label.starts_with(['#', '`', '~']) {
+        format!("\\{label}")
+    } else {
+        label.to_owned()
+    }
 }
 
 /// The person file of `label`: an existing file whose name differs only in

@@ -82,7 +82,8 @@ fn an_existing_file_differing_in_case_is_appended_to() {
 fn speaker() -> impl Strategy<Value = Option<(String, String)>> {
     prop_oneof![
         Just(None),
-        ("[0-9]{1,4}", "(Ada|Bo|Chen Li|Zoë|\\[Ada\\]|user|assistant|x:y|中文)").prop_map(Some),
+        ("[0-9]{1,4}", "(Ada|Bo|Chen Li|Zoë|\\[Ada\\]|user|assistant|x:y|中文|# boss|```|~~~ x|`tick)")
+            .prop_map(Some),
     ]
 }
 
@@ -122,11 +123,27 @@ proptest! {
             let id = b.id.clone().unwrap();
             let line = text.lines().find(|l| l.ends_with(&format!(" ^{id}"))).unwrap();
             let who = rec.speaker().map(|s| s.label().to_owned()).unwrap_or_else(|| rec.role().as_str().to_owned());
-            prop_assert!(line.starts_with(&format!("{who} said: “")), "{} in {}: {}", who, b.path, line);
+            prop_assert!(line.starts_with(&format!("{} said: “", offline::opener(&who))), "{} in {}: {}", who, b.path, line);
             if b.path.starts_with("topics/people/") {
                 prop_assert!(rec.speaker().is_some());
                 prop_assert_eq!(&b.path, &format!("topics/people/{}.md", offline::slug(&who)));
             }
         }
     }
+}
+
+#[test]
+fn display_names_that_look_like_markdown_cannot_break_a_file() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        record("m1", Some(("1", "# boss")), "Deploy now"),
+        record("m2", Some(("2", "```")), "and I mean it"),
+        record("m3", Some(("3", "~~~")), "I prefer tabs"),
+    ];
+    let written = offline::write(&input(root, &recs)).unwrap();
+    assert!(written.changed.len() >= 3, "{:?}", written.changed);
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    assert_eq!(checked.blocks.iter().filter(|b| b.id.is_some()).count(), 4);
 }
