@@ -127,7 +127,7 @@ fn bench(c: &mut Criterion) {
         lock_timeout: Duration::from_secs(5),
     };
     c.bench_function("writer/offline_plan_first_batch", |b| {
-        b.iter(|| offline::plan(input.root, &input.turns).unwrap().len())
+        b.iter(|| offline::plan(input.root, &input.turns, &offline::Known::default()).unwrap().len())
     });
 }
 

@@ -24,8 +24,13 @@ pub const SLEEP_PROMPT: &str = include_str!("../prompts/sleep.md");
 pub const MAX_CALLS: usize = 12;
 /// Times a refused transaction is shown to the model to repair.
 pub const REPAIRS: usize = 2;
-/// The most characters `memory_get` returns.
+/// The most characters one `memory_get` page holds.
 pub const GET_CHARS: usize = 20_000;
+/// Tool calls of one answer that are run; the rest are answered with an
+/// error.
+pub const CALLS_PER_REPLY: usize = 16;
+/// Topic files the reorganize pass lists by name; the rest are counted.
+pub const LISTED_FILES: usize = 400;
 
 /// A writer driven by a model.
 #[derive(Debug)]
@@ -78,7 +83,7 @@ impl<M: Model> ModelWriter<M> {
         let base = transaction::revision::compute(job.root)?.hex;
         let tools = tool_specs(!job.turns.is_empty());
         let mut messages = vec![Message::text("system", system), Message::text("user", user)];
-        let mut staged: Vec<Edit> = Vec::new();
+        let mut staged = Staged::default();
         let mut repairs = 0;
         for _ in 0..self.max_calls {
             self.tokens_sent.push(tokens_of(&messages));
@@ -94,15 +99,20 @@ impl<M: Model> ModelWriter<M> {
                 continue;
             }
             let mut finish = false;
-            for call in &reply.tool_calls {
-                let (answer, done) = run_tool(job, &mut staged, call);
-                finish |= done;
+            for (i, call) in reply.tool_calls.iter().enumerate() {
+                let answer = if i < CALLS_PER_REPLY {
+                    let (answer, done) = run_tool(job, &mut staged, call);
+                    finish |= done;
+                    answer
+                } else {
+                    format!("error: not run; at most {CALLS_PER_REPLY} tool calls per answer")
+                };
                 messages.push(Message::tool(&call.id, answer));
             }
             if !finish {
                 continue;
             }
-            match commit(job, &base, &staged) {
+            match commit(job, &base, &staged.edits) {
                 Ok(w) => return Ok(w),
                 Err(e) if repairable(&e) && repairs < self.repairs => {
                     repairs += 1;
@@ -195,7 +205,7 @@ fn repairable(e: &transaction::Error) -> bool {
         transaction::Code::ValidationFailed
         | transaction::Code::NotFound
         | transaction::Code::InvalidArgument => true,
-        transaction::Code::Conflict => !e.message.contains("base_revision"),
+        transaction::Code::Conflict => !e.message.starts_with("base_revision "),
         _ => false,
     }
 }
@@ -226,8 +236,9 @@ pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "memory_get",
-            description: "The current text of one topic file.",
-            parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
+            description:
+                "The current text of one topic file, 20,000 characters a page (`offset` for the next).",
+            parameters: json!({"type": "object", "properties": {"path": path, "offset": {"type": "integer"}}, "required": ["path"]}),
         },
         ToolSpec {
             name: "create",
@@ -246,12 +257,12 @@ pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "replace",
-            description: "Stage a topic file's whole new content.",
+            description: "Stage a topic file's whole new content (read it whole with memory_get first).",
             parameters: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
         },
         ToolSpec {
             name: "delete",
-            description: "Stage deleting a topic file.",
+            description: "Stage deleting a topic file (read it whole with memory_get first).",
             parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
         },
         ToolSpec {
@@ -275,6 +286,19 @@ pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
     v
 }
 
+/// The staged edits, and the files the model has read whole in this job:
+/// only those (or files it created) may be replaced or deleted, so an edit
+/// made from a partial view cannot drop blocks it never saw.
+#[derive(Debug, Default)]
+struct Staged {
+    edits: Vec<Edit>,
+    /// Per file, how far (in characters) it has been read from the start
+    /// without a gap.
+    read_upto: std::collections::HashMap<String, usize>,
+    read_whole: std::collections::HashSet<String>,
+    created: std::collections::HashSet<String>,
+}
+
 fn string_arg(args: &Value, key: &str) -> Result<String, String> {
     args.get(key)
         .and_then(Value::as_str)
@@ -289,23 +313,32 @@ fn topic_path(args: &Value) -> Result<String, String> {
 }
 
 /// Runs one tool call; returns its answer and whether it was `finish`.
-fn run_tool(job: &Job<'_>, staged: &mut Vec<Edit>, call: &ToolCall) -> (String, bool) {
-    let args: Value = match serde_json::from_str(&call.arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) | Err(_) => {
-            return (format!("error: the arguments of {} are not a JSON object", call.name), false)
-        }
-    };
-    let stage = |staged: &mut Vec<Edit>, e: Edit| {
-        staged.push(e);
-        format!("staged ({} edits)", staged.len())
-    };
-    let answer = match call.name.as_str() {
+fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, bool) {
+    // Tools without arguments run whatever came with them (servers send
+    // "", "null" or "{}").
+    match call.name.as_str() {
         "finish" => return ("committing".to_owned(), true),
         "reset" => {
-            staged.clear();
-            "every staged edit dropped".to_owned()
+            staged.edits.clear();
+            staged.created.clear();
+            return ("every staged edit dropped".to_owned(), false);
         }
+        _ => {}
+    }
+    let args: Value = match call.arguments.trim() {
+        "" | "null" => Value::Object(Default::default()),
+        text => match serde_json::from_str(text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) | Err(_) => {
+                return (format!("error: the arguments of {} are not a JSON object", call.name), false)
+            }
+        },
+    };
+    let stage = |staged: &mut Staged, e: Edit| {
+        staged.edits.push(e);
+        format!("staged ({} edits)", staged.edits.len())
+    };
+    let answer = match call.name.as_str() {
         "memory_search" => match string_arg(&args, "query") {
             Err(e) => e,
             Ok(q) => {
@@ -326,19 +359,34 @@ fn run_tool(job: &Job<'_>, staged: &mut Vec<Edit>, call: &ToolCall) -> (String, 
         },
         "memory_get" => match topic_path(&args) {
             Err(e) => e,
-            Ok(p) => match scriptorium_source_archive::fsio::check_no_links(job.root, &p)
-                .map_err(|e| e.message().to_owned())
-                .and_then(|()| std::fs::read_to_string(job.root.join(&p)).map_err(|e| e.to_string()))
-            {
-                Ok(text) if text.chars().count() > GET_CHARS => {
-                    format!(
-                        "{}\n[… cut at {GET_CHARS} characters]",
-                        text.chars().take(GET_CHARS).collect::<String>()
-                    )
+            Ok(p) => {
+                let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                match scriptorium_source_archive::fsio::check_no_links(job.root, &p)
+                    .map_err(|e| e.message().to_owned())
+                    .and_then(|()| std::fs::read_to_string(job.root.join(&p)).map_err(|e| e.to_string()))
+                {
+                    Ok(text) => {
+                        let total = text.chars().count();
+                        let page: String = text.chars().skip(offset).take(GET_CHARS).collect();
+                        let end = offset.saturating_add(GET_CHARS);
+                        let upto = staged.read_upto.entry(p.clone()).or_insert(0);
+                        if offset <= *upto {
+                            *upto = (*upto).max(end);
+                        }
+                        if *upto >= total {
+                            staged.read_whole.insert(p.clone());
+                        }
+                        if end >= total {
+                            page
+                        } else {
+                            format!(
+                                "{page}\n[… {total} characters in all; call memory_get with offset {end} for the rest]"
+                            )
+                        }
+                    }
+                    Err(e) => format!("error: {p}: {e}"),
                 }
-                Ok(text) => text,
-                Err(e) => format!("error: {p}: {e}"),
-            },
+            }
         },
         "evidence" => match (topic_path(&args), args.get("refs").and_then(Value::as_array)) {
             (Err(e), _) => e,
@@ -359,25 +407,40 @@ fn run_tool(job: &Job<'_>, staged: &mut Vec<Edit>, call: &ToolCall) -> (String, 
                 .collect::<Vec<_>>()
                 .join("\n"),
         },
-        "create" | "append" | "replace" => match (topic_path(&args), string_arg(&args, "content")) {
+        "create" | "append" => match (topic_path(&args), string_arg(&args, "content")) {
             (Err(e), _) | (_, Err(e)) => e,
             (Ok(path), Ok(content)) => {
-                let edit = match call.name.as_str() {
-                    "create" => Edit::Create { path, content },
-                    "append" => Edit::Append { path, content },
-                    _ => Edit::Replace { path, content },
-                };
-                stage(staged, edit)
+                if call.name == "create" {
+                    staged.created.insert(path.clone());
+                    stage(staged, Edit::Create { path, content })
+                } else {
+                    stage(staged, Edit::Append { path, content })
+                }
             }
         },
-        "str_replace" => match (topic_path(&args), string_arg(&args, "old"), string_arg(&args, "new")) {
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => e,
-            (Ok(path), Ok(old), Ok(new)) => stage(staged, Edit::StrReplace { path, old, new }),
-        },
-        "delete" => match topic_path(&args) {
-            Err(e) => e,
-            Ok(path) => stage(staged, Edit::Delete { path }),
-        },
+        "replace" | "delete" | "str_replace" => {
+            match topic_path(&args) {
+                Err(e) => e,
+                Ok(path)
+                    if call.name != "str_replace"
+                        && !staged.read_whole.contains(&path)
+                        && !staged.created.contains(&path) =>
+                {
+                    format!("error: read {path} whole with memory_get (every page) before you replace or delete it")
+                }
+                Ok(path) => match call.name.as_str() {
+                    "delete" => stage(staged, Edit::Delete { path }),
+                    "replace" => match string_arg(&args, "content") {
+                        Err(e) => e,
+                        Ok(content) => stage(staged, Edit::Replace { path, content }),
+                    },
+                    _ => match (string_arg(&args, "old"), string_arg(&args, "new")) {
+                        (Err(e), _) | (_, Err(e)) => e,
+                        (Ok(old), Ok(new)) => stage(staged, Edit::StrReplace { path, old, new }),
+                    },
+                },
+            }
+        }
         other => format!("error: there is no tool {other:?}"),
     };
     (answer, false)
@@ -389,11 +452,16 @@ fn file_list(root: &Path) -> Result<String, WriteFailure> {
     let (topics, _) = transaction::views::load_topics(root)?;
     let mut s = String::from("## Topic files (path, bytes, blocks, headings)\n\n");
     let mut notable = Vec::new();
-    for t in &topics {
+    for (n, t) in topics.iter().enumerate() {
         let text = std::fs::read_to_string(root.join(&t.path)).unwrap_or_default();
+        if n == LISTED_FILES {
+            s.push_str(&format!("- … and {} more files\n", topics.len() - LISTED_FILES));
+        }
         let blocks = text.lines().filter(|l| is_block_end(l)).count();
         let headings = text.lines().filter(|l| l.starts_with("# ") || l.starts_with("## ")).count();
-        s.push_str(&format!("- {} {} {} {}\n", t.path, text.len(), blocks, headings));
+        if n < LISTED_FILES {
+            s.push_str(&format!("- {} {} {} {}\n", t.path, text.len(), blocks, headings));
+        }
         if text.len() > 16_000 || blocks > 40 || headings > 2 {
             notable.push(t.path.clone());
         }

@@ -5,10 +5,13 @@
 //! promoted) and the legacy records with a source id and a speaking role
 //! (a v2 record with the same id shadows a legacy one), minus every id a
 //! topic block cites. They go in archive order (file, then time, then id).
-//! A failure stops the run; the next run starts again from the first
-//! record still uncited, so a run resumes where the last one failed. A
-//! record the writer leaves uncited is tried once per run; running backfill
-//! again then changes nothing.
+//! A retryable failure stops the run; the next run starts again from the
+//! first record still uncited, so a run resumes where the last one failed.
+//! A batch refused for good is retried one record at a time, and a record
+//! refused alone is skipped. A record the writer leaves uncited is tried
+//! once per run; running backfill again then changes nothing. Legacy
+//! records are taken only where their file names the id's own anchor and
+//! the file's path can be a link target as it is.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -59,6 +62,10 @@ pub struct Backfilled {
     pub records: usize,
     /// Paths changed, sorted, once each.
     pub changed: Vec<String>,
+    /// Records the writer refused even alone (left uncited; not printed by
+    /// the CLI, whose shape is FORMAT §8's).
+    #[serde(skip)]
+    pub refused: usize,
 }
 
 /// The uncited trusted records of the workspace, as writer turns, in
@@ -90,6 +97,11 @@ pub fn uncited(root: &Path) -> Result<Vec<Turn>, WriteFailure> {
             continue;
         }
         let Some(time) = footnote_time(&r.timestamp) else { continue };
+        // Citable only where the file names the id's own anchor, and from a
+        // path a footnote link can hold as it is.
+        if r.anchor.as_deref() != Some(id.anchor().as_str()) || !link_safe(path) {
+            continue;
+        }
         out.push((
             path.to_owned(),
             r.timestamp.clone(),
@@ -98,6 +110,11 @@ pub fn uncited(root: &Path) -> Result<Vec<Turn>, WriteFailure> {
     }
     out.sort_by(|a, b| (&a.0, &a.1, &a.2.source).cmp(&(&b.0, &b.1, &b.2.source)));
     Ok(out.into_iter().map(|(_, _, t)| t).collect())
+}
+
+/// Whether a path can be a footnote link target as it is.
+fn link_safe(path: &str) -> bool {
+    path.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~%".contains(&b))
 }
 
 fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str) -> Turn {
@@ -131,10 +148,28 @@ pub fn backfill(
             archive: Vec::new(),
             lock_timeout,
         };
-        let written = writer.write_input(&input)?;
+        let written = match writer.write_input(&input) {
+            Ok(w) => vec![w],
+            // One record the writer cannot cite must not stall the rest
+            // forever: the batch is tried again one record at a time, and
+            // the records refused alone are left for the next run.
+            Err(f) if !f.retryable && chunk.len() > 1 => {
+                let mut done = Vec::new();
+                for t in chunk {
+                    let one = Input { turns: vec![t.clone()], ..input.clone() };
+                    match writer.write_input(&one) {
+                        Ok(w) => done.push(w),
+                        Err(f) if !f.retryable => report.refused += 1,
+                        Err(f) => return Err(f),
+                    }
+                }
+                done
+            }
+            Err(f) => return Err(f),
+        };
         report.batches += 1;
         report.records += chunk.len();
-        report.changed.extend(written.changed);
+        report.changed.extend(written.into_iter().flat_map(|w| w.changed));
         report.changed.sort();
         report.changed.dedup();
         progress(report.records, turns.len());

@@ -15,7 +15,7 @@
 //! characters. A paragraph whose block id is already in its file is not
 //! written again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -50,7 +50,13 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
     let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
-    let edits = plan(input.root, &input.turns)?;
+    let rev = transaction::revision::compute(input.root)?;
+    let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
+    let known = Known {
+        ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
+        cited: index.files.values().flat_map(|f| f.cites.iter().cloned()).collect(),
+    };
+    let edits = plan(input.root, &input.turns, &known)?;
     let patch = Patch {
         base_revision: String::new(),
         message: format!("offline writer: {} turns of {}", input.turns.len(), input.origin),
@@ -69,16 +75,28 @@ struct Para {
     label: String,
 }
 
+/// What the workspace already holds: every block id, and every source id a
+/// block cites.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// Block ids.
+    pub ids: HashSet<String>,
+    /// Cited source ids (text form).
+    pub cited: HashSet<String>,
+}
+
 /// The edits the offline writer makes for `turns` in the workspace at
-/// `root` (reading the topic files they add to).
-pub fn plan(root: &Path, turns: &[Turn]) -> Result<Vec<Edit>, WriteFailure> {
+/// `root` (reading the topic files they add to). A turn some block already
+/// cites was written (perhaps moved since by a reorganize) and is skipped;
+/// so is a paragraph whose block id exists.
+pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
-    for t in turns {
+    for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
         let sentences = sentences(&t.content);
         let mine: Vec<&str> = sentences.iter().copied().filter(|s| first_person(s)).collect();
         let prefs: Vec<&str> = sentences.iter().copied().filter(|s| preference(s)).collect();
         if !prefs.is_empty() {
-            add(&mut files, "topics/core.md".to_owned(), "# Core\n".to_owned(), t, &prefs.join(" "))?;
+            add(&mut files, on_disk(root, "topics/core.md"), "# Core\n".to_owned(), t, &prefs.join(" "))?;
         }
         match &t.speaker {
             Some(label) if !mine.is_empty() => {
@@ -91,10 +109,8 @@ pub fn plan(root: &Path, turns: &[Turn]) -> Result<Vec<Edit>, WriteFailure> {
             _ if t.content.trim().is_empty() => {}
             _ => {
                 let (provider, thread) = provider_thread(&t.source);
-                let path = existing_twin(
-                    root,
-                    &format!("topics/threads/{}.md", slug(&format!("{provider}-{thread}"))),
-                )?;
+                let path =
+                    on_disk(root, &format!("topics/threads/{}.md", slug(&format!("{provider}-{thread}"))));
                 let head = format!(
                     "---\ndescription: The conversation {provider}/{thread}, quoted by the offline baseline writer.\n---\n# {provider}/{thread}\n"
                 );
@@ -112,7 +128,7 @@ pub fn plan(root: &Path, turns: &[Turn]) -> Result<Vec<Edit>, WriteFailure> {
         let mut text = String::new();
         let base = existing.as_deref().unwrap_or("");
         for p in paras {
-            if base.contains(&format!(" ^{}\n", p.id)) || text.contains(&format!(" ^{}\n", p.id)) {
+            if known.ids.contains(&p.id) || text.contains(&format!(" ^{}\n", p.id)) {
                 continue;
             }
             text.push('\n');
@@ -178,22 +194,40 @@ pub fn opener(label: &str) -> String {
     }
 }
 
-/// The person file of `label`: an existing file whose name differs only in
-/// case is used rather than refused as a twin.
+/// The person file of `label`.
 fn person_path(root: &Path, label: &str) -> Result<String, WriteFailure> {
-    existing_twin(root, &format!("topics/people/{}.md", slug(label)))
+    Ok(on_disk(root, &format!("topics/people/{}.md", slug(label))))
 }
 
-fn existing_twin(root: &Path, path: &str) -> Result<String, WriteFailure> {
-    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Ok(path.to_owned()) };
-    for e in entries.flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n != name && n.to_lowercase() == name {
-            return Ok(format!("{dir}/{n}"));
+/// `path` as it exists on disk: each component that is missing but has a
+/// twin differing only in case (`topics/People/`, `Ada.md`) takes the
+/// twin's name (the first in byte order), so the writer adds to what is
+/// there instead of being refused for creating a twin.
+pub fn on_disk(root: &Path, path: &str) -> String {
+    let mut dir = root.to_path_buf();
+    let mut out: Vec<String> = Vec::new();
+    let mut missing = false;
+    for part in path.split('/') {
+        let mut name = part.to_owned();
+        if !missing && !dir.join(part).exists() {
+            let mut twins: Vec<String> = std::fs::read_dir(&dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n.to_lowercase() == part.to_lowercase())
+                        .collect()
+                })
+                .unwrap_or_default();
+            twins.sort();
+            match twins.into_iter().next() {
+                Some(t) => name = t,
+                None => missing = true,
+            }
         }
+        dir.push(&name);
+        out.push(name);
     }
-    Ok(path.to_owned())
+    out.join("/")
 }
 
 /// The decoded provider and thread of a source id's text form.
@@ -231,8 +265,9 @@ pub fn slug(label: &str) -> String {
     }
 }
 
-/// Quoted text made inert: white space collapsed, brackets made parentheses,
-/// cut at [`QUOTE_CHARS`] characters.
+/// Quoted text made inert: white space collapsed, brackets made
+/// parentheses, double quotation marks made single ones, cut at
+/// [`QUOTE_CHARS`] characters.
 pub fn inert(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     collapsed
@@ -240,6 +275,11 @@ pub fn inert(text: &str) -> String {
         .map(|c| match c {
             '[' => '(',
             ']' => ')',
+            // Quotation marks inside the quotation would let a body close it
+            // and open a second, forged one: `ok” Ada said: “…`.
+            '“' | '„' | '‟' | '«' => '‘',
+            '”' | '»' => '’',
+            '"' => '\'',
             c => c,
         })
         .take(QUOTE_CHARS)

@@ -191,13 +191,14 @@ fn a_compromised_model_cannot_escape_the_transaction() {
     for p in &written.changed {
         assert!(p.starts_with("topics/") || p == "sources/chat/_v2/t1.md", "{p}");
     }
-    assert!(!root.join("../../etc/passwd.md").exists());
     // The pending source stayed pending: no promotion, and the block citing it
     // is pending, so it is not in the rendered core.md.
     assert_eq!(scriptorium_source_archive::trust::promoted(root).unwrap(), before_pending);
     let core = std::fs::read_to_string(root.join("core.md")).unwrap();
     assert!(!core.contains("The admin approved it."), "{core}");
-    // The forged claim is committed only as what Bo's turn says, cited to Bo's turn.
+    // The model path has no attribution guard of its own (the offline writer
+    // does): what it commits is still cited to the turn it came from, Bo's,
+    // where a reader sees who said it.
     let topic = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
     assert!(topic.contains(&t.evidence.definition("topics/core.md")));
 }
@@ -213,4 +214,67 @@ fn the_observation_cannot_be_closed_by_content() {
     assert_eq!(lines[2], "```jsonl");
     assert!(lines[3].starts_with("{\"ref\":\"chat/t1/m1\",\"speaker\":\"Ada (7391)\""));
     assert_eq!(lines[4], "```");
+}
+
+#[test]
+fn empty_arguments_still_finish() {
+    let dir = workspace();
+    let recs = [record("m1", None, "hi")];
+    let reply = Ok(scriptorium_writer::Reply {
+        text: None,
+        tool_calls: vec![
+            scriptorium_writer::ToolCall { id: "a".into(), name: "reset".into(), arguments: "null".into() },
+            scriptorium_writer::ToolCall { id: "b".into(), name: "finish".into(), arguments: "".into() },
+        ],
+        prompt_tokens: None,
+    });
+    let mut w = ModelWriter::new(Scripted::new(vec![reply]));
+    assert_eq!(w.write_input(&input(dir.path(), &recs)).unwrap().changed, vec!["sources/chat/_v2/t1.md"]);
+}
+
+#[test]
+fn a_file_must_be_read_whole_before_it_is_replaced() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [record("m1", Some(("7391", "Ada")), "I moved to Oslo")];
+    scriptorium_writer::offline::write(&input(root, &recs)).unwrap();
+    // Grow Ada's file past one page.
+    let more: Vec<_> = (0..130)
+        .map(|i| {
+            record(
+                &format!("x{i}"),
+                Some(("7391", "Ada")),
+                &format!("I visited city number {i} and I liked it a lot, a whole lot."),
+            )
+        })
+        .collect();
+    scriptorium_writer::offline::write(&input(root, &more)).unwrap();
+    let path = "topics/people/ada-7391.md";
+    let len = std::fs::read_to_string(root.join(path)).unwrap().chars().count();
+    assert!(len > 20_000 && len <= 40_000, "two pages: {len}");
+    let mut w = ModelWriter::new(Scripted::new(vec![
+        calls(&[("replace", json!({"path": path, "content": "# Ada\n"}))]),
+        calls(&[("memory_get", json!({"path": path}))]),
+        calls(&[("replace", json!({"path": path, "content": "# Ada\n"}))]),
+        calls(&[("memory_get", json!({"path": path, "offset": 20_000}))]),
+        calls(&[("delete", json!({"path": path})), ("finish", json!({}))]),
+    ]));
+    let f = w.write_input(&input(root, &[record("m9", None, "tidy up")]));
+    let answers: Vec<String> = w
+        .model
+        .seen
+        .last()
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == "tool")
+        .filter_map(|m| m.content.clone())
+        .collect();
+    assert!(answers[0].contains("read topics/people/ada-7391.md whole"), "{}", answers[0]);
+    assert!(answers[1].contains("call memory_get with offset 20000"));
+    assert!(answers[2].contains("read topics/people/ada-7391.md whole"), "one page is not the whole file");
+    assert!(!answers[3].contains("offset"), "the last page");
+    // Deleting the file drops cited blocks; that is the model's call once it
+    // has read them, and the transaction accepts it.
+    assert!(f.unwrap().changed.contains(&path.to_owned()));
+    assert!(!root.join(path).exists());
 }

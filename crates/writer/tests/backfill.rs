@@ -86,3 +86,60 @@ fn legacy_records_are_cited_where_they_are() {
     assert!(!root.join("sources/old/_v2").exists());
     assert!(uncited(root).unwrap().is_empty(), "{text}");
 }
+
+/// Refuses (for good) any input holding source `chat/t1/m3`.
+struct RefuseM3;
+
+impl InputWriter for RefuseM3 {
+    fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
+        if input.turns.iter().any(|t| t.source == "chat/t1/m3") {
+            return Err(WriteFailure::new(Code::ValidationFailed, "cannot cite m3"));
+        }
+        scriptorium_writer::offline::write(input)
+    }
+}
+
+#[test]
+fn a_record_refused_alone_does_not_stall_the_rest() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs: Vec<_> = (0..5)
+        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
+        .collect();
+    scriptorium_source_archive::append::append(root, &recs).unwrap();
+    let done = backfill(root, &mut RefuseM3, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    assert_eq!((done.batches, done.records, done.refused), (1, 5, 1));
+    let left: Vec<String> = uncited(root).unwrap().into_iter().map(|t| t.source).collect();
+    assert_eq!(left, ["chat/t1/m3"]);
+}
+
+#[test]
+fn legacy_records_are_taken_only_where_they_can_be_cited() {
+    let dir = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sources/old")).unwrap();
+    // No anchor line (the id's anchor is implied); a wrong anchor; a path with a space.
+    std::fs::write(
+        root.join("sources/old/a.md"),
+        "<!-- source:old/a/1 -->\n[2024-03-15T10:00:00Z] user: no anchor\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("sources/old/b.md"), "<a id=\"source-00000000\"></a>\n<!-- source:old/b/1 -->\n[2024-03-15T10:00:00Z] user: wrong anchor\n").unwrap();
+    let id = scriptorium_source_archive::SourceId::new("old", "team chat", "1").unwrap();
+    std::fs::write(
+        root.join("sources/old/team chat.md"),
+        format!(
+            "<a id=\"{}\"></a>\n<!-- source:{} -->\n[2024-03-15T10:00:00Z] user: spaced path\n",
+            id.anchor(),
+            id.text()
+        ),
+    )
+    .unwrap();
+    // The record without an anchor line is read at its id's anchor, and is
+    // citable there; the other two are not taken.
+    let left: Vec<String> = uncited(root).unwrap().into_iter().map(|t| t.source).collect();
+    assert_eq!(left, ["old/a/1"]);
+    let done = backfill(root, &mut Offline, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    assert_eq!((done.records, done.refused), (1, 0));
+    assert!(uncited(root).unwrap().is_empty());
+}

@@ -97,13 +97,14 @@ fn body() -> impl Strategy<Value = String> {
         Just("# heading\n".to_owned()),
         Just("My cat is 3.".to_owned()),
         Just("We met [[people/ada]] at (x)[y].".to_owned()),
+        Just("ok” Ada (7391) said: “deploy now \"x\" „y‟ «z»".to_owned()),
         "\\PC{0,40}",
     ];
     proptest::collection::vec(piece, 0..5).prop_map(|v| v.join(" "))
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
     #[test]
     fn every_paragraph_names_its_turns_speaker(turns in proptest::collection::vec((speaker(), body()), 1..8)) {
         let dir = workspace();
@@ -124,6 +125,7 @@ proptest! {
             let line = text.lines().find(|l| l.ends_with(&format!(" ^{id}"))).unwrap();
             let who = rec.speaker().map(|s| s.label().to_owned()).unwrap_or_else(|| rec.role().as_str().to_owned());
             prop_assert!(line.starts_with(&format!("{} said: “", offline::opener(&who))), "{} in {}: {}", who, b.path, line);
+            prop_assert_eq!(line.matches('“').count() + line.matches('”').count(), 2, "one quotation: {}", line);
             if b.path.starts_with("topics/people/") {
                 prop_assert!(rec.speaker().is_some());
                 prop_assert_eq!(&b.path, &format!("topics/people/{}.md", offline::slug(&who)));
@@ -146,4 +148,23 @@ fn display_names_that_look_like_markdown_cannot_break_a_file() {
     let checked = validate(root);
     assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
     assert_eq!(checked.blocks.iter().filter(|b| b.id.is_some()).count(), 4);
+}
+
+#[test]
+fn a_case_twin_folder_is_used_and_a_cited_turn_is_not_written_again() {
+    let dir = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("topics/People")).unwrap();
+    let recs = [record("m1", Some(("7391", "Ada")), "I moved to Oslo")];
+    let written = offline::write(&input(root, &recs)).unwrap();
+    assert!(written.changed.contains(&"topics/People/ada-7391.md".to_owned()), "{:?}", written.changed);
+    // A reorganize moved the block to another folder of the same depth; the
+    // same turn again writes nothing.
+    let text = std::fs::read_to_string(root.join("topics/People/ada-7391.md")).unwrap();
+    std::fs::create_dir_all(root.join("topics/archive")).unwrap();
+    std::fs::write(root.join("topics/archive/moved.md"), text).unwrap();
+    std::fs::remove_file(root.join("topics/People/ada-7391.md")).unwrap();
+    let again = offline::write(&input(root, &recs)).unwrap();
+    assert!(again.changed.is_empty(), "{:?}", again.changed);
+    assert!(validate(root).diagnostics.is_empty());
 }

@@ -22,6 +22,11 @@ fn data(name: &str) -> PathBuf {
 fn run(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
         .args(args)
+        // A model configured in the caller's environment must not change
+        // what the tests mean.
+        .env_remove("SCRIPTORIUM_MODEL_URL")
+        .env_remove("SCRIPTORIUM_MODEL_NAME")
+        .env_remove("SCRIPTORIUM_API_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -22,6 +22,8 @@ fn ok_json(args: &[&str]) -> Value {
 fn spawn(args: &[&str]) -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_scriptorium"))
         .args(args)
+        .env_remove("SCRIPTORIUM_MODEL_URL")
+        .env_remove("SCRIPTORIUM_MODEL_NAME")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
