@@ -21,6 +21,23 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `write --force --json` with the scripted server's model, plus `extra`.
+fn write_scripted(w: &str, server: &Replay, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "write",
+        "--workspace",
+        w,
+        "--force",
+        "--model-url",
+        &server.base_url,
+        "--model-name",
+        "scripted",
+        "--json",
+    ];
+    args.extend(extra);
+    run(&args, b"")
+}
+
 fn ours(dir: &Path) {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scheduler/tests/fixtures/ours.jsonl");
     ok_json(&["session", "import", "--workspace", s(dir), "--format", "jsonl", s(&f), "--json"]);
@@ -131,22 +148,7 @@ fn refused_content_is_not_retryable_and_leaves_the_workspace_alone() {
         ("finish", json!({})),
     ]);
     let server = Replay::start(vec![first, attempt(), attempt()]).unwrap();
-    let out = run(
-        &[
-            "write",
-            "--workspace",
-            w,
-            "--session",
-            "tg-group-1",
-            "--force",
-            "--model-url",
-            &server.base_url,
-            "--model-name",
-            "scripted",
-            "--json",
-        ],
-        b"",
-    );
+    let out = write_scripted(w, &server, &["--session", "tg-group-1"]);
     let e = error_of(&out);
     assert_eq!(
         (e["code"].as_str(), e["retryable"].as_bool()),
@@ -168,20 +170,7 @@ fn a_500_is_retryable_and_marks_nothing() {
     let w = s(dir.path());
     let before = snapshot(dir.path());
     let server = Replay::start(vec![Scripted::status(500, "{\"error\":\"overloaded\"}")]).unwrap();
-    let out = run(
-        &[
-            "write",
-            "--workspace",
-            w,
-            "--force",
-            "--model-url",
-            &server.base_url,
-            "--model-name",
-            "scripted",
-            "--json",
-        ],
-        b"",
-    );
+    let out = write_scripted(w, &server, &[]);
     let e = error_of(&out);
     assert_eq!(
         (e["code"].as_str(), e["retryable"].as_bool()),
