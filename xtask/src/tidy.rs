@@ -53,6 +53,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
         "time zones for the nightly 03:00 (DST-correct, bundled tzdb) and RFC 3339 parsing in importers",
     ),
     ("ureq", "the blocking HTTP client of the OpenAI-compatible model client (rustls, no async runtime)"),
+    ("regex", "memory_grep's regular expressions (FORMAT.md names Rust regex syntax)"),
     ("libfuzzer-sys", "the cargo-fuzz harness of fuzz/"),
 ];
 

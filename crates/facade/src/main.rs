@@ -18,6 +18,7 @@ use scriptorium::index::{
 };
 use scriptorium::transaction;
 
+mod mcp;
 mod sessions;
 mod workspace;
 
@@ -183,6 +184,39 @@ enum Command {
         json: bool,
         #[command(flatten)]
         model: sessions::ModelArgs,
+    },
+    /// Serve the memory_* tools over the Model Context Protocol (stdio,
+    /// one JSON-RPC message per line).
+    Mcp {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// What callers may write: owner or paired.
+        #[arg(long, default_value = "paired")]
+        tier: String,
+    },
+    /// Print what an agent is given every session: the rendered core.md,
+    /// fenced as recalled memory (nothing when it is empty).
+    Prompt {
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Machine-readable output: {"text","hits"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print what an agent is given for one message: the top 5 blocks and
+    /// records for it, fenced as recalled memory (nothing when nothing
+    /// matches).
+    Recall {
+        /// The message.
+        text: String,
+        /// The workspace folder.
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Machine-readable output: {"text","hits"}.
+        #[arg(long)]
+        json: bool,
     },
     /// The reorganize pass on demand (the watcher runs it nightly): split,
     /// merge and repair topic files through one transaction. The offline
@@ -677,7 +711,7 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         "index": index_state,
     });
     if let Some(obj) = v.as_object_mut() {
-        obj.extend(sessions::status_fields(&root));
+        obj.extend(scriptorium::writer_status(&root));
     }
     if as_json {
         print_line(&json::to_line(&v))
@@ -876,6 +910,47 @@ fn search_filters(a: &SearchArgs) -> Result<Filters, ExitCode> {
     })
 }
 
+fn print_fenced(f: &scriptorium::fence::Fenced, hits: usize, as_json: bool) -> ExitCode {
+    if as_json {
+        print_line(&json::to_line(&serde_json::json!({"text": f.as_str(), "hits": hits})))
+    } else if f.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        print_line(f.as_str())
+    }
+}
+
+fn run_prompt(root: PathBuf, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let _shared = match settle(&root) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match scriptorium::recall::system_prompt(&root) {
+        Ok(f) => {
+            let blocks = f.as_str().lines().filter(|l| l.contains(" ^")).count();
+            print_fenced(&f, blocks, as_json)
+        }
+        Err(e) => fail_with("IO", format!("cannot read core.md: {e}"), Some(&root.join("core.md"))),
+    }
+}
+
+fn run_recall(root: PathBuf, text: &str, as_json: bool) -> ExitCode {
+    if let Err(r) = workspace::require(&root) {
+        return refuse(&r);
+    }
+    let _shared = match settle(&root) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match scriptorium::recall::recall(&root, text) {
+        Ok((f, hits)) => print_fenced(&f, hits, as_json),
+        Err(e) => fail(&e),
+    }
+}
+
 fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
@@ -992,6 +1067,9 @@ fn main() -> ExitCode {
         Command::Watch { workspace, idle_secs, once, json, model } => {
             sessions::run_watch(workspace, idle_secs, once, json, &model)
         }
+        Command::Prompt { workspace, json } => run_prompt(workspace, json),
+        Command::Mcp { workspace, tier } => mcp::run(workspace, &tier),
+        Command::Recall { text, workspace, json } => run_recall(workspace, &text, json),
         Command::Sleep { workspace, json, model } => sessions::run_sleep(workspace, &model, json),
         Command::Backfill { workspace, batch, json, model } => {
             sessions::run_backfill(workspace, batch, &model, json)

@@ -10,7 +10,6 @@ use scriptorium::archive::json;
 use scriptorium::scheduler::{
     self,
     import::{self, Format},
-    status,
     store::SESSIONS_DB,
     watch::{Event, EventSink, Reorganize, Watcher},
     BatchWriter, Scheduler, SessionStore, SqliteStore, WriteFailure,
@@ -363,37 +362,6 @@ pub(crate) fn run_watch(
         watcher.nightly_if_due(&mut hook, &mut sink);
         std::thread::sleep(every);
     }
-}
-
-/// The writer part of `status --json`: `pending_turns` (`null`, with
-/// `sessions_error`, when the session store cannot be read) and `writer`.
-pub(crate) fn status_fields(root: &Path) -> serde_json::Map<String, serde_json::Value> {
-    let count = || -> Result<usize, String> {
-        let Some(store) = SqliteStore::open_existing(&root.join(SESSIONS_DB)).map_err(|e| e.to_string())?
-        else {
-            return Ok(0);
-        };
-        match transaction::layout::identity(root).map_err(|e| e.to_string())? {
-            None => Ok(0),
-            Some(ws) => scheduler::pending::pending_turns(&store, &ws.id).map_err(|e| e.to_string()),
-        }
-    };
-    let s = status::load(root);
-    let mut out = serde_json::Map::new();
-    match count() {
-        Ok(n) => {
-            out.insert("pending_turns".into(), n.into());
-        }
-        Err(e) => {
-            out.insert("pending_turns".into(), serde_json::Value::Null);
-            out.insert("sessions_error".into(), e.into());
-        }
-    }
-    out.insert(
-        "writer".into(),
-        serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure}),
-    );
-    out
 }
 
 pub(crate) fn run_sleep(root: PathBuf, model: &ModelArgs, as_json: bool) -> ExitCode {

@@ -1,0 +1,214 @@
+//! `MemoryBackend`: the contract between memory and an agent runtime, the
+//! shipped [`LocalMemoryBackend`], the [`DisabledBackend`] of
+//! `memory.backend = "none"`, and the process-wide [`get_backend`] /
+//! [`set_backend`].
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+
+use scriptorium_scheduler::store::SESSIONS_DB;
+use scriptorium_scheduler::{BatchWriter, Code, Scheduler, SessionStore, SqliteStore, WriteFailure};
+use scriptorium_writer::input::Turn;
+use scriptorium_writer::Offline;
+
+use crate::fence::Fenced;
+use crate::tools::{self, Caller, ToolError};
+
+/// The contract between memory and an agent runtime. One verb per action;
+/// every hook but [`MemoryBackend::name`] has a default that does nothing,
+/// so a backend implements only what it offers.
+///
+/// ```
+/// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+/// let dir = tempfile::tempdir().unwrap();
+/// let memory = LocalMemoryBackend::new(dir.path());
+/// assert_eq!(memory.name(), "local");
+/// // Nothing remembered yet: no system prompt, no recall, nothing owed.
+/// assert!(memory.system_prompt().unwrap().is_empty());
+/// assert!(memory.recall("what did Ada say?").unwrap().is_empty());
+/// assert_eq!(memory.write("no-such-session", false).map(|f| f.code.as_str()), Some("NOT_FOUND"));
+/// ```
+pub trait MemoryBackend: Send + Sync {
+    /// The backend's name (`local`, `none`, …).
+    fn name(&self) -> &str;
+
+    /// What the model gets every session: the fenced `core.md` (empty when
+    /// there is nothing to say).
+    fn system_prompt(&self) -> Result<Fenced, ToolError> {
+        Ok(Fenced::default())
+    }
+
+    /// What the model gets for one message: the fenced top 5 blocks and
+    /// records (empty when nothing matches).
+    fn recall(&self, _message: &str) -> Result<Fenced, ToolError> {
+        Ok(Fenced::default())
+    }
+
+    /// `memory_search` with its arguments (a JSON object).
+    fn search(&self, args: &Value) -> Result<Value, ToolError> {
+        self.call_tool(
+            "memory_search",
+            args,
+            &Caller { tier: scriptorium_transaction::Tier::Paired, interactive: false },
+        )
+    }
+
+    /// Runs a `memory_*` tool for `caller`.
+    fn call_tool(&self, _name: &str, _args: &Value, _caller: &Caller) -> Result<Value, ToolError> {
+        Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no tools"))
+    }
+
+    /// Writes what `session` owes (forced: everything pending): `None` when
+    /// nothing is owed any more, or why not and whether a later call could.
+    fn write(&self, _session: &str, _force: bool) -> Option<WriteFailure> {
+        None
+    }
+
+    /// Text worth keeping from turns a compactor is about to drop; stores
+    /// nothing.
+    fn extract_before_discard(&self, _turns: &[Turn]) -> Option<String> {
+        None
+    }
+
+    /// The reorganize pass; the paths it changed.
+    fn reorganize(&self) -> Result<Vec<String>, WriteFailure> {
+        Ok(Vec::new())
+    }
+
+    /// The revision, counts and writer status.
+    fn status(&self) -> Result<Value, ToolError> {
+        Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no status"))
+    }
+}
+
+/// The shipped backend: a workspace folder on this machine.
+pub struct LocalMemoryBackend {
+    root: PathBuf,
+    writer: Mutex<Box<dyn BatchWriter + Send>>,
+}
+
+impl std::fmt::Debug for LocalMemoryBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalMemoryBackend").field("root", &self.root).finish_non_exhaustive()
+    }
+}
+
+impl LocalMemoryBackend {
+    /// A backend over the workspace at `root`, writing with the offline
+    /// writer.
+    pub fn new(root: &Path) -> LocalMemoryBackend {
+        LocalMemoryBackend { root: root.to_owned(), writer: Mutex::new(Box::new(Offline)) }
+    }
+
+    /// Writes with `writer` instead (a model-driven one, say).
+    pub fn with_writer(mut self, writer: Box<dyn BatchWriter + Send>) -> LocalMemoryBackend {
+        self.writer = Mutex::new(writer);
+        self
+    }
+
+    /// The workspace folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl MemoryBackend for LocalMemoryBackend {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn system_prompt(&self) -> Result<Fenced, ToolError> {
+        crate::recall::system_prompt(&self.root)
+            .map_err(|e| ToolError::new("IO", format!("cannot read core.md: {e}")))
+    }
+
+    fn recall(&self, message: &str) -> Result<Fenced, ToolError> {
+        if !self.root.is_dir() {
+            return Ok(Fenced::default());
+        }
+        crate::recall::recall(&self.root, message).map(|(f, _)| f).map_err(ToolError::from)
+    }
+
+    fn call_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+        tools::call_tool(&self.root, name, args, caller)
+    }
+
+    fn write(&self, session: &str, force: bool) -> Option<WriteFailure> {
+        let ws = match scriptorium_transaction::layout::ensure(&self.root) {
+            Ok(i) => i.id,
+            Err(e) => return Some(e.into()),
+        };
+        let store = match SqliteStore::open(&self.root.join(SESSIONS_DB)) {
+            Ok(s) => s,
+            Err(e) => return Some(e.into()),
+        };
+        match store.session(session) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Some(WriteFailure::new(Code::NotFound, format!("no session {session:?}"))),
+            Err(e) => return Some(e.into()),
+        }
+        let sch = Scheduler::new(&store, &self.root, &ws);
+        let mut writer = match self.writer.lock() {
+            Ok(w) => w,
+            Err(p) => p.into_inner(),
+        };
+        sch.write(writer.as_mut(), session, force).err()
+    }
+
+    fn extract_before_discard(&self, turns: &[Turn]) -> Option<String> {
+        scriptorium_writer::extract::extract_before_discard(turns)
+    }
+
+    fn status(&self) -> Result<Value, ToolError> {
+        tools::call_tool(
+            &self.root,
+            "memory_status",
+            &Value::Object(Default::default()),
+            &Caller { tier: scriptorium_transaction::Tier::Paired, interactive: false },
+        )
+    }
+}
+
+/// `memory.backend = "none"`: no system prompt, no recall, no writes; every
+/// tool refuses with `MEMORY_DISABLED`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DisabledBackend;
+
+impl MemoryBackend for DisabledBackend {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn search(&self, _args: &Value) -> Result<Value, ToolError> {
+        Err(disabled())
+    }
+}
+
+/// The refusal of a disabled backend.
+pub fn disabled() -> ToolError {
+    ToolError::new("MEMORY_DISABLED", "memory is disabled (memory.backend = \"none\")")
+}
+
+static BACKEND: RwLock<Option<Arc<dyn MemoryBackend>>> = RwLock::new(None);
+
+/// The process-wide backend: what [`set_backend`] last set, else a
+/// [`DisabledBackend`] (nothing is remembered until a runtime says where).
+pub fn get_backend() -> Arc<dyn MemoryBackend> {
+    let guard = match BACKEND.read() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    guard.clone().unwrap_or_else(|| Arc::new(DisabledBackend))
+}
+
+/// Replaces the process-wide backend (thread-safe); returns the previous
+/// one, if any was set.
+pub fn set_backend(backend: Arc<dyn MemoryBackend>) -> Option<Arc<dyn MemoryBackend>> {
+    let mut guard = match BACKEND.write() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    guard.replace(backend)
+}

@@ -1,0 +1,441 @@
+//! The `memory_*` tools: their JSON Schema specs (OpenAI function-calling
+//! shape) and one dispatcher, [`call_tool`], shared by the library, the CLI
+//! and the MCP server (FORMAT.md §9).
+//!
+//! There is no "save this" tool: recording the conversation is the
+//! writer's job; `memory_update` is for what the user asked to be
+//! remembered now and for fixing what is wrong.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use scriptorium_bm25_index::search::{Bm25, Filters};
+use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_bm25_index::workspace as index_ws;
+use scriptorium_source_archive::archive::{Archive, Found};
+use scriptorium_source_archive::json::RecordView;
+use scriptorium_source_archive::{trust, v2, SourceId};
+use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
+use scriptorium_transaction::{self as transaction, Base, Tier};
+
+/// Who is calling a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    /// What the caller may write.
+    pub tier: Tier,
+    /// Whether a person is at the keyboard (only they may promote).
+    pub interactive: bool,
+}
+
+/// A refusal or failure: the FORMAT.md §5 error object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolError {
+    /// The stable code.
+    pub code: String,
+    /// What went wrong.
+    pub message: String,
+    /// The path or argument it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Whether trying again later could succeed, when that is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    /// For `VALIDATION_FAILED`: every diagnostic the change would add.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a code and a message.
+    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
+        ToolError {
+            code: code.to_owned(),
+            message: message.into(),
+            path: None,
+            retryable: None,
+            diagnostics: None,
+        }
+    }
+
+    /// `{"error": {…}}`.
+    pub fn to_value(&self) -> Value {
+        json!({ "error": self })
+    }
+}
+
+impl From<transaction::Error> for ToolError {
+    fn from(e: transaction::Error) -> ToolError {
+        ToolError {
+            code: e.code.as_str().to_owned(),
+            message: e.message,
+            path: e.path,
+            retryable: None,
+            diagnostics: (!e.diagnostics.is_empty())
+                .then(|| serde_json::to_value(&e.diagnostics).unwrap_or(Value::Null)),
+        }
+    }
+}
+
+impl From<scriptorium_source_archive::Error> for ToolError {
+    fn from(e: scriptorium_source_archive::Error) -> ToolError {
+        ToolError {
+            code: e.code().to_owned(),
+            message: e.message().to_owned(),
+            path: e.path().map(|p| p.display().to_string()),
+            retryable: None,
+            diagnostics: None,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> ToolError {
+    ToolError::new("INVALID_ARGUMENT", message)
+}
+
+fn tool(name: &str, description: &str, parameters: Value) -> Value {
+    json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
+}
+
+/// The six tools' specs, in the OpenAI function-calling shape.
+pub fn tool_specs() -> Vec<Value> {
+    vec![
+        tool(
+            "memory_search",
+            "Search memory (topic blocks and archived messages), best first. `speaker` filters archived messages by the speaker's trusted id or display name.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                "path_prefix": {"type": "string"},
+                "date_from": {"type": "string", "description": "YYYY-MM-DD"},
+                "date_to": {"type": "string", "description": "YYYY-MM-DD"},
+                "speaker": {"type": "string"},
+                "method": {"type": "string", "enum": ["bm25", "embedding", "hybrid"]},
+                "include_pending": {"type": "boolean"}},
+                "required": ["query"], "additionalProperties": false}),
+        ),
+        tool(
+            "memory_get",
+            "Read exactly one of: a topic file (`path`), a block (`block_id`), an archived message (`source_id` or `anchor`).",
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "block_id": {"type": "string"},
+                "source_id": {"type": "string"}, "anchor": {"type": "string"}},
+                "additionalProperties": false}),
+        ),
+        tool(
+            "memory_update",
+            "Change memory as one validated transaction: the patch object (base_revision, message, sources, edits). Only for what the user asked to remember now, or to fix what is wrong.",
+            json!({"type": "object", "properties": {
+                "base_revision": {"type": "string"}, "message": {"type": "string"},
+                "sources": {"type": "array", "items": {"type": "object"}},
+                "edits": {"type": "array", "items": {"type": "object"}}},
+                "required": ["base_revision", "edits"]}),
+        ),
+        tool("memory_status", "The revision, counts and writer status.", json!({"type": "object", "properties": {}, "additionalProperties": false})),
+        tool(
+            "memory_promote",
+            "Trust pending archived messages (owner at the keyboard only).",
+            json!({"type": "object", "properties": {"source_ids": {"type": "array", "items": {"type": "string"}}},
+                   "required": ["source_ids"], "additionalProperties": false}),
+        ),
+        tool(
+            "memory_grep",
+            "Raw lines of topic and archive files matching a regular expression (Rust regex syntax); pending ones marked.",
+            json!({"type": "object", "properties": {
+                "regex": {"type": "string"}, "path_prefix": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000}},
+                "required": ["regex"], "additionalProperties": false}),
+        ),
+    ]
+}
+
+/// The tool names.
+pub const TOOLS: [&str; 6] =
+    ["memory_search", "memory_get", "memory_update", "memory_status", "memory_promote", "memory_grep"];
+
+/// Runs tool `name` with `args` (a JSON object) on the workspace at `root`.
+pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+    let Value::Object(map) = args else { return Err(invalid("the arguments must be a JSON object")) };
+    if !TOOLS.contains(&name) {
+        return Err(invalid(format!("there is no tool {name:?}")));
+    }
+    if name != "memory_update" {
+        let allowed: &[&str] = match name {
+            "memory_search" => &[
+                "query",
+                "limit",
+                "path_prefix",
+                "date_from",
+                "date_to",
+                "speaker",
+                "method",
+                "include_pending",
+            ],
+            "memory_get" => &["path", "block_id", "source_id", "anchor"],
+            "memory_promote" => &["source_ids"],
+            "memory_grep" => &["regex", "path_prefix", "limit"],
+            _ => &[],
+        };
+        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(invalid(format!("{name} has no argument {k:?}")));
+        }
+    }
+    if !root.is_dir() {
+        return Err(ToolError::new("NOT_FOUND", format!("no workspace at {}", root.display())));
+    }
+    match name {
+        "memory_search" => search(root, args),
+        "memory_get" => get(root, args),
+        "memory_update" => update(root, args, caller),
+        "memory_status" => status(root),
+        "memory_promote" => promote(root, args, caller),
+        _ => grep(root, args),
+    }
+}
+
+fn opt_str<'a>(args: &'a Value, k: &str) -> Result<Option<&'a str>, ToolError> {
+    match args.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(invalid(format!("{k:?} must be a string"))),
+    }
+}
+
+fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, ToolError> {
+    match args.get(k) {
+        None | Some(Value::Null) => Ok(default as usize),
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=max).contains(&n) => Ok(n as usize),
+            _ => Err(invalid(format!("{k:?} must be an integer from 1 to {max}"))),
+        },
+    }
+}
+
+/// Recovers an interrupted install, then holds the lock shared while
+/// reading.
+fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
+    if transaction::install::pending(root) {
+        transaction::Writer::open(root, transaction::lock::INTERACTIVE_TIMEOUT)?;
+    }
+    Ok(transaction::lock::acquire_shared(root, transaction::lock::INTERACTIVE_TIMEOUT)?)
+}
+
+fn search(root: &Path, args: &Value) -> Result<Value, ToolError> {
+    let query = opt_str(args, "query")?.ok_or_else(|| invalid("\"query\" is required"))?;
+    let speaker = opt_str(args, "speaker")?;
+    let method = opt_str(args, "method")?.unwrap_or("bm25");
+    if !matches!(method, "bm25" | "embedding" | "hybrid") {
+        return Err(invalid(format!("method {method:?} is not bm25, embedding or hybrid")));
+    }
+    if speaker.is_some() && method != "bm25" {
+        return Err(invalid(format!(
+            "a speaker filter works only with method bm25 (it matches archived records' trusted speaker fields), not {method}"
+        )));
+    }
+    if method == "embedding" {
+        let mut e = ToolError::new("MODEL_UNAVAILABLE", "no embedding endpoint is configured");
+        e.retryable = Some(false);
+        return Err(e);
+    }
+    let day = |k: &str| -> Result<Option<i32>, ToolError> {
+        match opt_str(args, k)? {
+            None => Ok(None),
+            Some(s) => index_ws::parse_day(s)
+                .map(Some)
+                .ok_or_else(|| invalid(format!("{k} {s:?} is not YYYY-MM-DD"))),
+        }
+    };
+    let include_pending = match args.get("include_pending") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(invalid("\"include_pending\" must be true or false")),
+    };
+    let filters = Filters {
+        kind: speaker.map(|_| scriptorium_bm25_index::segment::Kind::Source),
+        path_prefix: opt_str(args, "path_prefix")?.map(str::to_owned),
+        day_from: day("date_from")?,
+        day_to: day("date_to")?,
+        speaker: speaker.map(index_ws::speaker_key),
+        include_pending,
+    };
+    let limit = opt_uint(args, "limit", 10, 100)?;
+    let _shared = read_lock(root)?;
+    let lines =
+        index_ws::search_lines(root, TokenizerConfig::default(), query, &filters, limit, Bm25::default())?;
+    let hits: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let mut out = json!({"method": "bm25", "hits": hits});
+    if method == "hybrid" {
+        out["fallback"] = "no embedding endpoint is configured; BM25 only".into();
+    }
+    Ok(out)
+}
+
+fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
+    let given: Vec<(&str, &str)> = ["path", "block_id", "source_id", "anchor"]
+        .iter()
+        .filter_map(|k| opt_str(args, k).transpose().map(|v| v.map(|v| (*k, v))))
+        .collect::<Result<_, _>>()?;
+    let [(key, value)] = given.as_slice() else {
+        return Err(invalid("give exactly one of path, block_id, source_id, anchor"));
+    };
+    let _shared = read_lock(root)?;
+    match *key {
+        "path" => {
+            transaction::patch::check_path(value)?;
+            scriptorium_source_archive::fsio::check_no_links(root, value)?;
+            match std::fs::read_to_string(root.join(value)) {
+                Ok(content) => Ok(json!({"path": value, "content": content})),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(ToolError::new("NOT_FOUND", format!("no topic file {value}")))
+                }
+                Err(e) => Err(ToolError::new("IO", format!("cannot read {value}: {e}"))),
+            }
+        }
+        "block_id" => {
+            let (topics, _) = transaction::views::load_topics(root)?;
+            for t in &topics {
+                if let Some(b) = t.file.blocks.iter().find(|b| b.id.as_deref() == Some(*value)) {
+                    return Ok(
+                        json!({"path": t.path, "block_id": value, "line": b.first_line + 1, "text": t.file.block_text(b)}),
+                    );
+                }
+            }
+            Err(ToolError::new("NOT_FOUND", format!("no block ^{value}")))
+        }
+        _ => {
+            let archive = Archive::scan(root)?;
+            let id = if *key == "source_id" {
+                Some(SourceId::parse(value).map_err(ToolError::from)?)
+            } else {
+                archive
+                    .v2_records()
+                    .map(|r| r.id().clone())
+                    .chain(archive.legacy_records().filter_map(|(_, r)| r.id.clone()))
+                    .find(|id| id.anchor() == *value)
+            };
+            let view = id.as_ref().and_then(|id| archive.get(id)).map(|found| match found {
+                Found::V2(r) => RecordView::of_record(r),
+                Found::Legacy(path, r) => RecordView::of_legacy(r, path, None),
+            });
+            match view {
+                Some(v) => Ok(serde_json::to_value(v).unwrap_or(Value::Null)),
+                None => Err(ToolError::new("NOT_FOUND", format!("no archived record {value}"))),
+            }
+        }
+    }
+}
+
+fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+    let patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
+    let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    let done = w.commit(&patch, caller.tier, Base::Check)?;
+    Ok(json!({"revision": done.revision, "changed": done.changed}))
+}
+
+fn status(root: &Path) -> Result<Value, ToolError> {
+    let _shared = read_lock(root)?;
+    let rev = transaction::revision::compute(root)?;
+    let index = transaction::validation::TopicIndex::load(root, &rev)?;
+    let blocks: usize = index.files.values().map(|f| f.ids.len()).sum();
+    let mut out = json!({"revision": rev.hex, "topic_files": index.files.len(), "blocks": blocks});
+    if let Some(obj) = out.as_object_mut() {
+        obj.extend(crate::writer_status(root));
+    }
+    Ok(out)
+}
+
+fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+    if caller.tier != Tier::Owner || !caller.interactive {
+        return Err(ToolError::new(
+            "PERMISSION_DENIED",
+            "memory_promote is for the owner at the keyboard; this caller is not",
+        ));
+    }
+    let ids: Vec<String> = match args.get("source_ids").and_then(Value::as_array) {
+        Some(a) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or_else(|| invalid("\"source_ids\" must be strings"))?,
+        _ => return Err(invalid("\"source_ids\" must be a non-empty array")),
+    };
+    let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    let done = w.promote(&ids, "owner")?;
+    Ok(serde_json::to_value(done).unwrap_or(Value::Null))
+}
+
+fn grep(root: &Path, args: &Value) -> Result<Value, ToolError> {
+    let pattern = opt_str(args, "regex")?.ok_or_else(|| invalid("\"regex\" is required"))?;
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| invalid(format!("regex: {e}")))?;
+    let prefix = opt_str(args, "path_prefix")?.unwrap_or("");
+    let limit = opt_uint(args, "limit", 100, 1000)?;
+    let _shared = read_lock(root)?;
+    let mut files = Vec::new();
+    for top in ["topics", "sources"] {
+        collect(root, top, &mut files);
+    }
+    files.sort();
+    let promoted = trust::promoted(root)?;
+    // Which topic lines are in pending blocks.
+    let archive = Archive::scan(root)?;
+    let (topics, _) = transaction::views::load_topics(root)?;
+    let mut resolver = ArchiveResolver::new(&archive);
+    resolver.promote(&promoted);
+    let checked = check(&topics, &resolver);
+    let mut pending_lines: HashSet<(String, usize)> = HashSet::new();
+    for b in checked.blocks.iter().filter(|b| b.pending) {
+        if let Some(t) = topics.iter().find(|t: &&Loaded| t.path == b.path) {
+            if let Some(block) = t.file.blocks.get(b.index) {
+                for l in block.first_line..=block.last_line {
+                    pending_lines.insert((b.path.clone(), l));
+                }
+            }
+        }
+    }
+    let mut hits = Vec::new();
+    'files: for rel in files.iter().filter(|p| p.starts_with(prefix)) {
+        let Ok(text) = std::fs::read_to_string(root.join(rel)) else { continue };
+        let mut pending_frames: Vec<(usize, usize)> = Vec::new();
+        if rel.starts_with("sources/") && rel.contains("/_v2/") {
+            for f in v2::parse_prefix(text.as_bytes(), None).frames {
+                if f.pending && !promoted.contains(f.source_text) {
+                    let first = f.line as usize;
+                    let lines = text[f.offset..f.offset + f.len].lines().count();
+                    pending_frames.push((first, first + lines));
+                }
+            }
+        }
+        for (k, line) in text.lines().enumerate() {
+            if !re.is_match(line) {
+                continue;
+            }
+            let n = k + 1;
+            let pending = pending_lines.contains(&(rel.clone(), k))
+                || pending_frames.iter().any(|&(a, b)| n >= a && n < b);
+            hits.push(json!({"path": rel, "line": n, "text": line, "pending": pending}));
+            if hits.len() >= limit {
+                break 'files;
+            }
+        }
+    }
+    Ok(json!({"matches": hits}))
+}
+
+fn collect(root: &Path, rel: &str, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(root.join(rel)) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = format!("{rel}/{name}");
+        match e.file_type() {
+            Ok(t) if t.is_dir() => collect(root, &path, out),
+            Ok(t) if t.is_file() && name.ends_with(".md") => out.push(path),
+            _ => {}
+        }
+    }
+}
