@@ -94,7 +94,7 @@ pub(crate) fn run(root: PathBuf, tier: &str) -> ExitCode {
         let response = match serde_json::from_str::<Value>(&line) {
             Ok(Value::Array(batch)) => {
                 let answers: Vec<Value> = batch.iter().filter_map(|m| answer(&root, &caller, m)).collect();
-                (!answers.is_empty()).then(|| Value::Array(answers))
+                (!answers.is_empty()).then_some(Value::Array(answers))
             }
             Ok(msg) => answer(&root, &caller, &msg),
             Err(e) => Some(rpc_error(&Value::Null, -32700, &format!("parse error: {e}"))),

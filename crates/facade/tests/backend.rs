@@ -1,0 +1,64 @@
+//! The backend contract: the local backend end to end, the disabled one,
+//! and the process-wide slot.
+
+use std::sync::Arc;
+
+use scriptorium::backend::{get_backend, set_backend, DisabledBackend, LocalMemoryBackend, MemoryBackend};
+use scriptorium::scheduler::import::{import, read, Format};
+use scriptorium::scheduler::store::SESSIONS_DB;
+use scriptorium::scheduler::SqliteStore;
+use scriptorium::tools::Caller;
+use scriptorium::transaction::Tier;
+use serde_json::json;
+
+#[test]
+fn local_backend_writes_recalls_and_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&t, "{\"session\":\"s\",\"id\":\"1\",\"role\":\"user\",\"timestamp\":\"2026-01-01T10:00:00Z\",\"content\":\"I prefer green tea.\",\"speaker_id\":\"7391\",\"speaker_display\":\"Ada\"}\n").unwrap();
+    scriptorium::transaction::layout::ensure(root).unwrap();
+    let store = SqliteStore::open(&root.join(SESSIONS_DB)).unwrap();
+    import(&store, &read(Format::Jsonl, &t).unwrap()).unwrap();
+    let memory = LocalMemoryBackend::new(root);
+    assert_eq!(memory.write("s", false), None, "under the threshold: nothing owed yet");
+    assert!(memory.system_prompt().unwrap().is_empty());
+    assert_eq!(memory.write("s", true), None);
+    let prompt = memory.system_prompt().unwrap();
+    assert!(prompt.as_str().contains("I prefer green tea."), "{prompt}");
+    let recall = memory.recall("what tea does Ada like").unwrap();
+    assert!(recall.as_str().starts_with("<memory-context>"));
+    assert!(memory.recall("xylophone").unwrap().is_empty());
+    let hits = memory.search(&json!({"query": "tea"})).unwrap();
+    assert!(!hits["hits"].as_array().unwrap().is_empty());
+    assert_eq!(memory.status().unwrap()["pending_turns"], 0);
+    let owner = Caller { tier: Tier::Owner, interactive: true };
+    let promoted = memory.call_tool("memory_promote", &json!({"source_ids": ["jsonl/s/1"]}), &owner).unwrap();
+    assert_eq!(promoted["already_trusted"], json!(["jsonl/s/1"]));
+}
+
+#[test]
+fn disabled_backend_says_nothing_and_refuses_tools() {
+    let off = DisabledBackend;
+    assert_eq!(off.name(), "none");
+    assert!(off.system_prompt().unwrap().is_empty());
+    assert!(off.recall("anything").unwrap().is_empty());
+    assert_eq!(off.write("s", true), None);
+    assert_eq!(off.search(&json!({"query": "x"})).unwrap_err().code, "MEMORY_DISABLED");
+    let c = Caller { tier: Tier::Owner, interactive: true };
+    assert_eq!(off.call_tool("memory_status", &json!({}), &c).unwrap_err().code, "MEMORY_DISABLED");
+}
+
+#[test]
+fn the_process_wide_backend_can_be_swapped() {
+    assert_eq!(get_backend().name(), "none", "disabled until a runtime sets one");
+    let dir = tempfile::tempdir().unwrap();
+    set_backend(Arc::new(LocalMemoryBackend::new(dir.path())));
+    assert_eq!(get_backend().name(), "local");
+    let handles: Vec<_> = (0..4).map(|_| std::thread::spawn(|| get_backend().name().to_owned())).collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), "local");
+    }
+    let previous = set_backend(Arc::new(DisabledBackend)).unwrap();
+    assert_eq!(previous.name(), "local");
+}
