@@ -54,6 +54,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ),
     ("ureq", "the blocking HTTP client of the OpenAI-compatible model client (rustls, no async runtime)"),
     ("regex", "memory_grep's regular expressions (FORMAT.md names Rust regex syntax)"),
+    ("toml", "the configuration files (scriptorium.toml, ~/.config/scriptorium/config.toml)"),
     ("libfuzzer-sys", "the cargo-fuzz harness of fuzz/"),
 ];
 

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod config;
 pub mod fence;
 pub mod recall;
 pub mod tools;

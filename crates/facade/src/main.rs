@@ -50,7 +50,7 @@ enum Command {
         /// Free text.
         query: String,
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// At most this many hits.
         #[arg(long, default_value_t = 10)]
@@ -82,7 +82,7 @@ enum Command {
     /// crash-safe transaction; print {"revision","changed"}.
     Update {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// The patch file, or `-` for stdin.
         #[arg(long)]
@@ -102,7 +102,7 @@ enum Command {
     /// records, pending sources, and the index state.
     Status {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -113,7 +113,7 @@ enum Command {
     /// error.
     Check {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -126,7 +126,7 @@ enum Command {
     /// count as trusted from now on; recorded in .scriptorium/audit.jsonl.
     Promote {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Source ids (provider/thread/message).
         #[arg(required = true)]
@@ -146,7 +146,7 @@ enum Command {
     /// the written turns are marked.
     Write {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Only this session (default: every session, in id order).
         #[arg(long)]
@@ -158,8 +158,9 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The batch threshold in o200k_base tokens.
-        #[arg(long, default_value_t = 16_000)]
-        threshold: usize,
+        /// The batch threshold in o200k_base tokens (default: memory.writer.threshold, else 16000).
+        #[arg(long)]
+        threshold: Option<usize>,
         /// How long to wait for another writer's lock before failing with LOCKED (retryable).
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
@@ -171,11 +172,12 @@ enum Command {
     /// to stdout.
     Watch {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Seconds a session must be quiet before it is written.
-        #[arg(long, default_value_t = 600)]
-        idle_secs: u64,
+        /// (default: memory.writer.idle_secs, else 600)
+        #[arg(long)]
+        idle_secs: Option<u64>,
         /// One poll, then exit.
         #[arg(long)]
         once: bool,
@@ -189,7 +191,7 @@ enum Command {
     /// one JSON-RPC message per line).
     Mcp {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// What callers may write: owner or paired.
         #[arg(long, default_value = "paired")]
@@ -199,7 +201,7 @@ enum Command {
     /// fenced as recalled memory (nothing when it is empty).
     Prompt {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output: {"text","hits"}.
         #[arg(long)]
@@ -212,7 +214,7 @@ enum Command {
         /// The message.
         text: String,
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output: {"text","hits"}.
         #[arg(long)]
@@ -223,7 +225,7 @@ enum Command {
     /// writer changes nothing.
     Sleep {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -235,7 +237,7 @@ enum Command {
     /// batches, without archiving them again.
     Backfill {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Records per batch.
         #[arg(long, default_value_t = 50)]
@@ -250,7 +252,7 @@ enum Command {
     /// relations.json) from topics and sources, and print what was built.
     Render {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Print the report as JSON.
         #[arg(long)]
@@ -270,7 +272,7 @@ enum IndexCommand {
     /// index there, and print what was built.
     Build {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Print the report as JSON.
         #[arg(long)]
@@ -296,7 +298,7 @@ enum TopicCommand {
     /// sources; print one diagnostic per line and exit 1 on any.
     Check {
         /// The workspace folder.
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Topic files to check (workspace-relative, or paths inside it).
         paths: Vec<String>,
@@ -315,7 +317,7 @@ enum ArchiveCommand {
     /// {"appended":N,"duplicates":M,"files":[…]}.
     Append {
         /// The workspace folder (created when missing).
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// Machine-readable output (the only output form of this verb).
         #[arg(long)]
@@ -340,7 +342,7 @@ enum SessionCommand {
     /// adds only nodes with new ids.
     Import {
         /// The workspace folder (created if missing).
-        #[arg(long)]
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
         /// jsonl, openai, claude-code or locomo.
         #[arg(long)]
@@ -1019,8 +1021,44 @@ fn human_hit(line: &str) -> String {
     )
 }
 
+/// The workspace a command line names (`--workspace DIR` or
+/// `--workspace=DIR`), else `SCRIPTORIUM_WORKSPACE`, else the default.
+fn workspace_of_args() -> PathBuf {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    for (i, a) in args.iter().enumerate() {
+        if a == "--workspace" {
+            if let Some(v) = args.get(i + 1) {
+                return PathBuf::from(v);
+            }
+        }
+        if let Some(v) = a.to_str().and_then(|s| s.strip_prefix("--workspace=")) {
+            return PathBuf::from(v);
+        }
+    }
+    std::env::var_os("SCRIPTORIUM_WORKSPACE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(scriptorium::config::default_workspace)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Configuration first: with memory.backend = "none" every verb refuses
+    // before reading stdin or touching the workspace.
+    let config = match scriptorium::config::Config::load(&workspace_of_args()) {
+        Ok(c) => c,
+        Err(e) => {
+            return fail_with("INVALID_ARGUMENT", format!("configuration: {}", e.message), Some(&e.path))
+        }
+    };
+    if config.disabled() {
+        return fail_with(
+            "MEMORY_DISABLED",
+            "memory is disabled (memory.backend = \"none\")".to_owned(),
+            None,
+        );
+    }
+    sessions::set_config(config);
     match cli.command {
         Command::Archive(ArchiveCommand::Append { workspace, json: _, timeout_ms }) => {
             run_append(workspace, timeout_ms)

@@ -167,35 +167,48 @@ impl Chosen {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+static CONFIG: std::sync::OnceLock<scriptorium::config::Config> = std::sync::OnceLock::new();
+
+/// Records the loaded configuration for the verbs.
+pub(crate) fn set_config(c: scriptorium::config::Config) {
+    let _ = CONFIG.set(c);
 }
 
-/// Picks the writer: `--model offline` (with no URL) or nothing configured
-/// is the offline writer; a URL and a model name make the OpenAI-compatible
-/// client, its key from `$SCRIPTORIUM_API_KEY`.
+fn config() -> scriptorium::config::Config {
+    CONFIG.get().cloned().unwrap_or_default()
+}
+
+/// Picks the writer: flags first, then configuration (`memory.writer.*`,
+/// `SCRIPTORIUM_MODEL_URL` / `SCRIPTORIUM_MODEL_NAME`); `--model offline`
+/// (with no URL) or nothing configured is the offline writer; a URL and a
+/// model name make the OpenAI-compatible client, its key from the
+/// configured variable (`SCRIPTORIUM_API_KEY` by default).
 pub(crate) fn choose(a: &ModelArgs) -> Result<Chosen, WriteFailure> {
     let invalid = |m: String| Err(WriteFailure::new(scheduler::Code::InvalidArgument, m));
+    let c = config();
     if a.model.as_deref() == Some("offline") {
         if a.model_url.is_some() || a.model_name.is_some() {
             return invalid("--model offline takes no --model-url or --model-name".to_owned());
         }
         return Ok(Chosen::Offline(Offline));
     }
-    let url = a.model_url.clone().or_else(|| env("SCRIPTORIUM_MODEL_URL"));
-    let name = a.model_name.clone().or_else(|| a.model.clone()).or_else(|| env("SCRIPTORIUM_MODEL_NAME"));
+    let flagged = a.model_url.is_some() || a.model_name.is_some() || a.model.is_some();
+    if !flagged && c.model.as_deref() == Some("offline") {
+        return Ok(Chosen::Offline(Offline));
+    }
+    let url = a.model_url.clone().or(c.model_url.clone());
+    let name =
+        a.model_name.clone().or_else(|| a.model.clone()).or(c.model.clone()).filter(|n| n != "offline");
     match (url, name) {
         (None, None) => Ok(Chosen::Offline(Offline)),
         (Some(u), None) => invalid(format!(
-            "model URL {u:?} without a model name (--model-name, --model or SCRIPTORIUM_MODEL_NAME)"
+            "model URL {u:?} without a model name (--model-name, --model, memory.writer.model or SCRIPTORIUM_MODEL_NAME)"
         )),
-        (None, Some(n)) => {
-            invalid(format!("model {n:?} without a URL (--model-url or SCRIPTORIUM_MODEL_URL)"))
-        }
+        (None, Some(n)) => invalid(format!(
+            "model {n:?} without a URL (--model-url, memory.writer.model_url or SCRIPTORIUM_MODEL_URL)"
+        )),
         (Some(u), Some(n)) => {
-            let key = env(scriptorium::writer::openai::API_KEY_ENV);
-            let client =
-                OpenAiCompatible::new(&u, &n, key, Duration::from_secs(a.model_timeout_secs.max(1)))?;
+            let client = OpenAiCompatible::new(&u, &n, c.api_key(), Duration::from_secs(a.model_timeout_secs.max(1)))?;
             Ok(Chosen::Model(Box::new(ModelWriter::new(client))))
         }
     }
@@ -206,7 +219,7 @@ pub(crate) struct WriteOptions {
     pub(crate) session: Option<String>,
     pub(crate) force: bool,
     pub(crate) json: bool,
-    pub(crate) threshold: usize,
+    pub(crate) threshold: Option<usize>,
     pub(crate) timeout_ms: u64,
     pub(crate) model: ModelArgs,
 }
@@ -229,7 +242,7 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
     };
     let w = chosen.batch_writer();
     let mut sch = Scheduler::new(&store, &o.root, &ws);
-    sch.threshold = o.threshold;
+    sch.threshold = o.threshold.or(config().threshold).unwrap_or(scheduler::pending::DEFAULT_THRESHOLD);
     sch.lock_timeout = Duration::from_millis(o.timeout_ms);
     let result = match &o.session {
         Some(s) => match store.session(s) {
@@ -311,7 +324,7 @@ impl Reorganize for Nightly<'_> {
 
 pub(crate) fn run_watch(
     root: PathBuf,
-    idle_secs: u64,
+    idle_secs: Option<u64>,
     once: bool,
     as_json: bool,
     model: &ModelArgs,
@@ -332,6 +345,7 @@ pub(crate) fn run_watch(
         Err(c) => return c,
     };
     let sch = Scheduler::new(&store, &root, &ws);
+    let idle_secs = idle_secs.or(config().idle_secs).unwrap_or(600);
     let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX));
     let mut sink = Print { json: as_json };
     if once {

@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod config;
 mod mcp;
 mod search;
 mod sessions;

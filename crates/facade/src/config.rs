@@ -1,0 +1,173 @@
+//! Configuration (FORMAT.md §9), lowest precedence first: built-in
+//! defaults, the user file `$XDG_CONFIG_HOME/scriptorium/config.toml` (else
+//! `~/.config/scriptorium/config.toml`), the workspace's `scriptorium.toml`,
+//! environment variables `SCRIPTORIUM_*`, flags.
+//!
+//! ```toml
+//! [memory]
+//! backend = "local"            # or "none": memory is off, every verb refuses
+//!
+//! [memory.writer]
+//! model = "offline"            # or a model name at model_url
+//! model_url = "http://127.0.0.1:11434/v1"
+//! api_key_env = "SCRIPTORIUM_API_KEY"
+//! threshold = 16000            # tokens per batch
+//! idle_secs = 600              # the watcher's quiet time
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The workspace used when neither `--workspace` nor
+/// `SCRIPTORIUM_WORKSPACE` names one: `$XDG_DATA_HOME/scriptorium/workspace`,
+/// else `~/.local/share/scriptorium/workspace`.
+pub fn default_workspace() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("scriptorium/workspace")
+}
+
+/// The user configuration file.
+pub fn user_file() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|b| b.join("scriptorium/config.toml"))
+}
+
+/// The workspace's configuration file.
+pub const WORKSPACE_FILE: &str = "scriptorium.toml";
+
+/// The settings, merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `memory.backend`: `local` or `none`.
+    pub backend: String,
+    /// `memory.writer.model`.
+    pub model: Option<String>,
+    /// `memory.writer.model_url`.
+    pub model_url: Option<String>,
+    /// `memory.writer.api_key_env`: the variable the API key is read from.
+    pub api_key_env: String,
+    /// `memory.writer.threshold`.
+    pub threshold: Option<usize>,
+    /// `memory.writer.idle_secs`.
+    pub idle_secs: Option<u64>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            backend: "local".to_owned(),
+            model: None,
+            model_url: None,
+            api_key_env: "SCRIPTORIUM_API_KEY".to_owned(),
+            threshold: None,
+            idle_secs: None,
+        }
+    }
+}
+
+/// A configuration file that does not parse, or holds a bad value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Config {
+    /// Defaults, then the user file, the workspace file, the environment.
+    pub fn load(workspace: &Path) -> Result<Config, ConfigError> {
+        let mut c = Config::default();
+        if let Some(f) = user_file() {
+            c.merge_file(&f)?;
+        }
+        c.merge_file(&workspace.join(WORKSPACE_FILE))?;
+        c.merge_env();
+        Ok(c)
+    }
+
+    /// Whether memory is off (`memory.backend = "none"`).
+    pub fn disabled(&self) -> bool {
+        self.backend == "none"
+    }
+
+    fn merge_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(ConfigError { path: path.to_owned(), message: format!("cannot read: {e}") })
+            }
+        };
+        let bad = |message: String| ConfigError { path: path.to_owned(), message };
+        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
+        let memory = match v.get("memory") {
+            None => return Ok(()),
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => return Err(bad("[memory] must be a table".to_owned())),
+        };
+        if let Some(b) = memory.get("backend") {
+            match b.as_str() {
+                Some(s @ ("local" | "none")) => self.backend = s.to_owned(),
+                _ => return Err(bad(format!("memory.backend must be \"local\" or \"none\", not {b}"))),
+            }
+        }
+        if let Some(w) = memory.get("writer") {
+            let w = w.as_table().ok_or_else(|| bad("[memory.writer] must be a table".to_owned()))?;
+            let string = |k: &str| -> Result<Option<String>, ConfigError> {
+                match w.get(k) {
+                    None => Ok(None),
+                    Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                    Some(other) => Err(bad(format!("memory.writer.{k} must be a string, not {other}"))),
+                }
+            };
+            let number = |k: &str| -> Result<Option<u64>, ConfigError> {
+                match w.get(k) {
+                    None => Ok(None),
+                    Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(*n as u64)),
+                    Some(other) => Err(bad(format!("memory.writer.{k} must be a whole number, not {other}"))),
+                }
+            };
+            if let Some(m) = string("model")? {
+                self.model = Some(m);
+            }
+            if let Some(u) = string("model_url")? {
+                self.model_url = Some(u);
+            }
+            if let Some(k) = string("api_key_env")? {
+                self.api_key_env = k;
+            }
+            if let Some(t) = number("threshold")? {
+                self.threshold = Some(t as usize);
+            }
+            if let Some(i) = number("idle_secs")? {
+                self.idle_secs = Some(i);
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_env(&mut self) {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        if let Some(b) = env("SCRIPTORIUM_BACKEND") {
+            self.backend = b;
+        }
+        if let Some(m) = env("SCRIPTORIUM_MODEL_NAME") {
+            self.model = Some(m);
+        }
+        if let Some(u) = env("SCRIPTORIUM_MODEL_URL") {
+            self.model_url = Some(u);
+        }
+    }
+
+    /// The API key, read from the configured variable.
+    pub fn api_key(&self) -> Option<String> {
+        std::env::var(&self.api_key_env).ok().filter(|v| !v.is_empty())
+    }
+}

@@ -1,0 +1,106 @@
+//! Configuration: `memory.backend = "none"` refuses every verb before it
+//! touches anything; precedence of the files, the environment and flags.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use super::json_lines;
+
+fn run_env(args: &[&str], config_home: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", config_home)
+        .env_remove("SCRIPTORIUM_MODEL_URL")
+        .env_remove("SCRIPTORIUM_MODEL_NAME")
+        .env_remove("SCRIPTORIUM_WORKSPACE")
+        .env_remove("SCRIPTORIUM_BACKEND")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn code(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    json_lines(&out.stderr)[0]["error"]["code"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn backend_none_in_the_user_file_refuses_every_verb_and_creates_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("scriptorium")).unwrap();
+    std::fs::write(home.path().join("scriptorium/config.toml"), "[memory]\nbackend = \"none\"\n").unwrap();
+    let ws = home.path().join("never-created");
+    let w = ws.to_str().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scheduler/tests/fixtures/ours.jsonl");
+    let verbs: Vec<Vec<&str>> = vec![
+        vec!["archive", "append", "--workspace", w],
+        vec!["session", "import", "--workspace", w, "--format", "jsonl", fixture.to_str().unwrap()],
+        vec!["write", "--workspace", w, "--force"],
+        vec!["watch", "--workspace", w, "--once"],
+        vec!["status", "--workspace", w],
+        vec!["check", "--workspace", w],
+        vec!["search", "x", "--workspace", w],
+        vec!["recall", "x", "--workspace", w],
+        vec!["prompt", "--workspace", w],
+        vec!["render", "--workspace", w],
+        vec!["sleep", "--workspace", w],
+        vec!["backfill", "--workspace", w],
+        vec!["mcp", "--workspace", w],
+        vec!["update", "--workspace", w, "--patch", "-"],
+        vec!["promote", "--workspace", w, "a/b/c"],
+        vec!["index", "build", "--workspace", w],
+        vec!["topic", "check", "--workspace", w],
+    ];
+    for v in &verbs {
+        assert_eq!(code(&run_env(v, home.path())), "MEMORY_DISABLED", "{v:?}");
+    }
+    assert!(!ws.exists(), "the workspace was not created");
+}
+
+#[test]
+fn the_workspace_file_wins_over_the_user_file() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("scriptorium")).unwrap();
+    std::fs::write(home.path().join("scriptorium/config.toml"), "[memory]\nbackend = \"none\"\n").unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("scriptorium.toml"),
+        "[memory]\nbackend = \"local\"\n[memory.writer]\nmodel = \"llama3\"\n",
+    )
+    .unwrap();
+    let w = ws.path().to_str().unwrap();
+    let out = run_env(&["status", "--workspace", w, "--json"], home.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A configured model without a URL is a configuration error; a flag wins.
+    assert_eq!(code(&run_env(&["write", "--workspace", w, "--force"], home.path())), "INVALID_ARGUMENT");
+    let out = run_env(&["write", "--workspace", w, "--force", "--model", "offline", "--json"], home.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A broken file is refused with its path.
+    std::fs::write(ws.path().join("scriptorium.toml"), "[memory\nbackend = 3").unwrap();
+    let out = run_env(&["status", "--workspace", w], home.path());
+    assert_eq!(code(&out), "INVALID_ARGUMENT");
+    assert!(json_lines(&out.stderr)[0]["error"]["path"].as_str().unwrap().ends_with("scriptorium.toml"));
+}
+
+#[test]
+fn the_workspace_defaults_under_the_data_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["status", "--json"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env_remove("SCRIPTORIUM_WORKSPACE")
+        .output()
+        .unwrap();
+    // No workspace there yet: NOT_FOUND, naming the default place.
+    assert_eq!(code(&out), "NOT_FOUND");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scriptorium/workspace"));
+    let ws = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["status", "--json"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("SCRIPTORIUM_WORKSPACE", ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
