@@ -18,6 +18,7 @@ use scriptorium::index::{
 };
 use scriptorium::transaction;
 
+mod demo;
 mod mcp;
 mod sessions;
 mod workspace;
@@ -184,6 +185,16 @@ enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
+    },
+    /// A bundled group conversation (three trusted speakers, a forged label,
+    /// an unpaired member) written into a fresh workspace, and what a person
+    /// should see of it; the last line names the workspace.
+    Demo {
+        /// A fresh (empty or missing) folder; default a new temporary one.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
         #[command(flatten)]
         model: sessions::ModelArgs,
     },
@@ -1107,6 +1118,7 @@ fn main() -> ExitCode {
         }
         Command::Prompt { workspace, json } => run_prompt(workspace, json),
         Command::Mcp { workspace, tier } => mcp::run(workspace, &tier),
+        Command::Demo { workspace, model } => demo::run(workspace, &model),
         Command::Recall { text, workspace, json } => run_recall(workspace, &text, json),
         Command::Sleep { workspace, json, model } => sessions::run_sleep(workspace, &model, json),
         Command::Backfill { workspace, batch, json, model } => {

@@ -144,7 +144,14 @@ pub(crate) enum Chosen {
 }
 
 impl Chosen {
-    fn batch_writer(&mut self) -> &mut dyn BatchWriter {
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Chosen::Offline(w) => w.name().to_owned(),
+            Chosen::Model(w) => w.name().to_owned(),
+        }
+    }
+
+    pub(crate) fn batch_writer(&mut self) -> &mut dyn BatchWriter {
         match self {
             Chosen::Offline(w) => w,
             Chosen::Model(w) => w.as_mut(),
