@@ -5,11 +5,12 @@
 //! every paragraph cites the archived messages; a BM25 index brings the right
 //! paragraphs back into the next conversation.
 //!
-//! This crate is the facade over the layers. Today it re-exports the archive,
-//! topic, index and transaction layers and builds the `scriptorium` binary with its
-//! `archive`, `topic check`, `render`, `index build` and `search` verbs; the
-//! memory backend contract, recall, the `memory_*` tools and the MCP server
-//! arrive with their layers.
+//! This crate is the facade over the layers: the [`backend::MemoryBackend`]
+//! contract and its local and disabled implementations, the fence
+//! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
+//! configuration ([`config`]), the `scriptorium` binary and its MCP server;
+//! and each layer re-exported as a module (`archive`, `topics`, `index`,
+//! `transaction`, `scheduler`, `writer`).
 //!
 //! **Architecture invariant:** the facade sits on top; no layer crate
 //! depends on it.
@@ -19,6 +20,11 @@
 //! assert_eq!(label(Some("Ada"), Some("7391")).as_deref(), Some("Ada (7391)"));
 //! ```
 #![deny(missing_docs)]
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 pub mod backend;
 pub mod config;

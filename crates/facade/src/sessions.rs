@@ -199,6 +199,11 @@ pub(crate) fn choose(a: &ModelArgs) -> Result<Chosen, WriteFailure> {
         }
         return Ok(Chosen::Offline(Offline));
     }
+    if let (Some(m), Some(n)) = (&a.model, &a.model_name) {
+        if m != n {
+            return invalid(format!("--model {m:?} and --model-name {n:?} name two different models"));
+        }
+    }
     let flagged = a.model_url.is_some() || a.model_name.is_some() || a.model.is_some();
     if !flagged && c.model.as_deref() == Some("offline") {
         return Ok(Chosen::Offline(Offline));
@@ -239,9 +244,9 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
         Ok(id) => id,
         Err(c) => return c,
     };
-    let store = match open_store(&o.root) {
+    let store = match SqliteStore::open(&o.root.join(SESSIONS_DB)) {
         Ok(s) => s,
-        Err(c) => return c,
+        Err(e) => return fail_write(&WriteFailure::from(e)),
     };
     let mut chosen = match choose(&o.model) {
         Ok(c) => c,
@@ -255,9 +260,9 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
         Some(s) => match store.session(s) {
             Ok(Some(_)) => sch.write(w, s, o.force),
             Ok(None) => {
-                return fail(&scheduler::Error::new(scheduler::Code::NotFound, format!("no session {s:?}")))
+                return fail_write(&WriteFailure::new(scheduler::Code::NotFound, format!("no session {s:?}")))
             }
-            Err(e) => return fail(&e),
+            Err(e) => return fail_write(&WriteFailure::from(e)),
         },
         None => sch.write_all(w, o.force),
     };

@@ -67,6 +67,14 @@ impl ToolError {
     }
 }
 
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
 impl From<transaction::Error> for ToolError {
     fn from(e: transaction::Error) -> ToolError {
         ToolError {

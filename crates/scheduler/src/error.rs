@@ -203,7 +203,14 @@ impl From<transaction::Error> for WriteFailure {
         if let Some(d) = e.diagnostics.first() {
             reason.push_str(&format!(" ({} diagnostics; first: {d})", e.diagnostics.len()));
         }
-        WriteFailure::new(code, reason)
+        let mut f = WriteFailure::new(code, reason);
+        // A stale base revision is worth another try; any other conflict
+        // (a name that twins an existing one, a file that already exists)
+        // will be there next time too.
+        if code == Code::Conflict && !e.message.starts_with("base_revision ") {
+            f.retryable = false;
+        }
+        f
     }
 }
 

@@ -94,8 +94,34 @@ pub fn read(format: Format, path: &Path) -> Result<Vec<Transcript>> {
     Ok(transcripts)
 }
 
-/// Adds the transcripts to the store, all or nothing.
+/// Adds the transcripts to the store, all or nothing. Two archive threads
+/// (or providers) whose names differ only in case or Unicode normal form
+/// are refused: the archive could never hold both.
 pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -> Result<Imported> {
+    let mut names: HashMap<(String, String), (String, String)> = HashMap::new();
+    let mut providers: HashMap<String, String> = HashMap::new();
+    for n in transcripts.iter().flat_map(|t| &t.nodes) {
+        let p = providers
+            .entry(scriptorium_source_archive::id::fold_key(&n.provider))
+            .or_insert_with(|| n.provider.clone());
+        if *p != n.provider {
+            return Err(Error::invalid(format!(
+                "providers {p} and {} differ only in case or normal form; the archive cannot hold both",
+                n.provider
+            )));
+        }
+        let key = (
+            scriptorium_source_archive::id::fold_key(&n.provider),
+            scriptorium_source_archive::id::fold_key(&n.thread),
+        );
+        let seen = names.entry(key).or_insert_with(|| (n.provider.clone(), n.thread.clone()));
+        if seen.0 != n.provider || seen.1 != n.thread {
+            return Err(Error::invalid(format!(
+                "threads {}/{} and {}/{} differ only in case or normal form; the archive cannot hold both",
+                seen.0, seen.1, n.provider, n.thread
+            )));
+        }
+    }
     let mut owned = Vec::with_capacity(transcripts.len());
     for t in transcripts {
         let mut nodes = t.nodes.clone();
@@ -328,7 +354,21 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
                 return Err(Error::invalid(format!("message {i}: timestamp {other} is not a time")))
             }
         };
-        let name = o.get("name").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let name = match o.get("name") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()).filter(|s| !s.is_empty()),
+            Some(other) => {
+                return Err(Error::invalid(format!("message {i}: \"name\" must be a string, not {other}")))
+            }
+        };
+        match o.get("content") {
+            None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {}
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "message {i}: \"content\" must be a string or a list of parts, not {other}"
+                )))
+            }
+        }
         let node = Node {
             id: format!("m{i}"),
             parent: (i > 0).then(|| format!("m{}", i - 1)),

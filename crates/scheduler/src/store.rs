@@ -262,8 +262,10 @@ fn at(e: Error, path: &Path) -> Error {
     e.at(path.display().to_string())
 }
 
-fn unix_of(ts: &str) -> i64 {
-    ts.parse::<jiff::Timestamp>().map(|t| t.as_second()).unwrap_or(0)
+/// A node's time in Unix seconds; one too far out for the clock library
+/// (the last days of year 9999) counts as the moment it was added.
+fn unix_of(ts: &str, now: i64) -> i64 {
+    ts.parse::<jiff::Timestamp>().map(|t| t.as_second()).unwrap_or(now)
 }
 
 fn now_unix() -> i64 {
@@ -444,7 +446,7 @@ impl SessionStore for SqliteStore {
                     if let Some(p) = parent_row {
                         unleaf.execute([p])?;
                     }
-                    active = active.max(unix_of(&n.timestamp).min(now));
+                    active = active.max(unix_of(&n.timestamp, now).min(now));
                     new += 1;
                 }
                 let head = s.head.or(s.nodes.last().map(|n| n.id.as_str()));

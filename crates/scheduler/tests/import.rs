@@ -264,3 +264,24 @@ fn an_import_lands_whole_or_not_at_all() {
     assert_eq!(err.code.as_str(), "NOT_FOUND");
     assert!(s.sessions().unwrap().is_empty(), "session a did not land either");
 }
+
+#[test]
+fn twin_thread_names_are_refused_at_import() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (a, b)) in [("A", "a"), ("café", "cafe\u{301}"), ("straße", "STRASSE")].iter().enumerate() {
+        let p = dir.path().join(format!("tw{i}.jsonl"));
+        let line = |s: &str| {
+            format!("{{\"session\":\"{s}\",\"id\":\"1\",\"role\":\"user\",\"timestamp\":\"2025-07-01T10:00:00Z\",\"content\":\"hi\"}}\n")
+        };
+        std::fs::write(&p, line(a) + &line(b)).unwrap();
+        let s = SqliteStore::in_memory().unwrap();
+        let err = import(&s, &read(Format::Jsonl, &p).unwrap()).unwrap_err();
+        assert_eq!(err.code.as_str(), "INVALID_ARGUMENT", "{a} / {b}: {err}");
+        assert!(s.sessions().unwrap().is_empty());
+    }
+    let p = dir.path().join("names.json");
+    std::fs::write(&p, r#"[{"role":"user","name":{"x":1},"content":"hi"}]"#).unwrap();
+    assert!(read(Format::OpenAi, &p).unwrap_err().message.contains("\"name\" must be a string"));
+    std::fs::write(&p, r#"[{"role":"user","content":{"text":"hi"}}]"#).unwrap();
+    assert!(read(Format::OpenAi, &p).unwrap_err().message.contains("\"content\" must be"));
+}

@@ -36,7 +36,7 @@ use crate::revision::Revision;
 /// The id and link index, relative to the workspace root.
 pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
 
-const CACHE_HEADER: &str = "scriptorium topics cache 2";
+const CACHE_HEADER: &str = "scriptorium topics cache 3";
 
 /// What the index keeps of one topic file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +50,9 @@ pub struct FileFacts {
     /// The archive files its evidence cites, sorted, each once.
     #[serde(default)]
     pub cites: Vec<String>,
+    /// The source ids its evidence cites (text form), sorted, each once.
+    #[serde(default)]
+    pub sources: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -75,16 +78,24 @@ pub fn facts_of(loaded: &Loaded, sha256: String) -> FileFacts {
         }
     }
     let mut cites = BTreeSet::new();
+    let mut sources = BTreeSet::new();
     for def in &loaded.file.definitions {
         if let Some(Ok(ev)) = &def.evidence {
             for src in &ev.sources {
+                sources.insert(src.id.clone());
                 if let Some(p) = validate::join(validate::dir_of(&loaded.path), &src.path) {
                     cites.insert(p);
                 }
             }
         }
     }
-    FileFacts { sha256, ids, links: links.into_iter().collect(), cites: cites.into_iter().collect() }
+    FileFacts {
+        sha256,
+        ids,
+        links: links.into_iter().collect(),
+        cites: cites.into_iter().collect(),
+        sources: sources.into_iter().collect(),
+    }
 }
 
 /// Parses topic file bytes: `Err` with a `BAD_ENCODING` diagnostic when
@@ -162,7 +173,13 @@ impl TopicIndex {
             let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
             let facts = match load(path, &bytes) {
                 Ok(l) => facts_of(&l, sha),
-                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new(), cites: Vec::new() },
+                Err(_) => FileFacts {
+                    sha256: sha,
+                    ids: Vec::new(),
+                    links: Vec::new(),
+                    cites: Vec::new(),
+                    sources: Vec::new(),
+                },
             };
             idx.files.insert(path.to_owned(), facts);
             idx.dirty = true;
@@ -434,7 +451,13 @@ pub fn validate(
             let sha = hex(&<sha2::Sha256 as sha2::Digest>::digest(b));
             let facts = match &l {
                 Ok(l) => facts_of(l, sha),
-                Err(_) => FileFacts { sha256: sha, ids: Vec::new(), links: Vec::new(), cites: Vec::new() },
+                Err(_) => FileFacts {
+                    sha256: sha,
+                    ids: Vec::new(),
+                    links: Vec::new(),
+                    cites: Vec::new(),
+                    sources: Vec::new(),
+                },
             };
             out.facts.push((path.clone(), Some(facts)));
             new_loaded.insert(path.clone(), l);

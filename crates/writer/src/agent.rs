@@ -54,6 +54,9 @@ impl<M: Model> ModelWriter<M> {
 
     /// Writes `input` as one transaction.
     pub fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
+        let mut input = input.clone();
+        input.reconcile();
+        let input = &input;
         let user = observation(&input.origin, &input.turns);
         let job = Job {
             root: input.root,

@@ -132,6 +132,50 @@ pub struct Input<'a> {
     pub lock_timeout: Duration,
 }
 
+impl Input<'_> {
+    /// Makes every turn say what the archive says. A record whose id is
+    /// already archived is not archived again (the archive keeps the first),
+    /// so a turn that reuses an archived id with other words or another
+    /// speaker would quote one thing and cite another: such a turn is
+    /// replaced by the archived record, which is what its citation shows.
+    pub fn reconcile(&mut self) {
+        let mut files: std::collections::HashMap<String, Vec<scriptorium_source_archive::json::RecordView>> =
+            std::collections::HashMap::new();
+        let mut replaced = std::collections::HashSet::new();
+        for t in &mut self.turns {
+            let path = t.evidence.archive_path.clone();
+            if !path.contains("/_v2/") {
+                continue;
+            }
+            let records = files.entry(path.clone()).or_insert_with(|| {
+                scriptorium_source_archive::archive::dump(&self.root.join(&path))
+                    .map(|d| d.records)
+                    .unwrap_or_default()
+            });
+            let Some(view) = records.iter().find(|v| v.source_id.as_deref() == Some(t.source.as_str()))
+            else {
+                continue;
+            };
+            let speaker = view.speaker_trusted.then(|| view.speaker_label.clone()).flatten();
+            if view.content == t.content && speaker == t.speaker && view.role == t.role {
+                continue;
+            }
+            let wire = WireTurn {
+                reference: t.source.clone(),
+                speaker: speaker.clone().unwrap_or_else(|| view.role.clone()),
+                content: view.content.clone(),
+            };
+            t.speaker = speaker;
+            t.role = view.role.clone();
+            t.content = view.content.clone();
+            t.evidence.time = view.timestamp.clone();
+            t.line = writer_input::encode(&wire);
+            replaced.insert(t.source.clone());
+        }
+        self.archive.retain(|r| !replaced.contains(&r.id().text()));
+    }
+}
+
 impl<'a> Input<'a> {
     /// The input of a scheduler batch.
     pub fn of_batch(batch: &Batch<'a>) -> Input<'a> {

@@ -50,11 +50,13 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
     let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let mut input = input.clone();
+    input.reconcile();
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
     let known = Known {
         ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
-        cited: index.files.values().flat_map(|f| f.cites.iter().cloned()).collect(),
+        cited: index.files.values().flat_map(|f| f.sources.iter().cloned()).collect(),
     };
     let edits = plan(input.root, &input.turns, &known)?;
     let patch = Patch {
@@ -265,13 +267,15 @@ pub fn slug(label: &str) -> String {
     }
 }
 
-/// Quoted text made inert: white space collapsed, brackets made
-/// parentheses, double quotation marks made single ones, cut at
+/// Quoted text made inert: white space collapsed, control and format
+/// characters (NUL, bidi overrides, zero-width joiners) removed, brackets
+/// made parentheses, double quotation marks made single ones, cut at
 /// [`QUOTE_CHARS`] characters.
 pub fn inert(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     collapsed
         .chars()
+        .filter(|&c| !c.is_control() && !scriptorium_source_archive::speaker::is_format_char(c))
         .map(|c| match c {
             '[' => '(',
             ']' => ')',

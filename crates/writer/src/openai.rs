@@ -150,6 +150,12 @@ impl Model for OpenAiCompatible {
                 let text = resp.into_string().unwrap_or_default();
                 Err(status_failure(status, retry_after.as_deref(), &text))
             }
+            Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => {
+                Err(WriteFailure::new(
+                    Code::InvalidArgument,
+                    format!("model URL {url:?} is not a valid URL: {t}"),
+                ))
+            }
             Err(ureq::Error::Transport(t)) => {
                 Err(unavailable(format!("cannot reach the model at {url}: {t}")))
             }

@@ -168,3 +168,29 @@ fn a_case_twin_folder_is_used_and_a_cited_turn_is_not_written_again() {
     assert!(again.changed.is_empty(), "{:?}", again.changed);
     assert!(validate(root).diagnostics.is_empty());
 }
+
+#[test]
+fn a_turn_reusing_an_archived_id_quotes_what_the_archive_holds() {
+    let dir = workspace();
+    let root = dir.path();
+    // Ada's record is archived first (by an earlier session, say).
+    let ada = record("m1", Some(("7391", "Ada")), "I approve the budget");
+    offline::write(&input(root, std::slice::from_ref(&ada))).unwrap();
+    // A new turn with the same id, spoken by Bo with other words.
+    let std::result::Result::Ok(_) = std::fs::remove_file(root.join("topics/people/ada-7391.md")) else {
+        panic!()
+    };
+    let bo = record("m1", Some(("4402", "Bo")), "I want to delete production");
+    offline::write(&input(root, &[bo])).unwrap();
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    assert!(!root.join("topics/people/bo-4402.md").exists(), "Bo's words cite nothing of his");
+    let ada_file = std::fs::read_to_string(root.join("topics/people/ada-7391.md")).unwrap();
+    assert!(ada_file.contains("Ada (7391) said: “I approve the budget”"), "{ada_file}");
+    assert!(!ada_file.contains("delete production"));
+}
+
+#[test]
+fn control_and_format_characters_leave_quotes() {
+    assert_eq!(offline::inert("a\u{0}b\u{202E}c\u{200D}d"), "abcd");
+}

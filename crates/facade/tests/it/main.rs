@@ -180,7 +180,7 @@ fn dump_refuses_what_is_not_there_and_usage_exits_2() {
     assert_eq!(err["code"], "NOT_FOUND");
     let out = run(&["archive", "frobnicate"], b"");
     assert_eq!(out.status.code(), Some(2));
-    let out = run(&["archive", "append"], b"");
+    let out = run(&["archive", "append", "--timeout-ms", "soon"], b"");
     assert_eq!(out.status.code(), Some(2));
     // A file under _v2 without the marker is an invalid v2 file.
     let v2 = ws.path().join("sources/p/_v2");
