@@ -38,6 +38,13 @@ pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
 
 const CACHE_HEADER: &str = "scriptorium topics cache 3";
 
+impl FileFacts {
+    /// The facts of a file that does not parse: its hash, nothing else.
+    pub fn unreadable(sha256: String) -> FileFacts {
+        FileFacts { sha256, ids: Vec::new(), links: Vec::new(), cites: Vec::new(), sources: Vec::new() }
+    }
+}
+
 /// What the index keeps of one topic file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileFacts {
@@ -173,13 +180,7 @@ impl TopicIndex {
             let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
             let facts = match load(path, &bytes) {
                 Ok(l) => facts_of(&l, sha),
-                Err(_) => FileFacts {
-                    sha256: sha,
-                    ids: Vec::new(),
-                    links: Vec::new(),
-                    cites: Vec::new(),
-                    sources: Vec::new(),
-                },
+                Err(_) => FileFacts::unreadable(sha),
             };
             idx.files.insert(path.to_owned(), facts);
             idx.dirty = true;
@@ -451,13 +452,7 @@ pub fn validate(
             let sha = hex(&<sha2::Sha256 as sha2::Digest>::digest(b));
             let facts = match &l {
                 Ok(l) => facts_of(l, sha),
-                Err(_) => FileFacts {
-                    sha256: sha,
-                    ids: Vec::new(),
-                    links: Vec::new(),
-                    cites: Vec::new(),
-                    sources: Vec::new(),
-                },
+                Err(_) => FileFacts::unreadable(sha),
             };
             out.facts.push((path.clone(), Some(facts)));
             new_loaded.insert(path.clone(), l);
