@@ -27,14 +27,19 @@ impl InputWriter for FailOnce {
     }
 }
 
+/// Archives `n` trusted records of Ada's (`chat/t1/m0` …), cited by no block.
+fn archive_ada(root: &std::path::Path, n: usize) {
+    let recs: Vec<_> = (0..n)
+        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
+        .collect();
+    scriptorium_source_archive::append::append(root, &recs).unwrap();
+}
+
 #[test]
 fn uncited_records_get_cited_once() {
     let dir = workspace();
     let root = dir.path();
-    let recs: Vec<_> = (0..7)
-        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
-        .collect();
-    scriptorium_source_archive::append::append(root, &recs).unwrap();
+    archive_ada(root, 7);
     // A pending record is not backfilled.
     let pending = scriptorium_source_archive::input::parse_record(
         r#"{"provider":"chat","thread":"t1","message":"p","role":"user","timestamp":"2026-03-01T10:00:00Z","content":"I am new","speaker_id":"9","speaker_display":"Eve","pending":true}"#,
@@ -103,10 +108,7 @@ impl InputWriter for RefuseM3 {
 fn a_record_refused_alone_does_not_stall_the_rest() {
     let dir = workspace();
     let root = dir.path();
-    let recs: Vec<_> = (0..5)
-        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
-        .collect();
-    scriptorium_source_archive::append::append(root, &recs).unwrap();
+    archive_ada(root, 5);
     let done = backfill(root, &mut RefuseM3, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!((done.batches, done.records, done.refused), (1, 5, 1));
     let left: Vec<String> = uncited(root).unwrap().into_iter().map(|t| t.source).collect();

@@ -99,19 +99,9 @@ fn a_scripted_model_writes_a_person_file_and_a_core_fact() {
     ])
     .unwrap();
     let w = s(dir.path());
-    let out = ok_json(&[
-        "write",
-        "--workspace",
-        w,
-        "--session",
-        "tg-group-1",
-        "--force",
-        "--model-url",
-        &server.base_url,
-        "--model-name",
-        "scripted",
-        "--json",
-    ]);
+    let done = write_scripted(w, &server, &["--session", "tg-group-1"]);
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    let out = json_lines(&done.stdout).pop().unwrap();
     assert_eq!((out["writer"].as_str(), out["turns"].as_u64()), (Some("scripted"), Some(4)));
     assert!(std::fs::read_to_string(dir.path().join("core.md"))
         .unwrap()
