@@ -13,7 +13,18 @@
 //! api_key_env = "SCRIPTORIUM_API_KEY"
 //! threshold = 16000            # tokens per batch
 //! idle_secs = 600              # the watcher's quiet time
+//! nightly_hour = 3             # the nightly pass, local hour 0-23
+//!
+//! [memory.embeddings]          # for memory_search's embedding and hybrid methods
+//! url = "http://127.0.0.1:11434/v1"
+//! model = "nomic-embed-text"
+//! api_key_env = "SCRIPTORIUM_API_KEY"
 //! ```
+//!
+//! `memory.core_budget` (the `core.md` token budget) is a property of the
+//! workspace, read by the transaction layer from the workspace's
+//! `scriptorium.toml` only, so that every process writing a workspace
+//! renders the same `core.md`; in the user file it is refused.
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +67,14 @@ pub struct Config {
     pub threshold: Option<usize>,
     /// `memory.writer.idle_secs`.
     pub idle_secs: Option<u64>,
+    /// `memory.writer.nightly_hour`: the local hour of the nightly pass.
+    pub nightly_hour: Option<u8>,
+    /// `memory.embeddings.url`.
+    pub embedding_url: Option<String>,
+    /// `memory.embeddings.model`.
+    pub embedding_model: Option<String>,
+    /// `memory.embeddings.api_key_env`.
+    pub embedding_key_env: String,
 }
 
 impl Default for Config {
@@ -67,6 +86,10 @@ impl Default for Config {
             api_key_env: "SCRIPTORIUM_API_KEY".to_owned(),
             threshold: None,
             idle_secs: None,
+            nightly_hour: None,
+            embedding_url: None,
+            embedding_model: None,
+            embedding_key_env: "SCRIPTORIUM_API_KEY".to_owned(),
         }
     }
 }
@@ -85,9 +108,9 @@ impl Config {
     pub fn load(workspace: &Path) -> Result<Config, ConfigError> {
         let mut c = Config::default();
         if let Some(f) = user_file() {
-            c.merge_file(&f)?;
+            c.merge_file(&f, false)?;
         }
-        c.merge_file(&workspace.join(WORKSPACE_FILE))?;
+        c.merge_file(&workspace.join(WORKSPACE_FILE), true)?;
         c.merge_env();
         Ok(c)
     }
@@ -97,7 +120,7 @@ impl Config {
         self.backend == "none"
     }
 
-    fn merge_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+    fn merge_file(&mut self, path: &Path, in_workspace: bool) -> Result<(), ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -107,6 +130,9 @@ impl Config {
         };
         let bad = |message: String| ConfigError { path: path.to_owned(), message };
         let v: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
+        if let Some(k) = v.keys().find(|k| *k != "memory") {
+            return Err(bad(format!("unknown key {k} (settings live under [memory])")));
+        }
         let memory = match v.get("memory") {
             None => return Ok(()),
             Some(toml::Value::Table(t)) => t,
@@ -116,6 +142,37 @@ impl Config {
             match b.as_str() {
                 Some(s @ ("local" | "none")) => self.backend = s.to_owned(),
                 _ => return Err(bad(format!("memory.backend must be \"local\" or \"none\", not {b}"))),
+            }
+        }
+        for k in memory.keys() {
+            if !matches!(k.as_str(), "backend" | "writer" | "embeddings" | "core_budget") {
+                return Err(bad(format!("unknown key memory.{k}")));
+            }
+        }
+        if let Some(b) = memory.get("core_budget") {
+            if !in_workspace {
+                return Err(bad(format!(
+                    "memory.core_budget belongs in the workspace's {WORKSPACE_FILE}, so every process renders the same core.md"
+                )));
+            }
+            if !b.as_integer().is_some_and(|n| (1..=1_000_000).contains(&n)) {
+                return Err(bad(format!(
+                    "memory.core_budget must be a whole number from 1 to 1000000, not {b}"
+                )));
+            }
+        }
+        if let Some(e) = memory.get("embeddings") {
+            let e = e.as_table().ok_or_else(|| bad("[memory.embeddings] must be a table".to_owned()))?;
+            for (k, v) in e {
+                let Some(v) = v.as_str() else {
+                    return Err(bad(format!("memory.embeddings.{k} must be a string, not {v}")));
+                };
+                match k.as_str() {
+                    "url" => self.embedding_url = Some(v.to_owned()),
+                    "model" => self.embedding_model = Some(v.to_owned()),
+                    "api_key_env" => self.embedding_key_env = v.to_owned(),
+                    _ => return Err(bad(format!("unknown key memory.embeddings.{k}"))),
+                }
             }
         }
         if let Some(w) = memory.get("writer") {
@@ -149,6 +206,20 @@ impl Config {
             if let Some(i) = number("idle_secs")? {
                 self.idle_secs = Some(i);
             }
+            if let Some(h) = number("nightly_hour")? {
+                if h > 23 {
+                    return Err(bad(format!("memory.writer.nightly_hour must be from 0 to 23, not {h}")));
+                }
+                self.nightly_hour = Some(h as u8);
+            }
+            for k in w.keys() {
+                if !matches!(
+                    k.as_str(),
+                    "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
+                ) {
+                    return Err(bad(format!("unknown key memory.writer.{k}")));
+                }
+            }
         }
         Ok(())
     }
@@ -164,6 +235,21 @@ impl Config {
         if let Some(u) = env("SCRIPTORIUM_MODEL_URL") {
             self.model_url = Some(u);
         }
+        if let Some(u) = env("SCRIPTORIUM_EMBEDDING_URL") {
+            self.embedding_url = Some(u);
+        }
+        if let Some(m) = env("SCRIPTORIUM_EMBEDDING_MODEL") {
+            self.embedding_model = Some(m);
+        }
+    }
+
+    /// The embedding endpoint, when both its URL and model are set.
+    pub fn embedder(
+        &self,
+    ) -> Option<Result<scriptorium_writer::embed::Embedder, scriptorium_scheduler::WriteFailure>> {
+        let (url, model) = (self.embedding_url.as_deref()?, self.embedding_model.as_deref()?);
+        let key = std::env::var(&self.embedding_key_env).ok().filter(|v| !v.is_empty());
+        Some(scriptorium_writer::embed::Embedder::new(url, model, key, std::time::Duration::from_secs(60)))
     }
 
     /// The API key, read from the configured variable.

@@ -28,6 +28,7 @@ pub struct ReadmeDoctests;
 
 pub mod backend;
 pub mod config;
+pub mod embeddings;
 pub mod fence;
 pub mod recall;
 pub mod tools;

@@ -24,7 +24,6 @@ mod sessions;
 mod workspace;
 
 use scriptorium::topics::validate::{check, only_named, ArchiveResolver, Checked};
-use scriptorium::topics::views::CORE_BUDGET;
 
 /// Long-term memory for LLM agents.
 #[derive(Debug, Parser)]
@@ -75,6 +74,11 @@ enum Command {
         /// Include pending blocks and records.
         #[arg(long)]
         include_pending: bool,
+        /// How to rank: BM25, cosine similarity of embeddings from the
+        /// configured [memory.embeddings] endpoint, or both fused (which
+        /// falls back to BM25, saying so, without an endpoint).
+        #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
+        method: MethodArg,
         /// One JSON object per hit (FORMAT.md §7).
         #[arg(long)]
         json: bool,
@@ -268,9 +272,10 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// The token budget of core.md.
-        #[arg(long, default_value_t = CORE_BUDGET)]
-        budget: usize,
+        /// The token budget of core.md, for this rendering only (default:
+        /// memory.core_budget in the workspace's scriptorium.toml, else 2000).
+        #[arg(long)]
+        budget: Option<usize>,
         /// How long to wait for another writer's lock before refusing with LOCKED.
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
@@ -295,6 +300,13 @@ enum IndexCommand {
 enum TierArg {
     Owner,
     Paired,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MethodArg {
+    Bm25,
+    Embedding,
+    Hybrid,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -369,6 +381,11 @@ enum SessionCommand {
 
 fn fail(err: &archive::Error) -> ExitCode {
     let _ = writeln!(io::stderr().lock(), "{}", json::error_line(err));
+    ExitCode::from(1)
+}
+
+fn tool_fail(e: &scriptorium::tools::ToolError) -> ExitCode {
+    let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": e })));
     ExitCode::from(1)
 }
 
@@ -813,7 +830,7 @@ fn run_topic_check(root: PathBuf, paths: Vec<String>, as_json: bool) -> ExitCode
     }
 }
 
-fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> ExitCode {
+fn run_render(root: PathBuf, as_json: bool, budget: Option<usize>, timeout_ms: u64) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
@@ -821,7 +838,9 @@ fn run_render(root: PathBuf, as_json: bool, budget: usize, timeout_ms: u64) -> E
         Ok(w) => w,
         Err(code) => return code,
     };
-    w.budget = budget;
+    if let Some(b) = budget {
+        w.budget = b;
+    }
     let derived = match w.rebuild_derived() {
         Ok(d) => d,
         Err(e) => return fail_tx(&e),
@@ -894,6 +913,7 @@ struct SearchArgs {
     date_to: Option<String>,
     speaker: Option<String>,
     include_pending: bool,
+    method: MethodArg,
 }
 
 fn search_filters(a: &SearchArgs) -> Result<Filters, ExitCode> {
@@ -976,16 +996,35 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let lines = match index::workspace::search_lines(
-        &root,
-        TokenizerConfig::default(),
-        &a.query,
-        &filters,
-        a.limit,
-        Bm25::default(),
-    ) {
-        Ok(l) => l,
-        Err(e) => return index_fail(&e),
+    let lines = if a.method == MethodArg::Bm25 {
+        match index::workspace::search_lines(
+            &root,
+            TokenizerConfig::default(),
+            &a.query,
+            &filters,
+            a.limit,
+            Bm25::default(),
+        ) {
+            Ok(l) => l,
+            Err(e) => return index_fail(&e),
+        }
+    } else {
+        let method = if a.method == MethodArg::Embedding { "embedding" } else { "hybrid" };
+        if a.speaker.is_some() {
+            return fail_with(
+                "INVALID_ARGUMENT",
+                format!("--speaker works only with --method bm25 (it matches archived records' trusted speaker fields), not {method}"),
+                None,
+            );
+        }
+        let answer = match scriptorium::embeddings::answer(&root, method, &a.query, &filters, a.limit) {
+            Ok(v) => v,
+            Err(e) => return tool_fail(&e),
+        };
+        if let Some(why) = answer["fallback"].as_str() {
+            let _ = writeln!(io::stderr().lock(), "note: {}", shown(why));
+        }
+        answer["hits"].as_array().into_iter().flatten().map(json::to_line).collect()
     };
     if a.speaker.is_some() && !as_json {
         let _ = writeln!(io::stderr().lock(), "note: --speaker searches archived records only");
@@ -1089,10 +1128,20 @@ fn main() -> ExitCode {
             date_to,
             speaker,
             include_pending,
+            method,
             json,
         } => {
-            let args =
-                SearchArgs { query, limit, kind, path_prefix, date_from, date_to, speaker, include_pending };
+            let args = SearchArgs {
+                query,
+                limit,
+                kind,
+                path_prefix,
+                date_from,
+                date_to,
+                speaker,
+                include_pending,
+                method,
+            };
             run_search(workspace, args, json)
         }
         Command::Update { workspace, patch, tier, timeout_ms, json } => {

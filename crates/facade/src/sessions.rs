@@ -359,6 +359,9 @@ pub(crate) fn run_watch(
     let sch = Scheduler::new(&store, &root, &ws);
     let idle_secs = idle_secs.or(config().idle_secs).unwrap_or(600);
     let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX));
+    if let Some(h) = config().nightly_hour {
+        watcher = watcher.with_nightly_hour(h);
+    }
     let mut sink = Print { json: as_json };
     if once {
         return match watcher.poll(chosen.batch_writer(), &mut sink) {

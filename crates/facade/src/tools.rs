@@ -13,8 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use scriptorium_bm25_index::search::{Bm25, Filters};
-use scriptorium_bm25_index::tokenize::TokenizerConfig;
+use scriptorium_bm25_index::search::Filters;
 use scriptorium_bm25_index::workspace as index_ws;
 use scriptorium_source_archive::archive::{Archive, Found};
 use scriptorium_source_archive::json::RecordView;
@@ -121,7 +120,8 @@ pub fn tool_specs() -> Vec<Value> {
                 "date_from": {"type": "string", "description": "YYYY-MM-DD"},
                 "date_to": {"type": "string", "description": "YYYY-MM-DD"},
                 "speaker": {"type": "string"},
-                "method": {"type": "string", "enum": ["bm25", "embedding", "hybrid"]},
+                "method": {"type": "string", "enum": ["bm25", "embedding", "hybrid"],
+                    "description": "bm25 (default; words), embedding (meaning; needs the configured embeddings endpoint), hybrid (both, fused; BM25 alone, saying so, without an endpoint). speaker works with bm25 only."},
                 "include_pending": {"type": "boolean"}},
                 "required": ["query"], "additionalProperties": false}),
         ),
@@ -243,11 +243,6 @@ fn search(root: &Path, args: &Value) -> Result<Value, ToolError> {
             "a speaker filter works only with method bm25 (it matches archived records' trusted speaker fields), not {method}"
         )));
     }
-    if method == "embedding" {
-        let mut e = ToolError::new("MODEL_UNAVAILABLE", "no embedding endpoint is configured");
-        e.retryable = Some(false);
-        return Err(e);
-    }
     let day = |k: &str| -> Result<Option<i32>, ToolError> {
         match opt_str(args, k)? {
             None => Ok(None),
@@ -271,14 +266,7 @@ fn search(root: &Path, args: &Value) -> Result<Value, ToolError> {
     };
     let limit = opt_uint(args, "limit", 10, 100)?;
     let _shared = read_lock(root)?;
-    let lines =
-        index_ws::search_lines(root, TokenizerConfig::default(), query, &filters, limit, Bm25::default())?;
-    let hits: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    let mut out = json!({"method": "bm25", "hits": hits});
-    if method == "hybrid" {
-        out["fallback"] = "no embedding endpoint is configured; BM25 only".into();
-    }
-    Ok(out)
+    crate::embeddings::answer(root, method, query, &filters, limit)
 }
 
 fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {

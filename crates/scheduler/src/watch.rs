@@ -142,13 +142,22 @@ pub struct Watcher<'s, 'a, S: SessionStore + ?Sized> {
     pub idle_secs: i64,
     /// The time zone of the nightly pass.
     pub tz: TimeZone,
+    /// The local hour of the nightly pass (0-23; default
+    /// [`clock::NIGHTLY_HOUR`]).
+    pub nightly_hour: i8,
     next_nightly: Option<Timestamp>,
 }
 
 impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
     /// A watcher over the scheduler's store, with the system time zone.
     pub fn new(scheduler: &'s Scheduler<'a, S>, idle_secs: i64) -> Watcher<'s, 'a, S> {
-        Watcher { scheduler, idle_secs, tz: TimeZone::system(), next_nightly: None }
+        Watcher {
+            scheduler,
+            idle_secs,
+            tz: TimeZone::system(),
+            nightly_hour: clock::NIGHTLY_HOUR,
+            next_nightly: None,
+        }
     }
 
     /// Uses `tz` for the nightly pass.
@@ -158,10 +167,17 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
         self
     }
 
+    /// Runs the nightly pass at local `hour`:00 (clamped to 0-23).
+    pub fn with_nightly_hour(mut self, hour: u8) -> Watcher<'s, 'a, S> {
+        self.nightly_hour = hour.min(23) as i8;
+        self.next_nightly = None;
+        self
+    }
+
     /// When the nightly pass runs next (computed on the first call).
     pub fn next_nightly(&mut self) -> Timestamp {
         let now = self.scheduler.clock().now();
-        *self.next_nightly.get_or_insert_with(|| clock::next_nightly(now, &self.tz))
+        *self.next_nightly.get_or_insert_with(|| clock::next_local(now, &self.tz, self.nightly_hour))
     }
 
     /// One pass over every session: writes each due one (forced).
@@ -220,7 +236,7 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
             return false;
         }
         self.reorganize_now(hook, sink);
-        self.next_nightly = Some(clock::next_nightly(now, &self.tz));
+        self.next_nightly = Some(clock::next_local(now, &self.tz, self.nightly_hour));
         true
     }
 

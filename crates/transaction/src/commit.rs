@@ -20,7 +20,7 @@ use serde::Serialize;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
 use scriptorium_source_archive::{append, fsio, timestamp, trust, Role, SourceId, SourceRecord};
-use scriptorium_topic_markdown::views::{core_promotion, CorePromotion, RenderReport, CORE_BUDGET};
+use scriptorium_topic_markdown::views::{core_promotion, CorePromotion, RenderReport};
 
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
@@ -160,7 +160,7 @@ impl<'f> Writer<'f> {
             _lock: lock,
             faults,
             recovered,
-            budget: CORE_BUDGET,
+            budget: crate::layout::core_budget(root)?,
             superseded,
         };
         // A change rolled forward, a commit interrupted after its install,

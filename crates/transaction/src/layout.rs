@@ -85,6 +85,34 @@ pub fn ensure(root: &Path) -> Result<Identity, Error> {
     }
 }
 
+/// The workspace's configuration file, owned by the facade; this layer
+/// reads only `memory.core_budget` from it.
+pub const CONFIG_FILE: &str = "scriptorium.toml";
+
+/// The `core.md` token budget: `memory.core_budget` in the workspace's
+/// `scriptorium.toml`, else [`CORE_BUDGET`](scriptorium_topic_markdown::views::CORE_BUDGET).
+/// A workspace property, so every process renders the same `core.md`. A
+/// file that does not parse or a value out of range is `INVALID_ARGUMENT`
+/// naming the file.
+pub fn core_budget(root: &Path) -> Result<usize, Error> {
+    use scriptorium_topic_markdown::views::CORE_BUDGET;
+    let path = root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CORE_BUDGET),
+        Err(e) => return Err(Error::io(&e, "cannot read", &path)),
+    };
+    let bad = |why: String| Error::new(Code::InvalidArgument, why).at(CONFIG_FILE);
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
+    match table.get("memory").and_then(|m| m.get("core_budget")) {
+        None => Ok(CORE_BUDGET),
+        Some(v) => match v.as_integer() {
+            Some(n @ 1..=1_000_000) => Ok(n as usize),
+            _ => Err(bad(format!("memory.core_budget must be a whole number from 1 to 1000000, not {v}"))),
+        },
+    }
+}
+
 /// The sibling folder that receives an old layout's folders.
 pub fn superseded_dir(root: &Path) -> PathBuf {
     let name =

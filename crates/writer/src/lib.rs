@@ -1,7 +1,7 @@
 //! The Scriptorium memory writer: how a batch of turns becomes topics.
 //!
 //! * [`model`]: the [`Model`] trait (chat with tools); [`openai`]: the
-//!   OpenAI-compatible HTTP client.
+//!   OpenAI-compatible HTTP client; [`embed`]: the embeddings client.
 //! * [`offline`]: the deterministic extractive baseline, no model needed.
 //! * [`agent`]: the bounded tool loop of a model-driven write, and the
 //!   nightly reorganize; its prompts are `prompts/*.md`.
@@ -17,6 +17,7 @@
 
 pub mod agent;
 pub mod backfill;
+pub mod embed;
 pub mod extract;
 pub mod input;
 pub mod model;

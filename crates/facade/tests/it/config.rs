@@ -130,3 +130,72 @@ fn the_demo_shows_what_a_person_should_see() {
     // A folder that is not empty is refused.
     assert_eq!(code(&run_env(&["demo", "--workspace", ws.to_str().unwrap()], home.path())), "CONFLICT");
 }
+
+#[test]
+fn the_core_budget_is_the_workspace_s_and_typos_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("ws");
+    let w = ws.to_str().unwrap();
+    let out = run_env(&["demo", "--workspace", w], home.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let render = |home: &Path| {
+        let out = run_env(&["render", "--workspace", w, "--json"], home);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        json_lines(&out.stdout)[0]["core"].clone()
+    };
+    let full = render(home.path());
+    assert!(full["omitted"].as_array().unwrap().is_empty(), "{full}");
+    assert!(full["tokens"].as_u64().unwrap() > 10);
+
+    std::fs::write(ws.join("scriptorium.toml"), "[memory]\ncore_budget = 10\n").unwrap();
+    let small = render(home.path());
+    assert!(small["tokens"].as_u64().unwrap() <= 10, "{small}");
+    assert!(!small["omitted"].as_array().unwrap().is_empty(), "{small}");
+    // Every writer uses it, not only `render`: the next transaction keeps
+    // the small core.md.
+    // (Nothing fits ten tokens, so there is no core.md at all.)
+    let core = std::fs::read_to_string(ws.join("core.md")).ok();
+    assert_eq!(core, None);
+    append(w, "m-budget-1");
+    assert_eq!(std::fs::read_to_string(ws.join("core.md")).ok(), core);
+    std::fs::remove_file(ws.join("scriptorium.toml")).unwrap();
+    append(w, "m-budget-2");
+    assert!(ws.join("core.md").is_file(), "the default budget renders core.md again");
+    std::fs::write(
+        ws.join("scriptorium.toml"),
+        "[memory]
+core_budget = 10
+",
+    )
+    .unwrap();
+
+    // In the user file it is refused: processes would disagree.
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user.path().join("scriptorium")).unwrap();
+    std::fs::write(user.path().join("scriptorium/config.toml"), "[memory]\ncore_budget = 10\n").unwrap();
+    assert_eq!(code(&run_env(&["status", "--workspace", w], user.path())), "INVALID_ARGUMENT");
+
+    for (bad, what) in [
+        ("[memory]\ncore_budget = 0\n", "core_budget"),
+        ("[memory]\nbackend = \"local\"\ncore_budjet = 5\n", "core_budjet"),
+        ("[memory.writer]\nnightly_hour = 24\n", "nightly_hour"),
+        ("[memory.embeddings]\nmodel = 3\n", "memory.embeddings.model"),
+        ("[writer]\nmodel = \"x\"\n", "writer"),
+    ] {
+        std::fs::write(ws.join("scriptorium.toml"), bad).unwrap();
+        let out = run_env(&["status", "--workspace", w], home.path());
+        assert_eq!(code(&out), "INVALID_ARGUMENT", "{bad}");
+        let e = &json_lines(&out.stderr)[0]["error"];
+        assert!(e["message"].as_str().unwrap().contains(what), "{bad}: {e}");
+        assert!(e["path"].as_str().unwrap().ends_with("scriptorium.toml"), "{e}");
+    }
+}
+
+/// Archives one record: a transaction, which renders the derived views.
+fn append(w: &str, message: &str) {
+    let record = format!(
+        "{{\"provider\":\"chat\",\"thread\":\"t\",\"message\":\"{message}\",\"role\":\"user\",\"timestamp\":\"2026-08-09T10:11:12Z\",\"speaker_id\":\"1\",\"content\":\"hello\"}}\n"
+    );
+    let out = super::run(&["archive", "append", "--workspace", w], record.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

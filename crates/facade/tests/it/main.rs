@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod config;
+mod embeddings;
 mod mcp;
 mod search;
 mod sessions;
@@ -29,6 +30,8 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
         .env_remove("SCRIPTORIUM_MODEL_URL")
         .env_remove("SCRIPTORIUM_MODEL_NAME")
         .env_remove("SCRIPTORIUM_API_KEY")
+        .env_remove("SCRIPTORIUM_EMBEDDING_URL")
+        .env_remove("SCRIPTORIUM_EMBEDDING_MODEL")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
