@@ -56,6 +56,9 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("regex", "memory_grep's regular expressions (FORMAT.md names Rust regex syntax)"),
     ("toml", "the configuration files (scriptorium.toml, ~/.config/scriptorium/config.toml)"),
     ("libfuzzer-sys", "the cargo-fuzz harness of fuzz/"),
+    ("tracing", "structured logs of the layers, off unless -v or RUST_LOG asks"),
+    ("tracing-subscriber", "the scriptorium binary's log output (RUST_LOG filters, stderr)"),
+    ("indicatif", "progress bars on long CLI work when stderr is a terminal"),
 ];
 
 fn metadata(root: &Path, manifest: Option<&Path>) -> Result<Value> {

@@ -4,7 +4,7 @@
 //! `{"error":{"code","message",…}}` with exit code 1; usage errors exit 2.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +20,7 @@ use scriptorium::transaction;
 
 mod demo;
 mod mcp;
+mod progress;
 mod sessions;
 mod workspace;
 
@@ -29,8 +30,37 @@ use scriptorium::topics::validate::{check, only_named, ArchiveResolver, Checked}
 #[derive(Debug, Parser)]
 #[command(name = "scriptorium", version, about)]
 struct Cli {
+    /// Log what is happening on stderr: -v info, -vv debug, -vvv trace
+    /// (`RUST_LOG`, in tracing's filter syntax, wins when set; default: no logs).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Logs on stderr, off unless `-v` or `RUST_LOG` asks: stderr otherwise
+/// carries only the error object of a refusal.
+fn init_logs(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(spec.trim()),
+        _ => EnvFilter::try_new(match verbose {
+            0 => "off",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }),
+    };
+    let filter = filter.unwrap_or_else(|e| {
+        let _ = writeln!(io::stderr().lock(), "RUST_LOG is not a valid filter ({e}); logging warnings only");
+        EnvFilter::new("warn")
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&io::stderr()))
+        .with_target(true)
+        .try_init();
 }
 
 #[derive(Debug, Subcommand)]
@@ -875,23 +905,14 @@ fn run_index_build(root: PathBuf, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    let show = !as_json && io::stderr().is_terminal();
-    let mut progress = |done: usize, total: usize| {
-        if show {
-            let width = 30;
-            let filled = (done * width).checked_div(total).unwrap_or(width).min(width);
-            let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
-            let _ = write!(io::stderr().lock(), "\rreading files [{bar}] {done}/{total}");
-        }
-    };
+    let bar = progress::Progress::new("reading files", !as_json);
+    let mut progress = |done: usize, total: usize| bar.set(done, total);
     let opened = match index::workspace::build_with_progress(&root, TokenizerConfig::default(), &mut progress)
     {
         Ok(o) => o,
         Err(e) => return index_fail(&e),
     };
-    if show {
-        let _ = writeln!(io::stderr().lock());
-    }
+    drop(bar);
     let r = &opened.report;
     let line = if as_json {
         json::to_line(r)
@@ -1093,6 +1114,7 @@ fn workspace_of_args() -> PathBuf {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logs(cli.verbose);
     // Configuration first: with memory.backend = "none" every verb refuses
     // before reading stdin or touching the workspace.
     let config = match scriptorium::config::Config::load(&workspace_of_args()) {

@@ -1,7 +1,7 @@
 //! The session verbs: `session import`, `write`, `watch`, and the writer
 //! part of `status`.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -56,22 +56,16 @@ pub(crate) fn run_import(root: PathBuf, format: String, files: Vec<PathBuf>, as_
         )));
     };
     // Read every file before adding anything: a bad file refuses the whole call.
-    let progress = io::stderr().is_terminal();
+    let reading = crate::progress::Progress::new("reading files", !as_json);
     let mut transcripts = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        if progress {
-            let _ = write!(io::stderr().lock(), "\rreading {}/{} files", i + 1, files.len());
-        }
+        reading.set(i, files.len());
         match import::read(format, f) {
             Ok(t) => transcripts.extend(t),
-            Err(e) => {
-                if progress {
-                    let _ = writeln!(io::stderr().lock());
-                }
-                return fail(&e);
-            }
+            Err(e) => return fail(&e),
         }
     }
+    drop(reading);
     let _ws = match workspace_id(&root) {
         Ok(id) => id,
         Err(c) => return c,
@@ -81,33 +75,21 @@ pub(crate) fn run_import(root: PathBuf, format: String, files: Vec<PathBuf>, as_
         Err(c) => return c,
     };
     let mut total = import::Imported::default();
+    let importing = crate::progress::Progress::new("importing sessions", !as_json);
     for (i, t) in transcripts.iter().enumerate() {
-        if progress {
-            let _ = write!(
-                io::stderr().lock(),
-                "\rimporting session {}/{} ({} nodes so far)   ",
-                i + 1,
-                transcripts.len(),
-                total.nodes
-            );
-        }
+        importing.set(i, transcripts.len());
+        importing.note(format!("{} nodes so far", total.nodes));
         match import::import(&store, std::slice::from_ref(t)) {
             Ok(got) => {
                 total.sessions += got.sessions;
                 total.nodes += got.nodes;
                 total.new_nodes += got.new_nodes;
             }
-            Err(e) => {
-                if progress {
-                    let _ = writeln!(io::stderr().lock());
-                }
-                return fail(&e);
-            }
+            Err(e) => return fail(&e),
         }
     }
-    if progress {
-        let _ = writeln!(io::stderr().lock());
-    }
+    drop(importing);
+    tracing::info!(sessions = total.sessions, nodes = total.nodes, new = total.new_nodes, "imported");
     if as_json {
         print_line(&json::to_line(&total))
     } else {
@@ -426,12 +408,8 @@ pub(crate) fn run_backfill(root: PathBuf, batch: usize, model: &ModelArgs, as_js
         Ok(c) => c,
         Err(f) => return fail_write(&f),
     };
-    let terminal = io::stderr().is_terminal();
-    let mut progress = |done: usize, total: usize| {
-        if terminal {
-            let _ = write!(io::stderr().lock(), "\rbackfill: {done}/{total} records");
-        }
-    };
+    let bar = crate::progress::Progress::new("backfill: records", !as_json);
+    let mut progress = |done: usize, total: usize| bar.set(done, total);
     let result = backfill::backfill(
         &root,
         chosen.input_writer(),
@@ -439,9 +417,7 @@ pub(crate) fn run_backfill(root: PathBuf, batch: usize, model: &ModelArgs, as_js
         transaction::lock::INTERACTIVE_TIMEOUT,
         &mut progress,
     );
-    if terminal {
-        let _ = writeln!(io::stderr().lock());
-    }
+    drop(bar);
     match result {
         Ok(r) => {
             if as_json {

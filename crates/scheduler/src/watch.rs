@@ -211,6 +211,7 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
                     store.set_watch_state(&info.id, ws, &state)?;
                     let mut e = Event::new("memory.ingest_deferred", now, Some(&info.id)).failed(&f);
                     e.retry_at = Some(scriptorium_source_archive::timestamp::format_unix(state.retry_at));
+                    tracing::warn!(session = ?info.id, retry_at = e.retry_at.as_deref(), "write deferred");
                     sink.emit(&e);
                     out.deferred.push(info.id);
                 }

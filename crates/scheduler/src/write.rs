@@ -267,11 +267,13 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         let now = clock::format(self.clock.now());
         match result {
             Ok(r) if r.batches > 0 || r.settled > 0 => {
+                tracing::info!(turns = r.turns, batches = r.batches, settled = r.settled, "memory written");
                 status::record_success(&self.root, &now);
             }
             // Nothing owed: nothing changed, the status stands.
             Ok(_) => return,
             Err(f) => {
+                tracing::warn!(code = f.code.as_str(), retryable = f.retryable, reason = ?f.reason, "write failed");
                 status::record_failure(&self.root, &now, f);
             }
         }

@@ -153,6 +153,9 @@ impl<'f> Writer<'f> {
         }
         let lock = lock::acquire(root, timeout)?;
         let recovered = install::recover(root, Disk::new(faults))?;
+        if recovered != install::Recovered::Nothing {
+            tracing::warn!(?recovered, "an interrupted install was found and settled");
+        }
         crate::layout::ensure(root)?;
         let superseded = crate::layout::move_superseded(root)?;
         let mut w = Writer {
@@ -325,8 +328,17 @@ impl<'f> Writer<'f> {
             index_of_topics.set(&path, facts);
         }
         index_of_topics.save(root);
+        tracing::info!(
+            revision = %after,
+            tier = tier.as_str(),
+            paths = changed.len(),
+            appended = plan.report.appended,
+            why = ?patch.message,
+            "committed"
+        );
         let mut warnings = Vec::new();
         if let Err(e) = self.rebuild_after_commit(&index_of_topics, &rev.hex, &after, &changed) {
+            tracing::warn!(error = %e, "installed, but rebuilding the index or views failed");
             warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
         }
         Ok(Committed {

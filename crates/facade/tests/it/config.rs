@@ -199,3 +199,21 @@ fn append(w: &str, message: &str) {
     let out = super::run(&["archive", "append", "--workspace", w], record.as_bytes());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn logs_only_when_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("ws");
+    let w = ws.to_str().unwrap();
+    let record = "{\"provider\":\"chat\",\"thread\":\"t\",\"message\":\"m\",\"role\":\"user\",\"timestamp\":\"2026-08-09T10:11:12Z\",\"speaker_id\":\"1\",\"content\":\"hello \\u001b[31m\"}\n";
+    let quiet = super::run(&["archive", "append", "--workspace", w], record.as_bytes());
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(quiet.stderr.is_empty(), "no logs by default: {}", String::from_utf8_lossy(&quiet.stderr));
+
+    let record = record.replace("\"m\"", "\"m2\"");
+    let loud = super::run(&["archive", "append", "--workspace", w, "-v"], record.as_bytes());
+    assert_eq!(loud.status.code(), Some(0));
+    let log = String::from_utf8_lossy(&loud.stderr);
+    assert!(log.contains("INFO") && log.contains("committed"), "{log}");
+    assert!(!log.contains('\u{1b}'), "no terminal escapes from the log: {log:?}");
+}
