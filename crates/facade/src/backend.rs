@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 
 use scriptorium_scheduler::store::SESSIONS_DB;
+use scriptorium_scheduler::watch::Reorganize;
 use scriptorium_scheduler::{BatchWriter, Code, Scheduler, SessionStore, SqliteStore, WriteFailure};
 use scriptorium_writer::input::Turn;
 use scriptorium_writer::Offline;
@@ -36,17 +37,41 @@ pub trait MemoryBackend: Send + Sync {
 
     /// What the model gets every session: the fenced `core.md` (empty when
     /// there is nothing to say).
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("core.md"), "# Core\n\nAda leads the budget review.\n").unwrap();
+    /// let prompt = LocalMemoryBackend::new(dir.path()).system_prompt().unwrap();
+    /// assert!(prompt.as_str().starts_with("<memory-context>\n"));
+    /// assert!(prompt.as_str().contains("Ada leads the budget review."));
+    /// ```
     fn system_prompt(&self) -> Result<Fenced, ToolError> {
         Ok(Fenced::default())
     }
 
     /// What the model gets for one message: the fenced top 5 blocks and
     /// records (empty when nothing matches).
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let memory = LocalMemoryBackend::new(dir.path());
+    /// // An empty workspace recalls nothing: no fence at all.
+    /// assert_eq!(memory.recall("the budget").unwrap().as_str(), "");
+    /// ```
     fn recall(&self, _message: &str) -> Result<Fenced, ToolError> {
         Ok(Fenced::default())
     }
 
-    /// `memory_search` with its arguments (a JSON object).
+    /// `memory_search` with its arguments (a JSON object), as a paired,
+    /// non-interactive caller.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
+    /// let e = DisabledBackend.search(&serde_json::json!({"query": "budget"})).unwrap_err();
+    /// assert_eq!(e.code, "MEMORY_DISABLED");
+    /// ```
     fn search(&self, args: &Value) -> Result<Value, ToolError> {
         self.call_tool(
             "memory_search",
@@ -56,28 +81,63 @@ pub trait MemoryBackend: Send + Sync {
     }
 
     /// Runs a `memory_*` tool for `caller`.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+    /// use scriptorium::tools::Caller;
+    /// use scriptorium::transaction::Tier;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let memory = LocalMemoryBackend::new(dir.path());
+    /// let caller = Caller { tier: Tier::Paired, interactive: false };
+    /// let e = memory.call_tool("memory_promote", &serde_json::json!({"source_ids": []}), &caller).unwrap_err();
+    /// assert_eq!(e.code, "PERMISSION_DENIED");
+    /// ```
     fn call_tool(&self, _name: &str, _args: &Value, _caller: &Caller) -> Result<Value, ToolError> {
         Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no tools"))
     }
 
     /// Writes what `session` owes (forced: everything pending): `None` when
     /// nothing is owed any more, or why not and whether a later call could.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
+    /// // A disabled backend never writes and never fails.
+    /// assert!(DisabledBackend.write("any-session", true).is_none());
+    /// ```
     fn write(&self, _session: &str, _force: bool) -> Option<WriteFailure> {
         None
     }
 
     /// Text worth keeping from turns a compactor is about to drop; stores
     /// nothing.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
+    /// assert_eq!(DisabledBackend.extract_before_discard(&[]), None);
+    /// ```
     fn extract_before_discard(&self, _turns: &[Turn]) -> Option<String> {
         None
     }
 
-    /// The reorganize pass; the paths it changed.
+    /// The reorganize pass (what the nightly pass runs); the paths it
+    /// changed.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// // Without a model there is no judgement to reorganize with.
+    /// assert_eq!(LocalMemoryBackend::new(dir.path()).reorganize().unwrap(), Vec::<String>::new());
+    /// ```
     fn reorganize(&self) -> Result<Vec<String>, WriteFailure> {
         Ok(Vec::new())
     }
 
     /// The revision, counts and writer status.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
+    /// assert_eq!(DisabledBackend.status().unwrap_err().code, "MEMORY_DISABLED");
+    /// ```
     fn status(&self) -> Result<Value, ToolError> {
         Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no status"))
     }
@@ -87,6 +147,7 @@ pub trait MemoryBackend: Send + Sync {
 pub struct LocalMemoryBackend {
     root: PathBuf,
     writer: Mutex<Box<dyn BatchWriter + Send>>,
+    reorganizer: Mutex<Option<Box<dyn Reorganize + Send>>>,
 }
 
 impl std::fmt::Debug for LocalMemoryBackend {
@@ -99,7 +160,15 @@ impl LocalMemoryBackend {
     /// A backend over the workspace at `root`, writing with the offline
     /// writer.
     pub fn new(root: &Path) -> LocalMemoryBackend {
-        LocalMemoryBackend { root: root.to_owned(), writer: Mutex::new(Box::new(Offline)) }
+        LocalMemoryBackend { root: root.to_owned(), writer: Mutex::new(Box::new(Offline)), reorganizer: Mutex::new(None) }
+    }
+
+    /// Reorganizes with `pass` (a model-driven writer's nightly pass, say:
+    /// `ModelWriter::reorganize` behind the scheduler's `Reorganize`).
+    /// Without one, `reorganize` changes nothing.
+    pub fn with_reorganizer(mut self, pass: Box<dyn Reorganize + Send>) -> LocalMemoryBackend {
+        self.reorganizer = Mutex::new(Some(pass));
+        self
     }
 
     /// Writes with `writer` instead (a model-driven one, say).
@@ -159,6 +228,17 @@ impl MemoryBackend for LocalMemoryBackend {
 
     fn extract_before_discard(&self, turns: &[Turn]) -> Option<String> {
         scriptorium_writer::extract::extract_before_discard(turns)
+    }
+
+    fn reorganize(&self) -> Result<Vec<String>, WriteFailure> {
+        let mut pass = match self.reorganizer.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        match pass.as_mut() {
+            Some(p) => p.reorganize(),
+            None => Ok(Vec::new()),
+        }
     }
 
     fn status(&self) -> Result<Value, ToolError> {

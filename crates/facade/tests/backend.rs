@@ -62,3 +62,22 @@ fn the_process_wide_backend_can_be_swapped() {
     let previous = set_backend(Arc::new(DisabledBackend)).unwrap();
     assert_eq!(previous.name(), "local");
 }
+
+#[test]
+fn the_local_backend_reorganizes_with_the_pass_it_was_given() {
+    use scriptorium::scheduler::watch::Reorganize;
+    use scriptorium::scheduler::WriteFailure;
+    struct Pass(usize);
+    impl Reorganize for Pass {
+        fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure> {
+            self.0 += 1;
+            Ok(vec![format!("topics/pass-{}.md", self.0)])
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let memory = LocalMemoryBackend::new(dir.path());
+    assert_eq!(memory.reorganize().unwrap(), Vec::<String>::new(), "no pass: nothing changes");
+    let memory = memory.with_reorganizer(Box::new(Pass(0)));
+    assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-1.md".to_owned()]);
+    assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-2.md".to_owned()], "the same pass, kept");
+}
