@@ -44,7 +44,26 @@ fn fresh_dir() -> io::Result<PathBuf> {
     Err(io::Error::other("no fresh temporary folder"))
 }
 
-pub(crate) fn run(workspace: Option<PathBuf>, model: &ModelArgs) -> ExitCode {
+/// What the demo shows: printed for a person, or gathered into one JSON
+/// object with `--json`.
+struct Show {
+    json: bool,
+    report: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Show {
+    fn line(&self, line: &str) {
+        if !self.json {
+            out(line);
+        }
+    }
+
+    fn keep(&mut self, key: &str, value: serde_json::Value) {
+        self.report.insert(key.to_owned(), value);
+    }
+}
+
+pub(crate) fn run(workspace: Option<PathBuf>, model: &ModelArgs, json: bool) -> ExitCode {
     let root = match workspace {
         Some(p) => {
             let busy = std::fs::read_dir(&p).map(|mut d| d.next().is_some()).unwrap_or(false);
@@ -66,16 +85,22 @@ pub(crate) fn run(workspace: Option<PathBuf>, model: &ModelArgs) -> ExitCode {
         },
     };
     let root = std::fs::canonicalize(&root).unwrap_or(root);
-    match demo(&root, model) {
+    let mut show = Show { json, report: serde_json::Map::new() };
+    match demo(&root, model, &mut show) {
         Ok(()) => {
-            out(&format!("workspace: {}", root.display()));
+            if json {
+                show.keep("workspace", root.display().to_string().into());
+                out(&scriptorium::archive::json::to_line(&show.report));
+            } else {
+                out(&format!("workspace: {}", root.display()));
+            }
             ExitCode::SUCCESS
         }
         Err(code) => code,
     }
 }
 
-fn demo(root: &Path, model: &ModelArgs) -> Result<(), ExitCode> {
+fn demo(root: &Path, model: &ModelArgs, show: &mut Show) -> Result<(), ExitCode> {
     let ws = transaction::layout::ensure(root).map_err(|e| fail_tx(&e))?.id;
     let file = root.join(".scriptorium/tmp/demo-group.jsonl");
     std::fs::write(&file, GROUP)
@@ -112,30 +137,40 @@ fn demo(root: &Path, model: &ModelArgs) -> Result<(), ExitCode> {
     w.commit(&patch, Tier::Owner, Base::Check).map_err(|e| fail_tx(&e))?;
     drop(w);
 
-    out(&format!(
+    show.line(&format!(
         "# Scriptorium demo: {} turns written in {} batches by the {} writer\n",
         written.turns,
         written.batches,
         chosen.name()
     ));
+    show.keep("writer", chosen.name().into());
+    show.keep("turns", written.turns.into());
+    show.keep("batches", written.batches.into());
     let (topics, _) = transaction::views::load_topics(root).map_err(|e| fail_tx(&e))?;
+    let mut files = Vec::new();
     for t in &topics {
         let text = std::fs::read_to_string(root.join(&t.path)).unwrap_or_default();
-        out(&format!("## {}\n\n{}", t.path, text.trim_end()));
-        out("");
+        show.line(&format!("## {}\n\n{}", t.path, text.trim_end()));
+        show.line("");
+        files.push(serde_json::json!({"path": t.path, "content": text}));
     }
-    out("## What the agent is given every session (prompt)\n");
+    show.keep("topics", files.into());
+    show.line("## What the agent is given every session (prompt)\n");
     let prompt = scriptorium::recall::system_prompt(root).unwrap_or_default();
-    out(if prompt.is_empty() { "(nothing)" } else { prompt.as_str() });
-    out("");
+    show.line(if prompt.is_empty() { "(nothing)" } else { prompt.as_str() });
+    show.line("");
+    show.keep("prompt", prompt.as_str().into());
+    let mut recalls = Vec::new();
     for q in ["what is the budget for the offsite?", "is the launch cancelled?"] {
-        out(&format!("## Recall for the turn {q:?}\n"));
+        show.line(&format!("## Recall for the turn {q:?}\n"));
         let (f, _) = scriptorium::recall::recall(root, q).map_err(|e| crate::fail(&e))?;
-        out(if f.is_empty() { "(nothing)" } else { f.as_str() });
-        out("");
+        show.line(if f.is_empty() { "(nothing)" } else { f.as_str() });
+        show.line("");
+        recalls.push(serde_json::json!({"query": q, "text": f.as_str()}));
     }
-    out("(Eve's claim is pending: it is kept out of recall and core.md until the owner runs `scriptorium promote demo/team-chat/m8`.)\n");
-    out("## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n");
+    show.keep("recalls", recalls.into());
+    show.line("(Eve's claim is pending: it is kept out of recall and core.md until the owner runs `scriptorium promote demo/team-chat/m8`.)\n");
+    show.line("## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n");
     let filters = Filters {
         kind: Some(scriptorium::index::segment::Kind::Source),
         speaker: Some(scriptorium::index::workspace::speaker_key("7391")),
@@ -150,9 +185,10 @@ fn demo(root: &Path, model: &ModelArgs) -> Result<(), ExitCode> {
         Bm25::default(),
     )
     .map_err(|e| crate::fail(&e))?;
+    let mut hits = Vec::new();
     for l in &lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
-        out(&format!(
+        show.line(&format!(
             "- {} speaker_trusted={} speaker_id={} speaker_display={}: {}",
             v["source_id"].as_str().unwrap_or(""),
             v["speaker_trusted"],
@@ -160,7 +196,9 @@ fn demo(root: &Path, model: &ModelArgs) -> Result<(), ExitCode> {
             v["speaker_display"],
             v["content"].as_str().unwrap_or("")
         ));
+        hits.push(v);
     }
-    out("");
+    show.keep("speaker_search", serde_json::json!({"query": "budget launch", "speaker": "7391", "hits": hits}));
+    show.line("");
     Ok(())
 }

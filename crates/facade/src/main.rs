@@ -231,6 +231,10 @@ enum Command {
         workspace: Option<PathBuf>,
         #[command(flatten)]
         model: sessions::ModelArgs,
+        /// Everything shown as one JSON object: writer, turns, batches,
+        /// topics, prompt, recalls, speaker_search, workspace.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the memory_* tools over the Model Context Protocol (stdio,
     /// one JSON-RPC message per line).
@@ -1189,7 +1193,7 @@ fn main() -> ExitCode {
         }
         Command::Prompt { workspace, json } => run_prompt(workspace, json),
         Command::Mcp { workspace, tier } => mcp::run(workspace, &tier),
-        Command::Demo { workspace, model } => demo::run(workspace, &model),
+        Command::Demo { workspace, model, json } => demo::run(workspace, &model, json),
         Command::Recall { text, workspace, json } => run_recall(workspace, &text, json),
         Command::Sleep { workspace, json, model } => sessions::run_sleep(workspace, &model, json),
         Command::Backfill { workspace, batch, json, model } => {

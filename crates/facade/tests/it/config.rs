@@ -217,3 +217,24 @@ fn logs_only_when_asked() {
     assert!(log.contains("INFO") && log.contains("committed"), "{log}");
     assert!(!log.contains('\u{1b}'), "no terminal escapes from the log: {log:?}");
 }
+
+#[test]
+fn the_demo_as_one_json_object() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("demo");
+    let out = run_env(&["demo", "--workspace", ws.to_str().unwrap(), "--json"], home.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["workspace"], std::fs::canonicalize(&ws).unwrap().to_str().unwrap());
+    assert_eq!(v["writer"], "offline");
+    assert!(v["turns"].as_u64().unwrap() > 0);
+    assert!(v["prompt"].as_str().unwrap().starts_with("<memory-context>"));
+    let topics = v["topics"].as_array().unwrap();
+    assert!(topics.iter().any(|t| t["path"] == "topics/unpaired.md"));
+    let hits = v["speaker_search"]["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h["speaker_id"] == "7391" && h["speaker_trusted"] == true), "{hits:?}");
+    for r in v["recalls"].as_array().unwrap() {
+        assert!(!r["text"].as_str().unwrap().contains("launch is cancelled"), "the pending claim is never recalled");
+    }
+}
