@@ -230,17 +230,23 @@ fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
     let id = r.id();
     let sp = r.speaker();
     let key = id.text();
+    let pending = r.is_pending() && !promoted.contains(&key);
+    let mut view = RecordView::of_record(r);
+    if !pending {
+        // Promoted by the owner: trusted from now on, as recall treats it.
+        view.trust = "trusted";
+    }
     Document {
         anchor: id.anchor(),
         day: day_of(r.timestamp()),
-        pending: r.is_pending() && !promoted.contains(&key),
+        pending,
         key,
         speakers: match sp {
             Some(s) => speaker_keys([s.id(), s.display(), Some(s.label())]),
             None => Vec::new(),
         },
         text: format!("{} {}", r.header_label(), r.content()),
-        payload: to_line(&RecordView::of_record(r)),
+        payload: to_line(&view),
     }
 }
 

@@ -312,8 +312,15 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
                     .chain(archive.legacy_records().filter_map(|(_, r)| r.id.clone()))
                     .find(|id| id.anchor() == *value)
             };
+            let promoted = trust::promoted(root)?;
             let view = id.as_ref().and_then(|id| archive.get(id)).map(|found| match found {
-                Found::V2(r) => RecordView::of_record(r),
+                Found::V2(r) => {
+                    let mut view = RecordView::of_record(r);
+                    if r.is_pending() && promoted.contains(&r.id().text()) {
+                        view.trust = "trusted";
+                    }
+                    view
+                }
                 Found::Legacy(path, r) => RecordView::of_legacy(r, path, None),
             });
             match view {

@@ -812,6 +812,17 @@ fn promotion_trusts_a_pending_source_without_touching_the_archive() {
     assert_eq!(s2["pending_sources"], s0["pending_sources"], "{s2}");
     assert_eq!(s2["pending_blocks"], s0["pending_blocks"], "{s2}");
     assert!(search_ids(root, "flowerpot", false).contains(&"s1".to_owned()));
+    // The record's hit and its memory_get say trusted now (the archived
+    // flag stays as written).
+    let out = run(&["search", "flowerpot", "--workspace", w(root), "--kind", "source", "--json"], b"");
+    let hits = json_lines(&out.stdout);
+    assert_eq!(hits.len(), 1, "{}", stderr(&out));
+    assert_eq!(hits[0]["trust"], "trusted", "{hits:?}");
+    let caller = scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Paired, interactive: false };
+    let got = scriptorium::tools::call_tool(root, "memory_get", &json!({"source_id": "chat/inbox/p1"}), &caller).unwrap();
+    assert_eq!(got["trust"], "trusted", "{got}");
+    let out = run(&["archive", "dump", archive.to_str().unwrap(), "--json"], b"");
+    assert_eq!(json_lines(&out.stdout).last().unwrap()["trust"], "pending", "the file as archived");
 
     // Again: already trusted, no audit line. Unknown ids: NOT_FOUND, and
     // nothing is promoted with them.
