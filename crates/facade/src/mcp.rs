@@ -92,6 +92,9 @@ pub(crate) fn run(root: PathBuf, tier: &str) -> ExitCode {
             continue;
         }
         let response = match serde_json::from_str::<Value>(&line) {
+            Ok(Value::Array(batch)) if batch.is_empty() => {
+                Some(rpc_error(&Value::Null, -32600, "invalid request: an empty batch"))
+            }
             Ok(Value::Array(batch)) => {
                 let answers: Vec<Value> = batch.iter().filter_map(|m| answer(&root, &caller, m)).collect();
                 (!answers.is_empty()).then_some(Value::Array(answers))

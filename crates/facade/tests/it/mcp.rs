@@ -167,3 +167,36 @@ fn get_grep_and_hybrid() {
     assert_eq!(r(7)["error"]["code"], "INVALID_ARGUMENT");
     assert_eq!(r(8)["error"]["code"], "INVALID_ARGUMENT");
 }
+
+#[test]
+fn protocol_faults_are_json_rpc_errors() {
+    let dir = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["mcp", "--workspace", dir.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        "not json",
+        "[]",
+        r#"{"jsonrpc":"2.0","id":1}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answers = json_lines(&out.stdout);
+    assert_eq!(answers.len(), 5, "{answers:?}");
+    assert_eq!(answers[0]["error"]["code"], -32700);
+    assert_eq!(answers[1]["error"]["code"], -32600, "an empty batch");
+    assert_eq!(answers[2]["error"]["code"], -32600, "no method");
+    assert_eq!(answers[3]["error"]["code"], -32602, "tools/call without a name");
+    assert_eq!(answers[4].as_array().map(Vec::len), Some(1), "a batch: the notification gets no answer");
+    assert_eq!(answers[4][0]["id"], 3);
+}
