@@ -160,7 +160,11 @@ impl LocalMemoryBackend {
     /// A backend over the workspace at `root`, writing with the offline
     /// writer.
     pub fn new(root: &Path) -> LocalMemoryBackend {
-        LocalMemoryBackend { root: root.to_owned(), writer: Mutex::new(Box::new(Offline)), reorganizer: Mutex::new(None) }
+        LocalMemoryBackend {
+            root: root.to_owned(),
+            writer: Mutex::new(Box::new(Offline)),
+            reorganizer: Mutex::new(None),
+        }
     }
 
     /// Reorganizes with `pass` (a model-driven writer's nightly pass, say:

@@ -170,7 +170,9 @@ fn demo(root: &Path, model: &ModelArgs, show: &mut Show) -> Result<(), ExitCode>
     }
     show.keep("recalls", recalls.into());
     show.line("(Eve's claim is pending: it is kept out of recall and core.md until the owner runs `scriptorium promote demo/team-chat/m8`.)\n");
-    show.line("## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n");
+    show.line(
+        "## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n",
+    );
     let filters = Filters {
         kind: Some(scriptorium::index::segment::Kind::Source),
         speaker: Some(scriptorium::index::workspace::speaker_key("7391")),
@@ -198,7 +200,10 @@ fn demo(root: &Path, model: &ModelArgs, show: &mut Show) -> Result<(), ExitCode>
         ));
         hits.push(v);
     }
-    show.keep("speaker_search", serde_json::json!({"query": "budget launch", "speaker": "7391", "hits": hits}));
+    show.keep(
+        "speaker_search",
+        serde_json::json!({"query": "budget launch", "speaker": "7391", "hits": hits}),
+    );
     show.line("");
     Ok(())
 }

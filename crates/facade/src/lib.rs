@@ -8,7 +8,9 @@
 //! This crate is the facade over the layers: the [`backend::MemoryBackend`]
 //! contract and its local and disabled implementations, the fence
 //! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
-//! configuration ([`config`]), the `scriptorium` binary and its MCP server;
+//! the memory palace, a self-contained HTML page of a workspace
+//! ([`palace`]), configuration ([`config`]), the `scriptorium` binary and
+//! its MCP server;
 //! and each layer re-exported as a module (`archive`, `topics`, `index`,
 //! `transaction`, `scheduler`, `writer`).
 //!
@@ -30,6 +32,7 @@ pub mod backend;
 pub mod config;
 pub mod embeddings;
 pub mod fence;
+pub mod palace;
 pub mod recall;
 pub mod tools;
 

@@ -20,6 +20,7 @@ use scriptorium::transaction;
 
 mod demo;
 mod mcp;
+mod palace_cli;
 mod progress;
 mod sessions;
 mod workspace;
@@ -296,6 +297,21 @@ enum Command {
         json: bool,
         #[command(flatten)]
         model: sessions::ModelArgs,
+    },
+    /// Write the memory palace: one self-contained HTML page showing the
+    /// topics with their cited records, people, timeline, relations,
+    /// history and core.md; print its absolute path.
+    Palace {
+        /// The workspace folder.
+        #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
+        workspace: PathBuf,
+        /// Write the page here (its folder must exist; the file is replaced
+        /// atomically). Default: palace.html in a fresh private temporary folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Open the page with the platform's opener (xdg-open, open).
+        #[arg(long)]
+        open: bool,
     },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
@@ -1203,6 +1219,7 @@ fn main() -> ExitCode {
         Command::Promote { workspace, source_ids, json, timeout_ms } => {
             run_promote(workspace, source_ids, json, timeout_ms)
         }
+        Command::Palace { workspace, out, open } => palace_cli::run(workspace, out, open),
         Command::Render { workspace, json, budget, timeout_ms } => {
             run_render(workspace, json, budget, timeout_ms)
         }

@@ -381,6 +381,51 @@ impl<'a> NextOf<'a> {
 /// Scans one block line (outside code fences) for footnote references and
 /// links, skipping inline code spans. Linear in the line's length.
 fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Vec<(usize, Link)>) {
+    scan_inline_spans(s, |_, item| match item {
+        Inline::Footnote(label) => refs.push(FootnoteRef { label, line }),
+        Inline::Link(link) => links.push((line, link)),
+    });
+}
+
+/// What [`inline_spans`] finds in a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inline {
+    /// A footnote reference `[^label]`, with its label.
+    Footnote(String),
+    /// A Markdown or wiki link.
+    Link(Link),
+}
+
+/// A footnote reference or link of one line, with the bytes it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineSpan {
+    /// The bytes of the line it covers, markup included.
+    pub range: std::ops::Range<usize>,
+    /// What it is.
+    pub item: Inline,
+}
+
+/// The footnote references and links of one block line (a line outside a
+/// code fence, without its line ending), in order, with the bytes each
+/// covers: exactly what the parser records for the block's `refs` and
+/// `links`. Inline code spans are skipped. Linear in the line's length.
+///
+/// ```
+/// use scriptorium_topic_markdown::parse::{inline_spans, Inline};
+/// let spans = inline_spans("Ada said so.[^e-1175dea39c] See [[people/ada]].");
+/// assert_eq!(spans[0].range, 12..27);
+/// assert_eq!(spans[0].item, Inline::Footnote("e-1175dea39c".into()));
+/// assert_eq!(spans[1].range, 32..46);
+/// ```
+pub fn inline_spans(line: &str) -> Vec<InlineSpan> {
+    let mut out = Vec::new();
+    scan_inline_spans(line, |range, item| out.push(InlineSpan { range, item }));
+    out
+}
+
+/// The scanner behind [`scan_inline`] and [`inline_spans`]: calls `emit`
+/// with the byte range and the item of every footnote reference and link.
+fn scan_inline_spans(s: &str, mut emit: impl FnMut(std::ops::Range<usize>, Inline)) {
     let b = s.as_bytes();
     let mut close = NextOf::new(b, b"]");
     let mut close2 = NextOf::new(b, b"]]");
@@ -414,7 +459,7 @@ fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Ve
                             Some((t, a)) => (t, Some(a.to_owned())),
                             None => (inner, None),
                         };
-                        links.push((line, Link::Wiki { target: target.to_owned(), alias }));
+                        emit(i..end + 2, Inline::Link(Link::Wiki { target: target.to_owned(), alias }));
                         i = end + 2;
                         continue;
                     }
@@ -423,8 +468,9 @@ fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Ve
             }
             b'[' if b.get(i + 1) == Some(&b'^') => {
                 if let Ok((r, label)) = footnote_ref(&s[i..]) {
-                    refs.push(FootnoteRef { label: label.to_owned(), line });
-                    i = s.len() - r.len();
+                    let end = s.len() - r.len();
+                    emit(i..end, Inline::Footnote(label.to_owned()));
+                    i = end;
                 } else {
                     i += 2;
                 }
@@ -452,7 +498,10 @@ fn scan_inline(s: &str, line: usize, refs: &mut Vec<FootnoteRef>, links: &mut Ve
                             };
                             if !image && !target.is_empty() {
                                 let text = s[i + 1..c].to_owned();
-                                links.push((line, Link::Markdown { text, target: target.to_owned() }));
+                                emit(
+                                    i..next,
+                                    Inline::Link(Link::Markdown { text, target: target.to_owned() }),
+                                );
                             }
                             i = next;
                         } else {

@@ -92,7 +92,11 @@ impl<M: Model> ModelWriter<M> {
             self.tokens_sent.push(tokens_of(&messages));
             tracing::debug!(model = self.model.name(), messages = messages.len(), "asking the model");
             let reply = self.model.chat(&messages, &tools)?;
-            tracing::debug!(tool_calls = reply.tool_calls.len(), prompt_tokens = reply.prompt_tokens, "the model answered");
+            tracing::debug!(
+                tool_calls = reply.tool_calls.len(),
+                prompt_tokens = reply.prompt_tokens,
+                "the model answered"
+            );
             messages.push(Message {
                 role: "assistant".to_owned(),
                 content: reply.text.clone(),

@@ -235,6 +235,9 @@ fn the_demo_as_one_json_object() {
     assert!(!hits.is_empty());
     assert!(hits.iter().all(|h| h["speaker_id"] == "7391" && h["speaker_trusted"] == true), "{hits:?}");
     for r in v["recalls"].as_array().unwrap() {
-        assert!(!r["text"].as_str().unwrap().contains("launch is cancelled"), "the pending claim is never recalled");
+        assert!(
+            !r["text"].as_str().unwrap().contains("launch is cancelled"),
+            "the pending claim is never recalled"
+        );
     }
 }

@@ -818,8 +818,11 @@ fn promotion_trusts_a_pending_source_without_touching_the_archive() {
     let hits = json_lines(&out.stdout);
     assert_eq!(hits.len(), 1, "{}", stderr(&out));
     assert_eq!(hits[0]["trust"], "trusted", "{hits:?}");
-    let caller = scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Paired, interactive: false };
-    let got = scriptorium::tools::call_tool(root, "memory_get", &json!({"source_id": "chat/inbox/p1"}), &caller).unwrap();
+    let caller =
+        scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Paired, interactive: false };
+    let got =
+        scriptorium::tools::call_tool(root, "memory_get", &json!({"source_id": "chat/inbox/p1"}), &caller)
+            .unwrap();
     assert_eq!(got["trust"], "trusted", "{got}");
     let out = run(&["archive", "dump", archive.to_str().unwrap(), "--json"], b"");
     assert_eq!(json_lines(&out.stdout).last().unwrap()["trust"], "pending", "the file as archived");

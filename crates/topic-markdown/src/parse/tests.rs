@@ -191,3 +191,27 @@ fn search_text_keeps_link_text_only() {
     let long = "[".repeat(200_000);
     assert_eq!(search_text(&long, None), long);
 }
+
+#[test]
+fn inline_spans_cover_what_the_parser_records() {
+    let line = "a `[^e-0000000000]` [x](y.md#^b1) ![i](p.png) [^e-1175dea39c][[t|T]] [[]] [^]";
+    let spans = inline_spans(line);
+    let shown: Vec<&str> = spans.iter().map(|s| &line[s.range.clone()]).collect();
+    assert_eq!(shown, ["[x](y.md#^b1)", "[^e-1175dea39c]", "[[t|T]]"]);
+    assert_eq!(spans[1].item, Inline::Footnote("e-1175dea39c".into()));
+    assert_eq!(spans[2].item, Inline::Link(Link::Wiki { target: "t".into(), alias: Some("T".into()) }));
+    // The same items, in the same order, as the block's refs and links.
+    let f = TopicFile::parse(DAVE).unwrap();
+    for b in &f.blocks {
+        let (mut refs, mut links) = (Vec::new(), Vec::new());
+        for k in b.first_line..=b.last_line {
+            for s in inline_spans(f.line(k)) {
+                match s.item {
+                    Inline::Footnote(label) => refs.push(FootnoteRef { label, line: k }),
+                    Inline::Link(l) => links.push((k, l)),
+                }
+            }
+        }
+        assert_eq!((refs, links), (b.refs.clone(), b.links.clone()));
+    }
+}
