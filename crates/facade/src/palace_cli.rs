@@ -22,6 +22,15 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
+    if let Some(o) = &out {
+        if let Some(inside) = inside_memory(&root, o) {
+            return fail_with(
+                "INVALID_ARGUMENT",
+                format!("--out {} is inside the workspace's {inside}; the page is written outside memory", o.display()),
+                Some(o),
+            );
+        }
+    }
     let html = {
         let _shared = match settle(&root) {
             Ok(l) => l,
@@ -43,4 +52,17 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
         }
     }
     printed
+}
+
+/// The part of the workspace (`topics/`, `sources/`, `.scriptorium/`) the
+/// folder of `out` lies in, if any: the page must never change memory or
+/// its revision.
+fn inside_memory(root: &std::path::Path, out: &std::path::Path) -> Option<&'static str> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let parent = std::fs::canonicalize(parent).ok()?;
+    let root = std::fs::canonicalize(root).ok()?;
+    ["topics", "sources", ".scriptorium"].into_iter().find(|d| parent.starts_with(root.join(d)))
 }

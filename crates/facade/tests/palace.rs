@@ -534,4 +534,14 @@ fn the_page_is_private_and_refusals_are_stable() {
     // --out naming a folder.
     let err = error_of(&run(&["palace", "--workspace", s(&root), "--out", s(dir.path())], b""));
     assert_eq!(err["code"], "INVALID_ARGUMENT");
+    // --out inside memory (the revision would change): refused, nothing written.
+    for inside in ["topics/p.html", "sources/p.html", ".scriptorium/p.html"] {
+        let target = root.join(inside);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        let err = error_of(&run(&["palace", "--workspace", s(&root), "--out", s(&target)], b""));
+        assert_eq!(err["code"], "INVALID_ARGUMENT", "{inside}");
+        assert!(!target.exists(), "{inside}");
+    }
+    // Beside memory, at the workspace's root, is fine.
+    ok(&["palace", "--workspace", s(&root), "--out", s(&root.join("palace.html"))], b"");
 }

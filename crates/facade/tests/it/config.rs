@@ -50,6 +50,9 @@ fn backend_none_in_the_user_file_refuses_every_verb_and_creates_nothing() {
         vec!["promote", "--workspace", w, "a/b/c"],
         vec!["index", "build", "--workspace", w],
         vec!["topic", "check", "--workspace", w],
+        vec!["palace", "--workspace", w],
+        vec!["demo", "--workspace", w],
+        vec!["archive", "dump", fixture.to_str().unwrap()],
     ];
     for v in &verbs {
         assert_eq!(code(&run_env(v, home.path())), "MEMORY_DISABLED", "{v:?}");
