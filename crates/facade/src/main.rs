@@ -75,8 +75,9 @@ enum Command {
     /// The search index under .scriptorium/index/.
     #[command(subcommand)]
     Index(IndexCommand),
-    /// Search topic blocks and archived records with BM25, best first
-    /// (refreshing a stale index first). No hits prints nothing.
+    /// Search topic blocks and archived records, best first: BM25, or by
+    /// meaning with --method embedding|hybrid (refreshing a stale index
+    /// first). No hits prints nothing.
     Search {
         /// Free text.
         query: String,
@@ -204,8 +205,8 @@ enum Command {
         model: sessions::ModelArgs,
     },
     /// Run the idle watcher in the foreground: sessions quiet for --idle-secs
-    /// get a forced write; the nightly pass runs at local 03:00. Events go
-    /// to stdout.
+    /// get a forced write; the nightly pass runs at local 03:00
+    /// (memory.writer.nightly_hour). Events go to stdout.
     Watch {
         /// The workspace folder.
         #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
