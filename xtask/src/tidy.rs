@@ -59,6 +59,8 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("tracing", "structured logs of the layers, off unless -v or RUST_LOG asks"),
     ("tracing-subscriber", "the scriptorium binary's log output (RUST_LOG filters, stderr)"),
     ("indicatif", "progress bars on long CLI work when stderr is a terminal"),
+    ("rmcp", "the official Model Context Protocol SDK behind scriptorium mcp"),
+    ("tokio", "the async runtime rmcp's stdio transport needs (current-thread, mcp only)"),
 ];
 
 fn metadata(root: &Path, manifest: Option<&Path>) -> Result<Value> {

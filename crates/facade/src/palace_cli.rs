@@ -26,7 +26,10 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
         if let Some(inside) = inside_memory(&root, o) {
             return fail_with(
                 "INVALID_ARGUMENT",
-                format!("--out {} is inside the workspace's {inside}; the page is written outside memory", o.display()),
+                format!(
+                    "--out {} is inside the workspace's {inside}; the page is written outside memory",
+                    o.display()
+                ),
                 Some(o),
             );
         }

@@ -3,13 +3,14 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
 use super::json_lines;
 
-fn session(root: &Path, messages: &[Value], tier: &str) -> Vec<Value> {
+/// Runs `scriptorium mcp` with `lines` on stdin, then closes it.
+fn serve(root: &Path, lines: &[String], tier: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
         .args(["mcp", "--workspace", root.to_str().unwrap(), "--tier", tier])
         .stdin(Stdio::piped())
@@ -18,13 +19,41 @@ fn session(root: &Path, messages: &[Value], tier: &str) -> Vec<Value> {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    for m in messages {
-        writeln!(stdin, "{m}").unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
     }
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The answers to `messages`, in the order of their ids (a server may answer
+/// requests in any order; a client matches them by id).
+fn session(root: &Path, messages: &[Value], tier: &str) -> Vec<Value> {
+    let lines: Vec<String> = messages.iter().map(Value::to_string).collect();
+    let out = serve(root, &lines, tier);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    json_lines(&out.stdout)
+    let mut answers = json_lines(&out.stdout);
+    answers.sort_by_key(|a| a["id"].as_u64());
+    answers
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+/// The answers to `calls` after the handshake, which answers id 0.
+fn tool_session(root: &Path, calls: &[Value], tier: &str) -> Vec<Value> {
+    let mut messages = vec![initialize(0), initialized()];
+    messages.extend_from_slice(calls);
+    let mut answers = session(root, &messages, tier);
+    assert_eq!(answers[0]["id"], 0);
+    assert!(answers[0]["result"]["serverInfo"].is_object(), "{}", answers[0]);
+    answers.remove(0);
+    answers
 }
 
 fn call(id: u64, name: &str, args: Value) -> Value {
@@ -49,8 +78,8 @@ fn initialize_list_search_and_refusals() {
     let answers = session(
         dir.path(),
         &[
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            initialize(1),
+            initialized(),
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
             call(3, "memory_search", json!({"query": "budget"})),
             call(
@@ -66,6 +95,11 @@ fn initialize_list_search_and_refusals() {
     );
     assert_eq!(answers.len(), 7, "the notification gets no answer: {answers:?}");
     assert_eq!(answers[0]["result"]["serverInfo"]["name"], "scriptorium");
+    assert_eq!(answers[0]["result"]["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        answers[0]["result"]["protocolVersion"], "2025-06-18",
+        "a version the server speaks is echoed"
+    );
     assert!(answers[0]["result"]["capabilities"]["tools"].is_object());
     let names: Vec<&str> = answers[1]["result"]["tools"]
         .as_array()
@@ -77,12 +111,17 @@ fn initialize_list_search_and_refusals() {
         names,
         ["memory_search", "memory_get", "memory_update", "memory_status", "memory_promote", "memory_grep"]
     );
-    for t in answers[1]["result"]["tools"].as_array().unwrap() {
+    let specs = scriptorium::tools::tool_specs();
+    for (t, spec) in answers[1]["result"]["tools"].as_array().unwrap().iter().zip(&specs) {
         assert_eq!(t["inputSchema"]["type"], "object");
+        assert_eq!(t["inputSchema"], spec["function"]["parameters"]);
+        assert_eq!(t["description"], spec["function"]["description"]);
     }
     let search = &answers[2]["result"];
     assert_eq!(search["isError"], false);
     assert!(!search["structuredContent"]["hits"].as_array().unwrap().is_empty());
+    let text: Value = serde_json::from_str(search["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, search["structuredContent"]);
     // Refused for validation (stale base first? no: a wrong base is CONFLICT; use the real one below).
     let refused = &answers[3]["result"];
     assert_eq!(refused["isError"], true);
@@ -99,15 +138,16 @@ fn initialize_list_search_and_refusals() {
         "MCP is never interactive"
     );
     assert_eq!(answers[6]["error"]["code"], -32601);
+    assert_eq!(answers[6]["id"], 7);
 }
 
 #[test]
 fn an_update_refused_for_validation_leaves_the_workspace_alone() {
     let dir = workspace();
-    let status = session(dir.path(), &[call(1, "memory_status", json!({}))], "paired");
+    let status = tool_session(dir.path(), &[call(1, "memory_status", json!({}))], "paired");
     let rev = status[0]["result"]["structuredContent"]["revision"].as_str().unwrap().to_owned();
     let before = super::snapshot(dir.path());
-    let answers = session(
+    let answers = tool_session(
         dir.path(),
         &[call(
             1,
@@ -121,7 +161,7 @@ fn an_update_refused_for_validation_leaves_the_workspace_alone() {
     assert!(!e["diagnostics"].as_array().unwrap().is_empty());
     assert_eq!(super::snapshot(dir.path()), before);
     // A paired caller may not replace.
-    let answers = session(
+    let answers = tool_session(
         dir.path(),
         &[call(
             1,
@@ -136,7 +176,7 @@ fn an_update_refused_for_validation_leaves_the_workspace_alone() {
 #[test]
 fn get_grep_and_hybrid() {
     let dir = workspace();
-    let answers = session(
+    let answers = tool_session(
         dir.path(),
         &[
             call(1, "memory_get", json!({"source_id": "chat/team-1/m1"})),
@@ -169,34 +209,106 @@ fn get_grep_and_hybrid() {
 }
 
 #[test]
-fn protocol_faults_are_json_rpc_errors() {
+fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving() {
     let dir = workspace();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
-        .args(["mcp", "--workspace", dir.path().to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for line in [
-        "not json",
-        "[]",
-        r#"{"jsonrpc":"2.0","id":1}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
-        r#"[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
-    ] {
-        writeln!(stdin, "{line}").unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<String> = [
+        initialize(1).to_string(),
+        initialized().to_string(),
+        // Not JSON: ignored, as the other official SDKs do (no id to answer).
+        "not json".to_owned(),
+        // JSON but not a message: -32600 without an id.
+        "[]".to_owned(),
+        r#"{"jsonrpc":"2.0","id":2}"#.to_owned(),
+        // Batches are not part of MCP since 2025-06-18: -32600 without an id.
+        r#"[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#
+            .to_owned(),
+        // tools/call params that do not parse: -32602 with the id.
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"memory_status","arguments":[1]}}"#
+            .to_owned(),
+        // An unknown notification: ignored.
+        r#"{"jsonrpc":"2.0","method":"notifications/no_such"}"#.to_owned(),
+        // An unknown tool is a tool refusal, not a protocol fault.
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_nothing"}}"#.to_owned(),
+        // Arguments may be left out: they are {}.
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"memory_status"}}"#.to_owned(),
+        // And the server still serves.
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}).to_string(),
+    ]
+    .into();
+    let out = serve(dir.path(), &lines, "paired");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let answers = json_lines(&out.stdout);
-    assert_eq!(answers.len(), 5, "{answers:?}");
-    assert_eq!(answers[0]["error"]["code"], -32700);
-    assert_eq!(answers[1]["error"]["code"], -32600, "an empty batch");
-    assert_eq!(answers[2]["error"]["code"], -32600, "no method");
-    assert_eq!(answers[3]["error"]["code"], -32602, "tools/call without a name");
-    assert_eq!(answers[4].as_array().map(Vec::len), Some(1), "a batch: the notification gets no answer");
-    assert_eq!(answers[4][0]["id"], 3);
+    let (idless, with_id): (Vec<&Value>, Vec<&Value>) = answers.iter().partition(|a| a["id"].is_null());
+    assert_eq!(idless.len(), 3, "[], a message with no method, a batch: {answers:?}");
+    for a in &idless {
+        assert_eq!(a["error"]["code"], -32600, "{a}");
+    }
+    let by_id = |id: u64| *with_id.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}"));
+    assert_eq!(with_id.len(), 8, "initialize and ids 4 to 10: {answers:?}");
+    for id in [4, 5, 6] {
+        assert_eq!(by_id(id)["error"]["code"], -32602, "{}", by_id(id));
+    }
+    let unknown = &by_id(7)["result"];
+    assert_eq!(unknown["isError"], true);
+    assert_eq!(unknown["structuredContent"]["error"]["code"], "INVALID_ARGUMENT");
+    let text: Value = serde_json::from_str(unknown["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, unknown["structuredContent"]);
+    assert_eq!(by_id(8)["result"]["isError"], false);
+    assert!(by_id(8)["result"]["structuredContent"]["revision"].is_string());
+    assert_eq!(by_id(9)["result"]["tools"].as_array().map(Vec::len), Some(6));
+    assert_eq!(by_id(10)["result"], json!({}));
+}
+
+#[test]
+fn a_session_opens_with_initialize() {
+    let dir = workspace();
+    // A request before initialize (without the per-request protocol
+    // metadata) is -32602, and the server keeps waiting; ping is allowed.
+    let lines: Vec<String> = [
+        "not json".to_owned(),
+        call(1, "memory_status", json!({})).to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).to_string(),
+        call(4, "memory_status", json!({})).to_string(),
+    ]
+    .into();
+    let out = serve(dir.path(), &lines, "paired");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let answers = json_lines(&out.stdout);
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    assert_eq!((&answers[0]["id"], &answers[0]["error"]["code"]), (&json!(1), &json!(-32602)));
+    assert_eq!((&answers[1]["id"], &answers[1]["result"]), (&json!(2), &json!({})));
+    assert_eq!(answers[2]["id"], 3);
+    let offered = answers[2]["result"]["protocolVersion"].as_str().unwrap();
+    assert_ne!(offered, "1999-01-01", "an unknown version is answered with one the server speaks");
+    assert_eq!((&answers[3]["id"], &answers[3]["result"]["isError"]), (&json!(4), &json!(false)));
+    // A notification first ends the server: exit 1, the error on stderr.
+    let out = serve(dir.path(), &[initialized().to_string(), initialize(1).to_string()], "paired");
+    assert!(out.stdout.is_empty());
+    assert_eq!(super::error_of(&out)["code"], "INVALID_ARGUMENT");
+    // No input at all: nothing to serve, exit 0.
+    let out = serve(dir.path(), &[], "paired");
+    assert_eq!((out.status.code(), out.stdout.is_empty()), (Some(0), true));
+}
+
+#[test]
+fn line_and_paragraph_separators_are_escaped_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = json!({"provider": "chat", "thread": "t", "message": "m1", "role": "user", "timestamp": "2026-08-09T10:11:12Z", "content": "line\u{2028}sep\u{2029}para"});
+    let out = super::run(
+        &["archive", "append", "--workspace", dir.path().to_str().unwrap(), "--json"],
+        format!("{record}\n").as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines =
+        [initialize(1).to_string(), call(2, "memory_get", json!({"source_id": "chat/t/m1"})).to_string()];
+    let out = serve(dir.path(), &lines, "paired");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains(['\u{2028}', '\u{2029}']), "{stdout}");
+    assert!(stdout.contains(r#""content":"line\u2028sep\u2029para""#), "{stdout}");
+    let answers = json_lines(stdout.as_bytes());
+    assert_eq!(answers[1]["result"]["structuredContent"]["content"], "line\u{2028}sep\u{2029}para");
 }
