@@ -253,21 +253,6 @@ struct ProblemOut {
 // ---------------------------------------------------------------------------
 // Reading the workspace.
 
-/// Percent-encodes a path for a `file://` URL: unreserved bytes and `/`
-/// stay, everything else (the `%` of archive file names included) is
-/// `%XX`.
-fn url_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len() + 8);
-    for &b in path.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// `file:///abs/root/` for an absolute root.
 fn root_url(root: &Path) -> String {
     let mut s = root.to_string_lossy().replace('\\', "/");
@@ -277,7 +262,7 @@ fn root_url(root: &Path) -> String {
     if !s.ends_with('/') {
         s.push('/');
     }
-    format!("file://{}", url_path(&s))
+    format!("file://{}", scriptorium_topic_markdown::views::percent_path(&s))
 }
 
 /// Lines of a JSON-lines runtime file, each parsed; a line that does not
@@ -418,7 +403,11 @@ fn summarise_archive(
             if promoted_here {
                 view.trust = "trusted";
             }
-            let url = format!("{root_url}{}#{}", url_path(&view.path), view.anchor.as_deref().unwrap_or(""));
+            let url = format!(
+                "{root_url}{}#{}",
+                scriptorium_topic_markdown::views::percent_path(&view.path),
+                view.anchor.as_deref().unwrap_or("")
+            );
             by_id.insert(text, records.len());
             records.push(RecordOut {
                 view,
@@ -447,7 +436,11 @@ fn summarise_archive(
         if cited.contains(&text) && !by_id.contains_key(&text) {
             entry.2 += 1;
             let view = RecordView::of_legacy(r, path, None);
-            let url = format!("{root_url}{}#{}", url_path(path), view.anchor.as_deref().unwrap_or(""));
+            let url = format!(
+                "{root_url}{}#{}",
+                scriptorium_topic_markdown::views::percent_path(path),
+                view.anchor.as_deref().unwrap_or("")
+            );
             by_id.insert(text, records.len());
             records.push(RecordOut { view, url, legacy: true, promoted: false, cited_by: Vec::new() });
         }
@@ -479,7 +472,7 @@ fn summarise_archive(
         .map(|((provider, thread), c)| (id::v2_path(provider, thread), c))
         .chain(legacy_files.into_iter().map(|(path, c)| (path.to_owned(), c)))
         .map(|(path, (records, pending, embedded))| ThreadOut {
-            url: format!("{root_url}{}", url_path(&path)),
+            url: format!("{root_url}{}", scriptorium_topic_markdown::views::percent_path(&path)),
             path,
             records,
             pending,
@@ -752,7 +745,7 @@ fn collect(root: &Path) -> Result<Data, ToolError> {
         }
         counts.pending_blocks += n_pending;
         files.push(FileOut {
-            url: format!("{root_url}{}", url_path(&t.path)),
+            url: format!("{root_url}{}", scriptorium_topic_markdown::views::percent_path(&t.path)),
             path: t.path.clone(),
             kind: fm.and_then(|m| m.kind()).map(|k| k.as_str()),
             description: fm.and_then(|m| m.description()).map(str::to_owned),

@@ -198,9 +198,15 @@ fn link_text(path: &str) -> String {
     out
 }
 
-/// A path as a Markdown link destination: bytes other than
-/// `A-Za-z0-9 - . _ ~ /` percent-encoded.
-fn link_target(path: &str) -> String {
+/// A path as a Markdown link destination or a URL path: bytes other than
+/// `A-Za-z0-9 - . _ ~ /` percent-encoded (`%XX`, the `%` of archive file
+/// names included).
+///
+/// ```
+/// use scriptorium_topic_markdown::views::percent_path;
+/// assert_eq!(percent_path("sources/chat/_v2/team 1%.md"), "sources/chat/_v2/team%201%25.md");
+/// ```
+pub fn percent_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for &b in path.as_bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
@@ -288,7 +294,7 @@ fn days_of(b: &BlockState, id: &str) -> Vec<((i64, i64, i64), crate::time::Insta
             let line = format!(
                 "- {written} [{}#^{id}](../../../{}#^{id})",
                 link_text(&b.path),
-                link_target(&b.path)
+                percent_path(&b.path)
             );
             (day, instant, line)
         })

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use scriptorium_scheduler::{Code, WriteFailure};
 
-use crate::openai::status_failure;
+use crate::openai::{checked_endpoint, post_json};
 
 /// The longest text sent for one input, in characters: longer texts are
 /// cut (at a character boundary), since every endpoint has a context limit
@@ -46,18 +46,9 @@ impl Embedder {
         api_key: Option<String>,
         timeout: Duration,
     ) -> Result<Embedder, WriteFailure> {
-        let url = base_url.trim_end_matches('/');
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
-            return Err(WriteFailure::new(
-                Code::InvalidArgument,
-                format!("embedding URL {base_url:?} is not an http:// or https:// URL"),
-            ));
-        }
-        if model.trim().is_empty() {
-            return Err(WriteFailure::new(Code::InvalidArgument, "the embedding model name is empty"));
-        }
+        let url = checked_endpoint(base_url, model, "embedding model")?;
         let agent = ureq::AgentBuilder::new().timeout(timeout).build();
-        Ok(Embedder { base_url: url.to_owned(), model: model.to_owned(), api_key, agent })
+        Ok(Embedder { base_url: url, model: model.to_owned(), api_key, agent })
     }
 
     /// `model@url`: vectors from another identity are not comparable.
@@ -89,32 +80,8 @@ impl Embedder {
         let url = format!("{}/embeddings", self.base_url);
         let input: Vec<&str> = texts.iter().map(|t| cut(t)).collect();
         let body = json!({"model": self.model, "input": input}).to_string();
-        let mut req = self.agent.post(&url).set("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.set("Authorization", &format!("Bearer {key}"));
-        }
-        match req.send_string(&body) {
-            Ok(resp) => {
-                let text = resp
-                    .into_string()
-                    .map_err(|e| unavailable(format!("reading the embedding server's answer: {e}")))?;
-                parse_embeddings(&text, texts.len())
-            }
-            Err(ureq::Error::Status(status, resp)) => {
-                let retry_after = resp.header("Retry-After").map(str::to_owned);
-                let text = resp.into_string().unwrap_or_default();
-                Err(status_failure(status, retry_after.as_deref(), &text))
-            }
-            Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => {
-                Err(WriteFailure::new(
-                    Code::InvalidArgument,
-                    format!("embedding URL {url:?} is not a valid URL: {t}"),
-                ))
-            }
-            Err(ureq::Error::Transport(t)) => {
-                Err(unavailable(format!("cannot reach the embedding server at {url}: {t}")))
-            }
-        }
+        let text = post_json(&self.agent, &url, self.api_key.as_deref(), &body, "embedding server")?;
+        parse_embeddings(&text, texts.len())
     }
 }
 

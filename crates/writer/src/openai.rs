@@ -33,18 +33,9 @@ impl OpenAiCompatible {
         api_key: Option<String>,
         timeout: Duration,
     ) -> Result<OpenAiCompatible, WriteFailure> {
-        let url = base_url.trim_end_matches('/');
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
-            return Err(WriteFailure::new(
-                Code::InvalidArgument,
-                format!("model URL {base_url:?} is not an http:// or https:// URL"),
-            ));
-        }
-        if model.trim().is_empty() {
-            return Err(WriteFailure::new(Code::InvalidArgument, "the model name is empty"));
-        }
+        let url = checked_endpoint(base_url, model, "model")?;
         let agent = ureq::AgentBuilder::new().timeout(timeout).build();
-        Ok(OpenAiCompatible { base_url: url.to_owned(), model: model.to_owned(), api_key, agent, timeout })
+        Ok(OpenAiCompatible { base_url: url, model: model.to_owned(), api_key, agent, timeout })
     }
 
     /// The request body for these messages and tools.
@@ -77,6 +68,52 @@ fn wire_message(m: &Message) -> Value {
         v["tool_call_id"] = id.clone().into();
     }
     v
+}
+
+/// `base_url` without trailing `/`, once it is an http(s) URL and the
+/// model name is not empty; `what` names the endpoint in the refusal
+/// (`model`, `embedding`).
+pub(crate) fn checked_endpoint(base_url: &str, model: &str, what: &str) -> Result<String, WriteFailure> {
+    let url = base_url.trim_end_matches('/');
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
+        return Err(WriteFailure::new(
+            Code::InvalidArgument,
+            format!("{what} URL {base_url:?} is not an http:// or https:// URL"),
+        ));
+    }
+    if model.trim().is_empty() {
+        return Err(WriteFailure::new(Code::InvalidArgument, format!("the {what} name is empty")));
+    }
+    Ok(url.to_owned())
+}
+
+/// POSTs a JSON body to `url` (with the bearer key, if any) and returns the
+/// answer's text; a failure is classified by [`status_failure`] or as an
+/// unreachable server. `who` names the server in messages.
+pub(crate) fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    api_key: Option<&str>,
+    body: &str,
+    who: &str,
+) -> Result<String, WriteFailure> {
+    let mut req = agent.post(url).set("Content-Type", "application/json");
+    if let Some(key) = api_key {
+        req = req.set("Authorization", &format!("Bearer {key}"));
+    }
+    match req.send_string(body) {
+        Ok(resp) => resp.into_string().map_err(|e| unavailable(format!("reading the {who}'s answer: {e}"))),
+        Err(ureq::Error::Status(status, resp)) => {
+            let retry_after = resp.header("Retry-After").map(str::to_owned);
+            let text = resp.into_string().unwrap_or_default();
+            Err(status_failure(status, retry_after.as_deref(), &text))
+        }
+        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => Err(WriteFailure::new(
+            Code::InvalidArgument,
+            format!("{who} URL {url:?} is not a valid URL: {t}"),
+        )),
+        Err(ureq::Error::Transport(t)) => Err(unavailable(format!("cannot reach the {who} at {url}: {t}"))),
+    }
 }
 
 fn unavailable(why: String) -> WriteFailure {
@@ -134,31 +171,7 @@ impl Model for OpenAiCompatible {
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, WriteFailure> {
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.request_body(messages, tools).to_string();
-        let mut req = self.agent.post(&url).set("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.set("Authorization", &format!("Bearer {key}"));
-        }
-        match req.send_string(&body) {
-            Ok(resp) => {
-                let text = resp
-                    .into_string()
-                    .map_err(|e| unavailable(format!("reading the model's answer: {e}")))?;
-                parse_reply(&text)
-            }
-            Err(ureq::Error::Status(status, resp)) => {
-                let retry_after = resp.header("Retry-After").map(str::to_owned);
-                let text = resp.into_string().unwrap_or_default();
-                Err(status_failure(status, retry_after.as_deref(), &text))
-            }
-            Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => {
-                Err(WriteFailure::new(
-                    Code::InvalidArgument,
-                    format!("model URL {url:?} is not a valid URL: {t}"),
-                ))
-            }
-            Err(ureq::Error::Transport(t)) => {
-                Err(unavailable(format!("cannot reach the model at {url}: {t}")))
-            }
-        }
+        let text = post_json(&self.agent, &url, self.api_key.as_deref(), &body, "model")?;
+        parse_reply(&text)
     }
 }

@@ -349,8 +349,11 @@ fn the_script_and_style_cannot_end_their_elements_or_parse_html() {
 
 #[test]
 fn url_paths_are_percent_encoded() {
-    assert_eq!(url_path("sources/a%2Db/_v2/t x.md"), "sources/a%252Db/_v2/t%20x.md");
-    assert_eq!(url_path("topics/ü.md"), "topics/%C3%BC.md");
+    assert_eq!(
+        scriptorium_topic_markdown::views::percent_path("sources/a%2Db/_v2/t x.md"),
+        "sources/a%252Db/_v2/t%20x.md"
+    );
+    assert_eq!(scriptorium_topic_markdown::views::percent_path("topics/ü.md"), "topics/%C3%BC.md");
     assert_eq!(root_url(Path::new("/tmp/my ws")), "file:///tmp/my%20ws/");
 }
 
