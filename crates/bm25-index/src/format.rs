@@ -9,7 +9,7 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x03";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x04";
 /// The format version this crate writes and reads.
 pub const VERSION: u32 = 3;
 /// Bytes of the fixed header.
