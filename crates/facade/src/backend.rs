@@ -270,6 +270,29 @@ impl MemoryBackend for DisabledBackend {
     }
 }
 
+/// The backend the configuration names for the workspace at `root` (the
+/// user file, the workspace's `scriptorium.toml`, the environment): a
+/// [`DisabledBackend`] for `memory.backend = "none"`, else a
+/// [`LocalMemoryBackend`] writing with the offline writer (give it a model
+/// writer with [`LocalMemoryBackend::with_writer`] yourself). Nothing is
+/// created or written.
+///
+/// ```
+/// use scriptorium::backend::{open_configured, MemoryBackend};
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("scriptorium.toml"), "[memory]\nbackend = \"none\"\n").unwrap();
+/// let memory = open_configured(dir.path()).unwrap();
+/// assert_eq!(memory.name(), "none");
+/// assert!(memory.recall("anything").unwrap().is_empty());
+/// ```
+pub fn open_configured(root: &Path) -> Result<Arc<dyn MemoryBackend>, crate::config::ConfigError> {
+    let config = crate::config::Config::load(root)?;
+    if config.disabled() {
+        return Ok(Arc::new(DisabledBackend));
+    }
+    Ok(Arc::new(LocalMemoryBackend::new(root)))
+}
+
 /// The refusal of a disabled backend.
 pub fn disabled() -> ToolError {
     ToolError::new("MEMORY_DISABLED", "memory is disabled (memory.backend = \"none\")")

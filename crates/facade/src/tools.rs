@@ -165,7 +165,20 @@ pub const TOOLS: [&str; 6] =
     ["memory_search", "memory_get", "memory_update", "memory_status", "memory_promote", "memory_grep"];
 
 /// Runs tool `name` with `args` (a JSON object) on the workspace at `root`.
+///
+/// The configuration is read first (the user file, the workspace's
+/// `scriptorium.toml`, the environment): with `memory.backend = "none"`
+/// every tool refuses with `MEMORY_DISABLED` before anything else is
+/// looked at; a configuration that does not load is `INVALID_ARGUMENT`.
 pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+    let config = crate::config::Config::load(root).map_err(|e| {
+        let mut t = invalid(format!("configuration: {}", e.message));
+        t.path = Some(e.path.display().to_string());
+        t
+    })?;
+    if config.disabled() {
+        return Err(crate::backend::disabled());
+    }
     let Value::Object(map) = args else { return Err(invalid("the arguments must be a JSON object")) };
     if !TOOLS.contains(&name) {
         return Err(invalid(format!("there is no tool {name:?}")));

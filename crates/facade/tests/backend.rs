@@ -81,3 +81,21 @@ fn the_local_backend_reorganizes_with_the_pass_it_was_given() {
     assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-1.md".to_owned()]);
     assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-2.md".to_owned()], "the same pass, kept");
 }
+
+#[test]
+fn a_workspace_configured_none_refuses_every_tool_even_called_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("scriptorium.toml"), "[memory]\nbackend = \"none\"\n").unwrap();
+    let owner = Caller { tier: Tier::Owner, interactive: true };
+    for name in scriptorium::tools::TOOLS {
+        let e = scriptorium::tools::call_tool(&root, name, &json!({}), &owner).unwrap_err();
+        assert_eq!(e.code, "MEMORY_DISABLED", "{name}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["scriptorium.toml"], "nothing created");
+    assert_eq!(scriptorium::backend::open_configured(&root).unwrap().name(), "none");
+    std::fs::write(root.join("scriptorium.toml"), "[memory]\nbackend = \"local\"\n").unwrap();
+    assert_eq!(scriptorium::backend::open_configured(&root).unwrap().name(), "local");
+}
