@@ -141,7 +141,8 @@ struct Candidate {
 /// The top `limit` documents by cosine similarity to `query`, as search
 /// hits (the `--json` hit shape: `kind`, the record or block fields,
 /// `score` — the cosine — and `snippet`). Embeds the documents that have
-/// no vector yet, then writes the vector file.
+/// no vector yet, then writes the vector file. A blank query or a `limit`
+/// of 0 has no hits and asks the model nothing.
 pub fn search(
     root: &Path,
     embedder: &Embedder,
@@ -149,6 +150,9 @@ pub fn search(
     filters: &Filters,
     limit: usize,
 ) -> Result<Vec<Value>, ToolError> {
+    if limit == 0 || query.trim().is_empty() {
+        return Ok(Vec::new());
+    }
     let config = TokenizerConfig::default();
     let opened = index_ws::open(root, config)?;
     let view = &opened.view;

@@ -196,6 +196,14 @@ fn refusals_are_explicit() {
     let e = error_of(&search(dir.path(), None, &["money", "--method", "embedding"]));
     assert_eq!(e["code"], "MODEL_UNAVAILABLE");
     assert_eq!(e["retryable"], false);
+    // Nothing to look for: no hits, and the model is not asked.
+    assert!(ok_hits(&search(dir.path(), Some(&srv.url), &["  ", "--method", "embedding"])).is_empty());
+    assert!(ok_hits(&search(
+        dir.path(),
+        Some(&srv.url),
+        &["money", "--method", "embedding", "--limit", "0"]
+    ))
+    .is_empty());
     let e = error_of(&search(
         dir.path(),
         Some(&srv.url),
