@@ -111,7 +111,7 @@ impl Config {
             c.merge_file(&f, false)?;
         }
         c.merge_file(&workspace.join(WORKSPACE_FILE), true)?;
-        c.merge_env();
+        c.merge_env()?;
         Ok(c)
     }
 
@@ -121,9 +121,28 @@ impl Config {
     }
 
     fn merge_file(&mut self, path: &Path, in_workspace: bool) -> Result<(), ConfigError> {
+        // A FIFO or a device would block or never end: only regular files.
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(ConfigError {
+                    path: path.to_owned(),
+                    message: "is not a regular file".to_owned(),
+                })
+            }
+            Err(e)
+                if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
+            {
+                return Ok(())
+            }
+            _ => {}
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e)
+                if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
+            {
+                return Ok(())
+            }
             Err(e) => {
                 return Err(ConfigError { path: path.to_owned(), message: format!("cannot read: {e}") })
             }
@@ -164,11 +183,14 @@ impl Config {
         if let Some(e) = memory.get("embeddings") {
             let e = e.as_table().ok_or_else(|| bad("[memory.embeddings] must be a table".to_owned()))?;
             for (k, v) in e {
+                if !matches!(k.as_str(), "url" | "model" | "api_key_env") {
+                    return Err(bad(format!("unknown key memory.embeddings.{k}")));
+                }
                 let Some(v) = v.as_str() else {
                     return Err(bad(format!("memory.embeddings.{k} must be a string, not {v}")));
                 };
                 match k.as_str() {
-                    "url" => self.embedding_url = Some(v.to_owned()),
+                    "url" => self.embedding_url = Some(http_url(v, "memory.embeddings.url").map_err(bad)?),
                     "model" => self.embedding_model = Some(v.to_owned()),
                     "api_key_env" => self.embedding_key_env = v.to_owned(),
                     _ => return Err(bad(format!("unknown key memory.embeddings.{k}"))),
@@ -177,6 +199,14 @@ impl Config {
         }
         if let Some(w) = memory.get("writer") {
             let w = w.as_table().ok_or_else(|| bad("[memory.writer] must be a table".to_owned()))?;
+            for k in w.keys() {
+                if !matches!(
+                    k.as_str(),
+                    "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
+                ) {
+                    return Err(bad(format!("unknown key memory.writer.{k}")));
+                }
+            }
             let string = |k: &str| -> Result<Option<String>, ConfigError> {
                 match w.get(k) {
                     None => Ok(None),
@@ -195,7 +225,7 @@ impl Config {
                 self.model = Some(m);
             }
             if let Some(u) = string("model_url")? {
-                self.model_url = Some(u);
+                self.model_url = Some(http_url(&u, "memory.writer.model_url").map_err(bad)?);
             }
             if let Some(k) = string("api_key_env")? {
                 self.api_key_env = k;
@@ -212,35 +242,40 @@ impl Config {
                 }
                 self.nightly_hour = Some(h as u8);
             }
-            for k in w.keys() {
-                if !matches!(
-                    k.as_str(),
-                    "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
-                ) {
-                    return Err(bad(format!("unknown key memory.writer.{k}")));
-                }
-            }
         }
         Ok(())
     }
 
-    fn merge_env(&mut self) {
+    fn merge_env(&mut self) -> Result<(), ConfigError> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let bad = |k: &str, message: String| ConfigError { path: PathBuf::from(format!("${k}")), message };
         if let Some(b) = env("SCRIPTORIUM_BACKEND") {
-            self.backend = b;
+            match b.as_str() {
+                "local" | "none" => self.backend = b,
+                _ => {
+                    return Err(bad(
+                        "SCRIPTORIUM_BACKEND",
+                        format!("SCRIPTORIUM_BACKEND must be \"local\" or \"none\", not {b:?}"),
+                    ))
+                }
+            }
         }
         if let Some(m) = env("SCRIPTORIUM_MODEL_NAME") {
             self.model = Some(m);
         }
         if let Some(u) = env("SCRIPTORIUM_MODEL_URL") {
-            self.model_url = Some(u);
+            self.model_url =
+                Some(http_url(&u, "SCRIPTORIUM_MODEL_URL").map_err(|m| bad("SCRIPTORIUM_MODEL_URL", m))?);
         }
         if let Some(u) = env("SCRIPTORIUM_EMBEDDING_URL") {
-            self.embedding_url = Some(u);
+            self.embedding_url = Some(
+                http_url(&u, "SCRIPTORIUM_EMBEDDING_URL").map_err(|m| bad("SCRIPTORIUM_EMBEDDING_URL", m))?,
+            );
         }
         if let Some(m) = env("SCRIPTORIUM_EMBEDDING_MODEL") {
             self.embedding_model = Some(m);
         }
+        Ok(())
     }
 
     /// The embedding endpoint, when both its URL and model are set.
@@ -255,5 +290,18 @@ impl Config {
     /// The API key, read from the configured variable.
     pub fn api_key(&self) -> Option<String> {
         std::env::var(&self.api_key_env).ok().filter(|v| !v.is_empty())
+    }
+}
+
+/// `url` when it is an `http://` or `https://` URL with a host; else why
+/// not, naming `what` (credentials in it are not repeated).
+fn http_url(url: &str, what: &str) -> Result<String, String> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.starts_with('/') => Ok(url.to_owned()),
+        _ => Err(format!(
+            "{what} must be an http:// or https:// URL, not {:?}",
+            scriptorium_writer::openai::redact_url(url)
+        )),
     }
 }

@@ -66,6 +66,13 @@ impl Show {
 pub(crate) fn run(workspace: Option<PathBuf>, model: &ModelArgs, json: bool) -> ExitCode {
     let root = match workspace {
         Some(p) => {
+            if p.exists() && !p.is_dir() {
+                return fail_with(
+                    "CONFLICT",
+                    format!("{} exists and is not a folder; the demo needs a fresh folder", p.display()),
+                    Some(&p),
+                );
+            }
             let busy = std::fs::read_dir(&p).map(|mut d| d.next().is_some()).unwrap_or(false);
             if busy {
                 return fail_with(

@@ -99,7 +99,11 @@ impl Store {
         for _ in 0..count {
             let k: Key = take(16)?.try_into().ok()?;
             let raw = take(dim.checked_mul(4)?)?;
-            let v = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let v: Vec<f32> =
+                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if v.iter().any(|x| !x.is_finite()) {
+                return None;
+            }
             vectors.insert(k, v);
         }
         (at == body.len()).then_some(Store { identity, dim, vectors })
@@ -119,16 +123,26 @@ fn model_error(e: WriteFailure) -> ToolError {
     t
 }
 
-fn norm(v: &[f32]) -> f32 {
-    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+/// The Euclidean norm, in f64: components near f32's limits must not
+/// overflow into an infinite or NaN score.
+fn norm(v: &[f32]) -> f64 {
+    v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()
 }
 
-fn cosine(q: &[f32], qn: f32, v: &[f32]) -> f64 {
+/// Cosine similarity in f64; 0 for a zero or non-finite norm or a
+/// dimension mismatch, so every score is a finite number in [-1, 1].
+fn cosine(q: &[f32], qn: f64, v: &[f32]) -> f64 {
     let n = norm(v);
-    if qn == 0.0 || n == 0.0 || q.len() != v.len() {
+    if !(qn.is_normal() && n.is_normal()) || q.len() != v.len() {
         return 0.0;
     }
-    f64::from(q.iter().zip(v).map(|(a, b)| a * b).sum::<f32>() / (qn * n))
+    let dot: f64 = q.iter().zip(v).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
+    let c = dot / qn / n;
+    if c.is_finite() {
+        c.clamp(-1.0, 1.0)
+    } else {
+        0.0
+    }
 }
 
 struct Candidate {
@@ -188,6 +202,12 @@ pub fn search(
     }
     let mut texts: Vec<&str> = vec![query];
     texts.extend(missing.iter().map(|c| c.text.as_str()));
+    tracing::info!(
+        model = %embedder.identity(),
+        candidates = candidates.len(),
+        to_embed = missing.len(),
+        "embedding search"
+    );
     let mut vectors = embedder.embed(&texts).map_err(model_error)?.into_iter();
     let q = vectors.next().ok_or_else(|| ToolError::new("MODEL_UNAVAILABLE", "no vector for the query"))?;
     if store.dim != 0 && store.dim != q.len() {
@@ -397,6 +417,10 @@ mod tests {
         let mut flipped = bytes.clone();
         flipped[20] ^= 1;
         assert_eq!(Store::decode(&flipped), None);
+        // A checksummed file holding a NaN is refused too.
+        let mut bad = Store { identity: "m".into(), dim: 1, vectors: HashMap::new() };
+        bad.vectors.insert(key("a"), vec![f32::NAN]);
+        assert_eq!(Store::decode(&bad.encode()), None);
     }
 
     #[test]
@@ -419,5 +443,10 @@ mod tests {
         assert!((cosine(&q, norm(&q), &[2.0, 2.0]) - 1.0).abs() < 1e-6);
         assert_eq!(cosine(&q, norm(&q), &[0.0, 0.0]), 0.0);
         assert_eq!(cosine(&q, norm(&q), &[1.0]), 0.0);
+        // Near f32's limits: no overflow, a real score.
+        let big = [3e38f32, 3e38];
+        assert!((cosine(&big, norm(&big), &[1.0, 1.0]) - 1.0).abs() < 1e-9);
+        let huge_q = [1e20f32, -1e20];
+        assert!((cosine(&huge_q, norm(&huge_q), &[1.0, -1.0]) - 1.0).abs() < 1e-9);
     }
 }

@@ -244,9 +244,10 @@ enum Command {
         /// The workspace folder.
         #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
-        /// What callers may write: owner or paired.
-        #[arg(long, default_value = "paired")]
-        tier: String,
+        /// What callers may write: owner may do everything, paired may only
+        /// create files and append to them.
+        #[arg(long, value_enum, default_value_t = TierArg::Paired)]
+        tier: TierArg,
     },
     /// Print what an agent is given every session: the rendered core.md,
     /// fenced as recalled memory (nothing when it is empty).
@@ -351,6 +352,13 @@ enum IndexCommand {
 enum TierArg {
     Owner,
     Paired,
+}
+
+fn tier_of(t: TierArg) -> transaction::Tier {
+    match t {
+        TierArg::Owner => transaction::Tier::Owner,
+        TierArg::Paired => transaction::Tier::Paired,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -588,10 +596,7 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
             }
         }
     };
-    let tier = match tier {
-        TierArg::Owner => transaction::Tier::Owner,
-        TierArg::Paired => transaction::Tier::Paired,
-    };
+    let tier = tier_of(tier);
     // INVALID_ARGUMENT (shape, paths, links and twins on disk), then
     // PERMISSION_DENIED, before the lock.
     let parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
@@ -701,7 +706,7 @@ fn run_check(root: PathBuf, as_json: bool, timeout_ms: u64) -> ExitCode {
     drop(w);
     let mut out = BufWriter::new(io::stdout().lock());
     for d in &diagnostics {
-        let line = if as_json { json::to_line(d) } else { d.to_string() };
+        let line = if as_json { json::to_line(d) } else { shown(&d.to_string()) };
         if let Err(e) = writeln!(out, "{line}") {
             return io_fail(e);
         }
@@ -866,7 +871,7 @@ fn run_topic_check(root: PathBuf, paths: Vec<String>, as_json: bool) -> ExitCode
     diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
     let mut out = BufWriter::new(io::stdout().lock());
     for d in &diagnostics {
-        let line = if as_json { json::to_line(d) } else { d.to_string() };
+        let line = if as_json { json::to_line(d) } else { shown(&d.to_string()) };
         if let Err(e) = writeln!(out, "{line}") {
             return io_fail(e);
         }
@@ -1027,6 +1032,14 @@ fn run_recall(root: PathBuf, text: &str, as_json: bool) -> ExitCode {
 }
 
 fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
+    if a.speaker.is_some() && a.method != MethodArg::Bm25 {
+        let method = if a.method == MethodArg::Embedding { "embedding" } else { "hybrid" };
+        return fail_with(
+            "INVALID_ARGUMENT",
+            format!("--speaker works only with --method bm25 (it matches archived records' trusted speaker fields), not {method}"),
+            None,
+        );
+    }
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
@@ -1052,13 +1065,6 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         }
     } else {
         let method = if a.method == MethodArg::Embedding { "embedding" } else { "hybrid" };
-        if a.speaker.is_some() {
-            return fail_with(
-                "INVALID_ARGUMENT",
-                format!("--speaker works only with --method bm25 (it matches archived records' trusted speaker fields), not {method}"),
-                None,
-            );
-        }
         let answer = match scriptorium::embeddings::answer(&root, method, &a.query, &filters, a.limit) {
             Ok(v) => v,
             Err(e) => return tool_fail(&e),
@@ -1209,7 +1215,7 @@ fn main() -> ExitCode {
             sessions::run_watch(workspace, idle_secs, once, json, &model)
         }
         Command::Prompt { workspace, json } => run_prompt(workspace, json),
-        Command::Mcp { workspace, tier } => mcp::run(workspace, &tier),
+        Command::Mcp { workspace, tier } => mcp::run(workspace, tier_of(tier)),
         Command::Demo { workspace, model, json } => demo::run(workspace, &model, json),
         Command::Recall { text, workspace, json } => run_recall(workspace, &text, json),
         Command::Sleep { workspace, json, model } => sessions::run_sleep(workspace, &model, json),

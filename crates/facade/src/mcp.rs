@@ -5,8 +5,9 @@
 //! The handler answers `tools/list` with the six tool specs, `tools/call`
 //! with `tools::call_tool`, and unknown methods and malformed `tools/call`
 //! params with JSON-RPC errors; `initialize`, `ping` and lines that are no
-//! JSON-RPC message are rmcp's. Tool calls run one at a time on the
-//! runtime's one thread. A tool's refusal (an unknown tool name included) is
+//! JSON-RPC message are rmcp's. Tool calls run on the runtime's blocking
+//! pool, so a slow one never holds up `ping` or the end of input. A tool's
+//! refusal (an unknown tool name included) is
 //! a tool result with `isError: true` carrying the FORMAT §5 error object as
 //! text and as `structuredContent`; JSON-RPC errors are for protocol faults
 //! only. MCP is never interactive, so `memory_promote` is refused.
@@ -90,7 +91,13 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(tool_result(tools::call_tool(&self.root, &request.name, &args, &self.caller)).into())
+        let (root, caller, name) = (self.root.clone(), self.caller, request.name.to_string());
+        // Off the runtime's thread: a slow tool (an embedding call, a lock
+        // wait) must not hold up `ping` or the end of input.
+        let answer = tokio::task::spawn_blocking(move || tools::call_tool(&root, &name, &args, &caller))
+            .await
+            .unwrap_or_else(|e| Err(tools::ToolError::new("IO", format!("the tool stopped: {e}"))));
+        Ok(tool_result(answer).into())
     }
 
     /// rmcp routes here every method it does not know, and a `tools/call`
@@ -236,13 +243,16 @@ async fn serve(server: Server) -> ExitCode {
     }
 }
 
-pub(crate) fn run(root: PathBuf, tier: &str) -> ExitCode {
-    let Some(tier) = Tier::parse(tier) else {
-        return crate::fail_with("INVALID_ARGUMENT", format!("--tier {tier:?} is not owner or paired"), None);
-    };
+pub(crate) fn run(root: PathBuf, tier: Tier) -> ExitCode {
     let server = Server::new(root, Caller { tier, interactive: false });
     match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime.block_on(serve(server)),
+        Ok(runtime) => {
+            let code = runtime.block_on(serve(server));
+            // A tool still running (a commit finishing, a slow endpoint)
+            // gets a few seconds; its answer has nowhere to go any more.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+            code
+        }
         Err(e) => crate::fail_with("IO", format!("cannot start the async runtime: {e}"), None),
     }
 }

@@ -22,17 +22,17 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    if let Some(o) = &out {
-        if let Some(inside) = inside_memory(&root, o) {
-            return fail_with(
-                "INVALID_ARGUMENT",
-                format!(
-                    "--out {} is inside the workspace's {inside}; the page is written outside memory",
-                    o.display()
-                ),
-                Some(o),
-            );
-        }
+    let place = out.clone().unwrap_or_else(|| std::env::temp_dir().join(palace::FILE_NAME));
+    if inside_workspace(&root, &place) {
+        let what = if out.is_some() { "--out" } else { "the temporary folder (TMPDIR)" };
+        return fail_with(
+            "INVALID_ARGUMENT",
+            format!(
+                "{what} {} is inside the workspace; the page is written outside it, so it never changes memory or what an agent is given",
+                place.display()
+            ),
+            Some(&place),
+        );
     }
     let html = {
         let _shared = match settle(&root) {
@@ -48,7 +48,8 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail_tool(&e),
     };
-    let printed = print_line(&path.display().to_string());
+    // One line whatever the path holds: control characters as \u{…}.
+    let printed = print_line(&crate::shown(&path.display().to_string()));
     if open {
         if let Err(e) = palace::open(&path) {
             let _ = writeln!(io::stderr().lock(), "warning: {}; open the file yourself", e.message);
@@ -57,15 +58,16 @@ pub(crate) fn run(root: PathBuf, out: Option<PathBuf>, open: bool) -> ExitCode {
     printed
 }
 
-/// The part of the workspace (`topics/`, `sources/`, `.scriptorium/`) the
-/// folder of `out` lies in, if any: the page must never change memory or
-/// its revision.
-fn inside_memory(root: &std::path::Path, out: &std::path::Path) -> Option<&'static str> {
-    let parent = match out.parent() {
+/// Whether the folder `place` would be written in lies inside the
+/// workspace (after resolving links): a page there could shadow `topics/`,
+/// replace a derived `core.md`, or change the revision.
+fn inside_workspace(root: &std::path::Path, place: &std::path::Path) -> bool {
+    let parent = match place.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    let parent = std::fs::canonicalize(parent).ok()?;
-    let root = std::fs::canonicalize(root).ok()?;
-    ["topics", "sources", ".scriptorium"].into_iter().find(|d| parent.starts_with(root.join(d)))
+    match (std::fs::canonicalize(parent), std::fs::canonicalize(root)) {
+        (Ok(parent), Ok(root)) => parent.starts_with(root),
+        _ => false,
+    }
 }

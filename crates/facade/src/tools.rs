@@ -140,7 +140,7 @@ pub fn tool_specs() -> Vec<Value> {
                 "base_revision": {"type": "string"}, "message": {"type": "string"},
                 "sources": {"type": "array", "items": {"type": "object"}},
                 "edits": {"type": "array", "items": {"type": "object"}}},
-                "required": ["base_revision", "edits"]}),
+                "required": ["base_revision"]}),
         ),
         tool("memory_status", "The revision, counts and writer status.", json!({"type": "object", "properties": {}, "additionalProperties": false})),
         tool(

@@ -534,14 +534,19 @@ fn the_page_is_private_and_refusals_are_stable() {
     // --out naming a folder.
     let err = error_of(&run(&["palace", "--workspace", s(&root), "--out", s(dir.path())], b""));
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    // --out inside memory (the revision would change): refused, nothing written.
-    for inside in ["topics/p.html", "sources/p.html", ".scriptorium/p.html"] {
+    // --out inside the workspace (the revision or core.md could change, a
+    // missing topics/ be shadowed by a file): refused, nothing written.
+    for inside in ["topics/p.html", "sources/p.html", ".scriptorium/p.html", "core.md", "topics2"] {
         let target = root.join(inside);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        let before = std::fs::read(&target).ok();
         let err = error_of(&run(&["palace", "--workspace", s(&root), "--out", s(&target)], b""));
         assert_eq!(err["code"], "INVALID_ARGUMENT", "{inside}");
-        assert!(!target.exists(), "{inside}");
+        assert_eq!(std::fs::read(&target).ok(), before, "{inside}");
     }
-    // Beside memory, at the workspace's root, is fine.
-    ok(&["palace", "--workspace", s(&root), "--out", s(&root.join("palace.html"))], b"");
+    // The default folder inside the workspace (TMPDIR there): refused too.
+    let inner = root.join("topics");
+    let out = run_env(&["palace", "--workspace", s(&root)], b"", &[("TMPDIR", &inner)]);
+    assert_eq!(error_of(&out)["code"], "INVALID_ARGUMENT");
+    assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 0, "nothing written under topics/");
 }

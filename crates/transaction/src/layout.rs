@@ -97,6 +97,11 @@ pub const CONFIG_FILE: &str = "scriptorium.toml";
 pub fn core_budget(root: &Path) -> Result<usize, Error> {
     use scriptorium_topic_markdown::views::CORE_BUDGET;
     let path = root.join(CONFIG_FILE);
+    if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+        return Err(
+            Error::new(Code::InvalidArgument, format!("{CONFIG_FILE} is not a regular file")).at(CONFIG_FILE)
+        );
+    }
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CORE_BUDGET),

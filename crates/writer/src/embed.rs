@@ -18,13 +18,24 @@ pub const MAX_INPUT_CHARS: usize = 8_000;
 /// How many texts go in one request.
 pub const BATCH: usize = 64;
 
-/// A client of one embedding model at one endpoint.
-#[derive(Debug, Clone)]
+/// A client of one embedding model at one endpoint. Its `Debug` form shows
+/// neither the API key nor credentials in the URL.
+#[derive(Clone)]
 pub struct Embedder {
     base_url: String,
     model: String,
     api_key: Option<String>,
     agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("base_url", &crate::openai::redact_url(&self.base_url))
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Embedder {
@@ -51,9 +62,10 @@ impl Embedder {
         Ok(Embedder { base_url: url, model: model.to_owned(), api_key, agent })
     }
 
-    /// `model@url`: vectors from another identity are not comparable.
+    /// `model@url` (credentials in the URL removed): vectors from another
+    /// identity are not comparable.
     pub fn identity(&self) -> String {
-        format!("{}@{}", self.model, self.base_url)
+        format!("{}@{}", self.model, crate::openai::redact_url(&self.base_url))
     }
 
     /// One vector per text, in order, all of one dimension. Texts longer
@@ -157,6 +169,7 @@ pub fn parse_embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, WriteFail
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn cut_keeps_whole_characters() {
@@ -180,6 +193,23 @@ mod tests {
             let e = parse_embeddings(body, n).unwrap_err();
             assert_eq!(e.code, Code::ModelUnavailable, "{body}: {}", e.reason);
         }
+    }
+
+    #[test]
+    fn credentials_never_show() {
+        let e = Embedder::new(
+            "http://ada:s3cret@127.0.0.1:9/v1",
+            "m",
+            Some("sk-key".into()),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(e.identity(), "m@http://***@127.0.0.1:9/v1");
+        let debug = format!("{e:?}");
+        assert!(!debug.contains("s3cret") && !debug.contains("sk-key"), "{debug}");
+        let failure = e.embed(&["x"]).unwrap_err();
+        assert_eq!(failure.code, Code::ModelUnavailable);
+        assert!(!failure.reason.contains("s3cret"), "{}", failure.reason);
     }
 
     #[test]

@@ -12,8 +12,9 @@ use crate::model::{Message, Model, Reply, ToolCall, ToolSpec};
 /// The environment variable the API key is read from by default.
 pub const API_KEY_ENV: &str = "SCRIPTORIUM_API_KEY";
 
-/// A client of one model at one endpoint.
-#[derive(Debug, Clone)]
+/// A client of one model at one endpoint. Its `Debug` form shows neither
+/// the API key nor credentials in the URL.
+#[derive(Clone)]
 pub struct OpenAiCompatible {
     base_url: String,
     model: String,
@@ -21,6 +22,17 @@ pub struct OpenAiCompatible {
     agent: ureq::Agent,
     /// The request timeout.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for OpenAiCompatible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiCompatible")
+            .field("base_url", &redact_url(&self.base_url))
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenAiCompatible {
@@ -70,6 +82,24 @@ fn wire_message(m: &Message) -> Value {
     v
 }
 
+/// `url` with any `user:password@` removed, for messages, logs and files:
+/// credentials written into an endpoint URL never leave the process.
+///
+/// ```
+/// use scriptorium_writer::openai::redact_url;
+/// assert_eq!(redact_url("http://ada:s3cret@127.0.0.1:11434/v1"), "http://***@127.0.0.1:11434/v1");
+/// assert_eq!(redact_url("https://api.example/v1"), "https://api.example/v1");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_owned() };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..scheme_end], &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
 /// `base_url` without trailing `/`, once it is an http(s) URL and the
 /// model name is not empty; `what` names the endpoint in the refusal
 /// (`model`, `embedding`).
@@ -78,7 +108,7 @@ pub(crate) fn checked_endpoint(base_url: &str, model: &str, what: &str) -> Resul
     if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
         return Err(WriteFailure::new(
             Code::InvalidArgument,
-            format!("{what} URL {base_url:?} is not an http:// or https:// URL"),
+            format!("{what} URL {:?} is not an http:// or https:// URL", redact_url(base_url)),
         ));
     }
     if model.trim().is_empty() {
@@ -101,6 +131,8 @@ pub(crate) fn post_json(
     if let Some(key) = api_key {
         req = req.set("Authorization", &format!("Bearer {key}"));
     }
+    let shown = redact_url(url);
+    tracing::debug!(url = %shown, bytes = body.len(), "POST");
     match req.send_string(body) {
         Ok(resp) => resp.into_string().map_err(|e| unavailable(format!("reading the {who}'s answer: {e}"))),
         Err(ureq::Error::Status(status, resp)) => {
@@ -110,9 +142,11 @@ pub(crate) fn post_json(
         }
         Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => Err(WriteFailure::new(
             Code::InvalidArgument,
-            format!("{who} URL {url:?} is not a valid URL: {t}"),
+            format!("{who} URL {shown:?} is not a valid URL: {}", redact_url(&t.to_string())),
         )),
-        Err(ureq::Error::Transport(t)) => Err(unavailable(format!("cannot reach the {who} at {url}: {t}"))),
+        Err(ureq::Error::Transport(t)) => {
+            Err(unavailable(format!("cannot reach the {who} at {shown}: {}", redact_url(&t.to_string()))))
+        }
     }
 }
 

@@ -184,6 +184,9 @@ core_budget = 10
         ("[memory.writer]\nnightly_hour = 24\n", "nightly_hour"),
         ("[memory.embeddings]\nmodel = 3\n", "memory.embeddings.model"),
         ("[writer]\nmodel = \"x\"\n", "writer"),
+        ("[memory.embeddings]\nbogus = 1\n", "unknown key memory.embeddings.bogus"),
+        ("[memory.embeddings]\nurl = \"ftp://x/\"\n", "memory.embeddings.url"),
+        ("[memory.writer]\nmodel_url = \"ftp://ada:s3cret@x\"\n", "memory.writer.model_url"),
     ] {
         std::fs::write(ws.join("scriptorium.toml"), bad).unwrap();
         let out = run_env(&["status", "--workspace", w], home.path());
@@ -191,7 +194,37 @@ core_budget = 10
         let e = &json_lines(&out.stderr)[0]["error"];
         assert!(e["message"].as_str().unwrap().contains(what), "{bad}: {e}");
         assert!(e["path"].as_str().unwrap().ends_with("scriptorium.toml"), "{e}");
+        assert!(!e["message"].as_str().unwrap().contains("s3cret"), "credentials never echoed: {e}");
     }
+    std::fs::remove_file(ws.join("scriptorium.toml")).unwrap();
+
+    // A bad value in the environment is refused too, never ignored.
+    let out = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["status", "--workspace", w])
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("SCRIPTORIUM_BACKEND", "NONE")
+        .output()
+        .unwrap();
+    let e = &json_lines(&out.stderr)[0]["error"];
+    assert_eq!((out.status.code(), e["code"].as_str()), (Some(1), Some("INVALID_ARGUMENT")), "{e}");
+    assert_eq!(e["path"], "$SCRIPTORIUM_BACKEND");
+
+    // Only a regular file is read: a FIFO would block every verb.
+    let fifo = std::process::Command::new("mkfifo").arg(ws.join("scriptorium.toml")).status().unwrap();
+    assert!(fifo.success());
+    assert_eq!(code(&run_env(&["status", "--workspace", w], home.path())), "INVALID_ARGUMENT");
+    std::fs::remove_file(ws.join("scriptorium.toml")).unwrap();
+}
+
+#[test]
+fn demo_on_a_file_is_a_conflict_and_a_bad_tier_is_usage() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("f");
+    std::fs::write(&file, "mine").unwrap();
+    assert_eq!(code(&run_env(&["demo", "--workspace", file.to_str().unwrap()], home.path())), "CONFLICT");
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    let out = run_env(&["mcp", "--workspace", home.path().to_str().unwrap(), "--tier", "admin"], home.path());
+    assert_eq!(out.status.code(), Some(2), "a malformed flag is usage");
 }
 
 /// Archives one record: a transaction, which renders the derived views.

@@ -34,12 +34,17 @@ fn vector(text: &str) -> Vec<f32> {
 }
 
 /// A server answering `POST …/embeddings`; counts the inputs it embedded.
-struct Server {
-    url: String,
-    inputs: Arc<AtomicUsize>,
+pub(super) struct Server {
+    pub(super) url: String,
+    pub(super) inputs: Arc<AtomicUsize>,
 }
 
 fn server() -> Server {
+    slow_server(std::time::Duration::ZERO)
+}
+
+/// [`server`], waiting `delay` before each answer.
+pub(super) fn slow_server(delay: std::time::Duration) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let inputs = Arc::new(AtomicUsize::new(0));
@@ -70,6 +75,7 @@ fn server() -> Server {
             let texts: Vec<String> =
                 req["input"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
             counted.fetch_add(texts.len(), Ordering::SeqCst);
+            std::thread::sleep(delay);
             let data: Vec<Value> = texts
                 .iter()
                 .enumerate()

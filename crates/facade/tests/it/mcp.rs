@@ -312,3 +312,29 @@ fn line_and_paragraph_separators_are_escaped_on_stdout() {
     let answers = json_lines(stdout.as_bytes());
     assert_eq!(answers[1]["result"]["structuredContent"]["content"], "line\u{2028}sep\u{2029}para");
 }
+
+#[test]
+fn a_slow_tool_never_holds_up_the_protocol() {
+    let dir = workspace();
+    let slow = super::embeddings::slow_server(std::time::Duration::from_secs(2));
+    std::fs::write(
+        dir.path().join("scriptorium.toml"),
+        format!("[memory.embeddings]\nurl = \"{}\"\nmodel = \"toy-embed\"\n", slow.url),
+    )
+    .unwrap();
+    let lines: Vec<String> = [
+        initialize(0),
+        initialized(),
+        call(1, "memory_search", json!({"query": "budget", "method": "embedding", "limit": 1})),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    let out = serve(dir.path(), &lines, "paired");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let ids: Vec<u64> = json_lines(&out.stdout).iter().map(|a| a["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [0, 2, 1], "ping is answered while the embedding call waits, and the call still ends");
+    let answers = json_lines(&out.stdout);
+    assert_eq!(answers[2]["result"]["structuredContent"]["method"], "embedding", "{}", answers[2]);
+}

@@ -227,3 +227,17 @@ fn the_lock_is_never_taken_through_a_link() {
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_diagnostic_is_one_line_whatever_the_file_is_called() {
+    let ws = workspace();
+    let name = "topics/nl\n<b>2.md";
+    std::fs::write(ws.path().join(name), "# X\n\nNo citation here. ^x1\n").unwrap();
+    let out = run(&["topic", "check", "--workspace", w(ws.path())], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("<b>2.md")).collect();
+    assert!(!lines.is_empty(), "{text}");
+    assert!(lines.iter().all(|l| l.starts_with("topics/nl\\u{a}<b>2.md")), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("<b>")), "no line begins inside the name: {text}");
+}
