@@ -79,38 +79,11 @@ enum Command {
     /// meaning with --method embedding|hybrid (refreshing a stale index
     /// first). No hits prints nothing.
     Search {
-        /// Free text.
-        query: String,
+        #[command(flatten)]
+        args: SearchArgs,
         /// The workspace folder.
         #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
         workspace: PathBuf,
-        /// At most this many hits.
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-        /// Only topic blocks or only source records.
-        #[arg(long, value_enum)]
-        kind: Option<KindArg>,
-        /// Only paths starting with these bytes (workspace-relative).
-        #[arg(long)]
-        path_prefix: Option<String>,
-        /// Only documents dated on or after this UTC day (YYYY-MM-DD).
-        #[arg(long)]
-        date_from: Option<String>,
-        /// Only documents dated on or before this UTC day (YYYY-MM-DD).
-        #[arg(long)]
-        date_to: Option<String>,
-        /// Only records of this speaker: the exact id, display or label
-        /// (case-insensitive); implies source records.
-        #[arg(long)]
-        speaker: Option<String>,
-        /// Include pending blocks and records.
-        #[arg(long)]
-        include_pending: bool,
-        /// How to rank: BM25, cosine similarity of embeddings from the
-        /// configured [memory.embeddings] endpoint, or both fused (which
-        /// falls back to BM25, saying so, without an endpoint).
-        #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
-        method: MethodArg,
         /// One JSON object per hit (FORMAT.md §7).
         #[arg(long)]
         json: bool,
@@ -951,15 +924,37 @@ fn run_index_build(root: PathBuf, as_json: bool) -> ExitCode {
     }
 }
 
+/// What to search for and how.
+#[derive(Debug, clap::Args)]
 struct SearchArgs {
+    /// Free text.
     query: String,
+    /// At most this many hits.
+    #[arg(long, default_value_t = 10)]
     limit: usize,
+    /// Only topic blocks or only source records.
+    #[arg(long, value_enum)]
     kind: Option<KindArg>,
+    /// Only paths starting with these bytes (workspace-relative).
+    #[arg(long)]
     path_prefix: Option<String>,
+    /// Only documents dated on or after this UTC day (YYYY-MM-DD).
+    #[arg(long)]
     date_from: Option<String>,
+    /// Only documents dated on or before this UTC day (YYYY-MM-DD).
+    #[arg(long)]
     date_to: Option<String>,
+    /// Only records of this speaker: the exact id, display or label
+    /// (case-insensitive); implies source records.
+    #[arg(long)]
     speaker: Option<String>,
+    /// Include pending blocks and records.
+    #[arg(long)]
     include_pending: bool,
+    /// How to rank: BM25, cosine similarity of embeddings from the
+    /// configured [memory.embeddings] endpoint, or both fused (which
+    /// falls back to BM25, saying so, without an endpoint).
+    #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
     method: MethodArg,
 }
 
@@ -1167,32 +1162,7 @@ fn main() -> ExitCode {
             run_topic_check(workspace, paths, json)
         }
         Command::Index(IndexCommand::Build { workspace, json }) => run_index_build(workspace, json),
-        Command::Search {
-            query,
-            workspace,
-            limit,
-            kind,
-            path_prefix,
-            date_from,
-            date_to,
-            speaker,
-            include_pending,
-            method,
-            json,
-        } => {
-            let args = SearchArgs {
-                query,
-                limit,
-                kind,
-                path_prefix,
-                date_from,
-                date_to,
-                speaker,
-                include_pending,
-                method,
-            };
-            run_search(workspace, args, json)
-        }
+        Command::Search { args, workspace, json } => run_search(workspace, args, json),
         Command::Update { workspace, patch, tier, timeout_ms, json } => {
             run_update(workspace, patch, tier, timeout_ms, json)
         }
