@@ -355,6 +355,67 @@ pub fn answer(
     }
 }
 
+/// A hit as one `--json` line in the order a BM25 hit has (FORMAT.md §5,
+/// §7): `kind` first, the record's or block's fields in their documented
+/// order, `score` and `snippet`, then `bm25_rank` / `embedding_rank` and
+/// anything else.
+pub fn hit_line(hit: &Value) -> String {
+    const SOURCE: &[&str] = &[
+        "kind",
+        "source_id",
+        "provider",
+        "thread",
+        "message",
+        "role",
+        "timestamp",
+        "speaker_id",
+        "speaker_display",
+        "speaker_label",
+        "speaker_trusted",
+        "trust",
+        "content",
+        "path",
+        "anchor",
+        "score",
+        "snippet",
+        "bm25_rank",
+        "embedding_rank",
+    ];
+    const TOPIC: &[&str] = &[
+        "kind",
+        "path",
+        "block_id",
+        "text",
+        "time",
+        "trust",
+        "score",
+        "snippet",
+        "bm25_rank",
+        "embedding_rank",
+    ];
+    let Value::Object(map) = hit else { return scriptorium_source_archive::json::to_line(hit) };
+    let first = if map.get("kind").and_then(Value::as_str) == Some("topic") { TOPIC } else { SOURCE };
+    let mut parts: Vec<String> = Vec::with_capacity(map.len());
+    let mut put = |k: &str, v: &Value| {
+        parts.push(format!(
+            "{}:{}",
+            scriptorium_source_archive::json::to_line(k),
+            scriptorium_source_archive::json::to_line(v)
+        ));
+    };
+    for k in first {
+        if let Some(v) = map.get(*k) {
+            put(k, v);
+        }
+    }
+    for (k, v) in map {
+        if !first.contains(&k.as_str()) {
+            put(k, v);
+        }
+    }
+    format!("{{{}}}", parts.join(","))
+}
+
 /// The identity of a hit across methods: its kind and its source id or
 /// path and block id.
 pub fn hit_key(hit: &Value) -> String {

@@ -1067,7 +1067,7 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         if let Some(why) = answer["fallback"].as_str() {
             let _ = writeln!(io::stderr().lock(), "note: {}", shown(why));
         }
-        answer["hits"].as_array().into_iter().flatten().map(json::to_line).collect()
+        answer["hits"].as_array().into_iter().flatten().map(scriptorium::embeddings::hit_line).collect()
     };
     if a.speaker.is_some() && !as_json {
         let _ = writeln!(io::stderr().lock(), "note: --speaker searches archived records only");

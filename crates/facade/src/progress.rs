@@ -32,13 +32,6 @@ impl Progress {
             b.set_position(done as u64);
         }
     }
-
-    /// A note beside the bar.
-    pub(crate) fn note(&self, msg: String) {
-        if let Some(b) = &self.0 {
-            b.set_message(msg);
-        }
-    }
 }
 
 impl Drop for Progress {

@@ -74,21 +74,12 @@ pub(crate) fn run_import(root: PathBuf, format: String, files: Vec<PathBuf>, as_
         Ok(s) => s,
         Err(c) => return c,
     };
-    let mut total = import::Imported::default();
-    let importing = crate::progress::Progress::new("importing sessions", !as_json);
-    for (i, t) in transcripts.iter().enumerate() {
-        importing.set(i, transcripts.len());
-        importing.note(format!("{} nodes so far", total.nodes));
-        match import::import(&store, std::slice::from_ref(t)) {
-            Ok(got) => {
-                total.sessions += got.sessions;
-                total.nodes += got.nodes;
-                total.new_nodes += got.new_nodes;
-            }
-            Err(e) => return fail(&e),
-        }
-    }
-    drop(importing);
+    // One call, so the whole import is checked together (twin names across
+    // files and sessions) and added in one store transaction.
+    let total = match import::import(&store, &transcripts) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
     tracing::info!(sessions = total.sessions, nodes = total.nodes, new = total.new_nodes, "imported");
     if as_json {
         print_line(&json::to_line(&total))

@@ -183,8 +183,17 @@ pub fn check_target(path: &str) -> Result<(), Error> {
 /// then the tier. `INVALID_ARGUMENT` comes before `PERMISSION_DENIED`.
 pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
     let json = json.strip_prefix('\u{feff}').unwrap_or(json);
-    let raw: Raw = serde_json::from_str(json)
-        .map_err(|e| Error::new(Code::InvalidArgument, format!("the patch is not valid: {e}")))?;
+    let raw: Raw = serde_json::from_str(json).map_err(|e| {
+        let mut err = Error::new(Code::InvalidArgument, format!("the patch is not valid: {e}"));
+        if e.line() > 0 {
+            // serde_json's line is 1-based and its column counts bytes
+            // (1-based); the offset is the byte where it stopped.
+            err.line = Some(e.line() as u64);
+            let line_start: usize = json.split_inclusive('\n').take(e.line() - 1).map(str::len).sum();
+            err.offset = Some((line_start + e.column().saturating_sub(1)) as u64);
+        }
+        err
+    })?;
     if raw.base_revision.len() != 64
         || !raw.base_revision.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     {

@@ -175,6 +175,20 @@ fn hybrid_fuses_and_falls_back_saying_why() {
     let srv = server();
     let out = search(dir.path(), Some(&srv.url), &["budget", "--method", "hybrid"]);
     let hits = ok_hits(&out);
+    // The lines keep a BM25 hit's key order: kind first, the record's
+    // fields in FORMAT order, score and snippet, then the ranks.
+    let first = String::from_utf8(out.stdout.clone()).unwrap();
+    let first = first.lines().next().unwrap();
+    assert!(
+        first.starts_with("{\"kind\":\"source\",\"source_id\":\"chat/team-1/m1\",\"provider\""),
+        "{first}"
+    );
+    let (score, snippet, rank) = (
+        first.find("\"score\"").unwrap(),
+        first.find("\"snippet\"").unwrap(),
+        first.find("\"bm25_rank\"").unwrap(),
+    );
+    assert!(first.find("\"anchor\"").unwrap() < score && score < snippet && snippet < rank, "{first}");
     assert_eq!(hits[0]["source_id"], "chat/team-1/m1");
     assert_eq!(hits[0]["bm25_rank"], 1);
     assert_eq!(hits[0]["embedding_rank"], 1);

@@ -251,3 +251,24 @@ fn several_processes_share_the_store() {
     let check = run(&["check", "--workspace", &w], b"");
     assert_eq!(check.status.code(), Some(0));
 }
+
+#[test]
+fn twin_thread_names_across_sessions_of_one_import_are_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
+    std::fs::write(
+        &f,
+        "{\"session\":\"g3\",\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2025-07-01T10:01:00Z\",\"content\":\"x\"}\n\
+         {\"session\":\"G3\",\"id\":\"b\",\"role\":\"user\",\"timestamp\":\"2025-07-01T10:01:00Z\",\"content\":\"x\"}\n",
+    )
+    .unwrap();
+    let ws = dir.path().join("ws");
+    let e = error_of(&run(
+        &["session", "import", "--workspace", s(&ws), "--format", "jsonl", s(&f), "--json"],
+        b"",
+    ));
+    assert_eq!(e["code"], "INVALID_ARGUMENT", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("differ only in case"), "{e}");
+    let status = ok_json(&["status", "--workspace", s(&ws), "--json"]);
+    assert_eq!(status["pending_turns"], 0, "nothing was imported: {status}");
+}

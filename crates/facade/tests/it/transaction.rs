@@ -1612,3 +1612,15 @@ fn check_reports_an_archive_file_that_does_not_parse_to_its_end() {
     );
     assert_eq!(lines.last().unwrap()["ok"], false);
 }
+
+#[test]
+fn a_patch_that_does_not_parse_says_where() {
+    let ws = workspace();
+    let root = ws.path();
+    let patch = "{\"base_revision\":\"x\",\n \"edits\":[{\"op\":\"create\",\"extra\":1}]}";
+    let err = error_of(&run(&["update", "--workspace", w(root), "--patch", "-", "--json"], patch.as_bytes()));
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    assert_eq!(err["line"], 2, "{err}");
+    let offset = err["offset"].as_u64().unwrap() as usize;
+    assert!(patch[..offset].contains("\"extra\"") && offset <= patch.len(), "{err}");
+}
