@@ -213,13 +213,29 @@ pub fn search(
     if store.dim != 0 && store.dim != q.len() {
         // The model now answers with another dimension: start afresh.
         store.vectors.clear();
-        drop(vectors);
-        return search_afresh(root, embedder, &q, candidates, all_keys, store, limit, query);
     }
     store.dim = q.len();
-    let added = !missing.is_empty();
+    let mut added = !missing.is_empty();
     for (c, v) in missing.iter().zip(vectors) {
         store.vectors.insert(c.key, v);
+    }
+    // After a change of dimension, the candidates that had vectors need new ones.
+    let mut seen = HashSet::new();
+    let rest: Vec<&Candidate> =
+        candidates.iter().filter(|c| !store.vectors.contains_key(&c.key) && seen.insert(c.key)).collect();
+    if !rest.is_empty() {
+        let texts: Vec<&str> = rest.iter().map(|c| c.text.as_str()).collect();
+        let vectors = embedder.embed(&texts).map_err(model_error)?;
+        if vectors.first().is_some_and(|v| v.len() != q.len()) {
+            return Err(ToolError::new(
+                "MODEL_UNAVAILABLE",
+                "the embedding server answers the query and the documents in different dimensions",
+            ));
+        }
+        for (c, v) in rest.iter().zip(vectors) {
+            store.vectors.insert(c.key, v);
+        }
+        added = true;
     }
     if added || store.vectors.len() > all_keys.len() {
         store.vectors.retain(|k, _| all_keys.contains(k));
@@ -228,35 +244,6 @@ pub fn search(
         let _ = scriptorium_source_archive::fsio::replace_cache_file(root, &target, &store.encode());
     }
     Ok(rank(&q, &candidates, &store, limit, query))
-}
-
-/// The store had vectors of another dimension: embed every candidate.
-#[allow(clippy::too_many_arguments)]
-fn search_afresh(
-    root: &Path,
-    embedder: &Embedder,
-    q: &[f32],
-    candidates: Vec<Candidate>,
-    all_keys: HashSet<Key>,
-    mut store: Store,
-    limit: usize,
-    query: &str,
-) -> Result<Vec<Value>, ToolError> {
-    let texts: Vec<&str> = candidates.iter().map(|c| c.text.as_str()).collect();
-    let vectors = embedder.embed(&texts).map_err(model_error)?;
-    if vectors.first().is_some_and(|v| v.len() != q.len()) {
-        return Err(ToolError::new(
-            "MODEL_UNAVAILABLE",
-            "the embedding server answers the query and the documents in different dimensions",
-        ));
-    }
-    store.dim = q.len();
-    for (c, v) in candidates.iter().zip(vectors) {
-        store.vectors.insert(c.key, v);
-    }
-    store.vectors.retain(|k, _| all_keys.contains(k));
-    let _ = scriptorium_source_archive::fsio::replace_cache_file(root, &root.join(FILE), &store.encode());
-    Ok(rank(q, &candidates, &store, limit, query))
 }
 
 fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query: &str) -> Vec<Value> {
@@ -293,10 +280,11 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
 /// `memory_search` answers it: `{"method", "hits"}`, plus `"fallback"`
 /// (why) when `hybrid` answered with BM25 alone because no embedding
 /// endpoint is configured or it failed. `embedding` without an endpoint is
-/// `MODEL_UNAVAILABLE`. The caller has checked the arguments (a speaker
+/// `MODEL_UNAVAILABLE`. The endpoint comes from `config`. The caller has checked the arguments (a speaker
 /// filter is BM25's alone) and holds the read lock.
 pub fn answer(
     root: &Path,
+    config: &crate::config::Config,
     method: &str,
     query: &str,
     filters: &Filters,
@@ -316,11 +304,6 @@ pub fn answer(
     if method == "bm25" {
         return Ok(serde_json::json!({"method": "bm25", "hits": bm25()?}));
     }
-    let config = crate::config::Config::load(root).map_err(|e| {
-        let mut t = ToolError::new("INVALID_ARGUMENT", format!("configuration: {}", e.message));
-        t.path = Some(e.path.display().to_string());
-        t
-    })?;
     let embedder = config.embedder().transpose().map_err(model_error)?;
     match (method, embedder) {
         ("embedding", Some(e)) => {

@@ -1060,7 +1060,14 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
         }
     } else {
         let method = if a.method == MethodArg::Embedding { "embedding" } else { "hybrid" };
-        let answer = match scriptorium::embeddings::answer(&root, method, &a.query, &filters, a.limit) {
+        let answer = match scriptorium::embeddings::answer(
+            &root,
+            &sessions::config(),
+            method,
+            &a.query,
+            &filters,
+            a.limit,
+        ) {
             Ok(v) => v,
             Err(e) => return tool_fail(&e),
         };

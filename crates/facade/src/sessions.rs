@@ -154,7 +154,7 @@ pub(crate) fn set_config(c: scriptorium::config::Config) {
     let _ = CONFIG.set(c);
 }
 
-fn config() -> scriptorium::config::Config {
+pub(crate) fn config() -> scriptorium::config::Config {
     CONFIG.get().cloned().unwrap_or_default()
 }
 

@@ -208,7 +208,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
         return Err(ToolError::new("NOT_FOUND", format!("no workspace at {}", root.display())));
     }
     match name {
-        "memory_search" => search(root, args),
+        "memory_search" => search(root, args, &config),
         "memory_get" => get(root, args),
         "memory_update" => update(root, args, caller),
         "memory_status" => status(root),
@@ -244,7 +244,7 @@ fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
     Ok(transaction::lock::acquire_shared(root, transaction::lock::INTERACTIVE_TIMEOUT)?)
 }
 
-fn search(root: &Path, args: &Value) -> Result<Value, ToolError> {
+fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, ToolError> {
     let query = opt_str(args, "query")?.ok_or_else(|| invalid("\"query\" is required"))?;
     let speaker = opt_str(args, "speaker")?;
     let method = opt_str(args, "method")?.unwrap_or("bm25");
@@ -279,7 +279,7 @@ fn search(root: &Path, args: &Value) -> Result<Value, ToolError> {
     };
     let limit = opt_uint(args, "limit", 10, 100)?;
     let _shared = read_lock(root)?;
-    crate::embeddings::answer(root, method, query, &filters, limit)
+    crate::embeddings::answer(root, config, method, query, &filters, limit)
 }
 
 fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {

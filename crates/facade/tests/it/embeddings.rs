@@ -37,6 +37,8 @@ fn vector(text: &str) -> Vec<f32> {
 pub(super) struct Server {
     pub(super) url: String,
     pub(super) inputs: Arc<AtomicUsize>,
+    /// The dimension it answers with (the groups, then zeros).
+    pub(super) dims: Arc<AtomicUsize>,
 }
 
 fn server() -> Server {
@@ -49,6 +51,8 @@ pub(super) fn slow_server(delay: std::time::Duration) -> Server {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let inputs = Arc::new(AtomicUsize::new(0));
     let counted = inputs.clone();
+    let dims = Arc::new(AtomicUsize::new(GROUPS.len()));
+    let dim = dims.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -79,7 +83,11 @@ pub(super) fn slow_server(delay: std::time::Duration) -> Server {
             let data: Vec<Value> = texts
                 .iter()
                 .enumerate()
-                .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": vector(t)}))
+                .map(|(i, t)| {
+                    let mut v = vector(t);
+                    v.resize(dim.load(Ordering::SeqCst), 0.0);
+                    json!({"object": "embedding", "index": i, "embedding": v})
+                })
                 .collect();
             let answer = json!({"object": "list", "data": data, "model": "toy-embed"}).to_string();
             let _ = write!(
@@ -89,7 +97,7 @@ pub(super) fn slow_server(delay: std::time::Duration) -> Server {
             );
         }
     });
-    Server { url, inputs }
+    Server { url, inputs, dims }
 }
 
 fn workspace() -> tempfile::TempDir {
@@ -262,4 +270,28 @@ fn the_workspace_file_configures_embeddings_for_the_tools() {
     let e = error_of(&search(dir.path(), None, &["money", "--method", "embedding"]));
     assert_eq!(e["code"], "INVALID_ARGUMENT");
     assert!(e["message"].as_str().unwrap().contains("memory.embeddings.url"), "{e}");
+}
+
+#[test]
+fn a_model_that_changes_dimension_starts_the_vectors_afresh() {
+    let dir = workspace();
+    let srv = server();
+    let file = dir.path().join(".scriptorium/embeddings.bin");
+    assert_eq!(
+        ok_hits(&search(dir.path(), Some(&srv.url), &["money", "--method", "embedding"]))[0]["source_id"],
+        "chat/team-1/m1"
+    );
+    let before = std::fs::read(&file).unwrap().len();
+    let inputs = srv.inputs.load(Ordering::SeqCst);
+    srv.dims.store(GROUPS.len() + 2, Ordering::SeqCst);
+    let hits = ok_hits(&search(dir.path(), Some(&srv.url), &["money", "--method", "embedding"]));
+    assert_eq!(hits[0]["source_id"], "chat/team-1/m1");
+    assert!(hits.iter().all(|h| h["score"].as_f64().is_some()), "{hits:?}");
+    // The query, then the five trusted records again in the new dimension.
+    assert_eq!(srv.inputs.load(Ordering::SeqCst), inputs + 6);
+    assert_eq!(
+        std::fs::read(&file).unwrap().len(),
+        before + 5 * 4 * 2,
+        "five vectors, two floats longer each"
+    );
 }
