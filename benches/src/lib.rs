@@ -5,6 +5,7 @@
 //! and U+2028 now and then, trusted speakers, speakerless assistant turns,
 //! forged labels inside bodies, and some pending records.
 
+pub mod categories;
 pub mod corpus;
 pub mod workspace_gen;
 

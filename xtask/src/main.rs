@@ -20,7 +20,7 @@ use anyhow::{bail, Context, Result};
 
 /// The fuzz targets, one per file in `fuzz/fuzz_targets/`.
 const FUZZ_TARGETS: &[&str] =
-    &["archive_parse", "forged_label", "frame_truncation", "index_open", "topic_parse"];
+    &["archive_parse", "forged_label", "frame_truncation", "index_open", "tokenize", "topic_parse"];
 
 /// Seconds each fuzz target runs in the CI smoke.
 const CI_FUZZ_SECONDS: u64 = 20;

@@ -1,9 +1,10 @@
-//! Invariant checks driven by arbitrary bytes: the body of the `index_open`
-//! fuzz target and of the corpus replay in this crate's tests.
+//! Invariant checks driven by arbitrary bytes: the bodies of the
+//! `index_open` and `tokenize` fuzz targets and of the corpus replays in
+//! this crate's tests.
 
 use crate::search::{Bm25, Filters, View};
 use crate::segment::{build, Document, Kind, Segment, Stamp, Unit};
-use crate::tokenize::TokenizerConfig;
+use crate::tokenize::{Tokenizer, TokenizerConfig, MAX_WORD_CHARS};
 
 fn small_index() -> Vec<u8> {
     let units = (0..4)
@@ -65,5 +66,39 @@ pub fn check_index_open(data: &[u8]) {
                 assert_eq!(got, want, "a corrupted index answered differently");
             }
         }
+    }
+}
+
+/// `tokenize`: for any text (arbitrary bytes, read as lossy UTF-8, split
+/// at the first byte `0xFF` into two texts `a` and `b`), under every
+/// configuration, the tokenizer never panics; no term is longer than
+/// [`MAX_WORD_CHARS`] characters or empty; tokenizing is deterministic;
+/// a line feed between two texts separates their terms exactly
+/// (`terms(a + "\n" + b) == terms(a) ++ terms(b)`); and a snippet is at most
+/// the characters asked for, on one line.
+pub fn check_tokenize(data: &[u8]) {
+    let (a, b) = match data.iter().position(|&x| x == 0xFF) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, &[][..]),
+    };
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    for (stem, stop_words) in [(true, true), (false, false)] {
+        let tok = Tokenizer::new(TokenizerConfig { stem, stop_words });
+        let terms = |text: &str| {
+            let mut out = Vec::new();
+            tok.terms(text, &mut out);
+            out
+        };
+        let (ta, tb) = (terms(&a), terms(&b));
+        for t in ta.iter().chain(&tb) {
+            assert!(!t.is_empty(), "an empty term from {a:?} / {b:?}");
+            assert!(t.chars().count() <= MAX_WORD_CHARS, "a term of {} characters", t.chars().count());
+        }
+        assert_eq!(terms(&a), ta, "the same text gave other terms");
+        let joined = terms(&format!("{a}\n{b}"));
+        assert_eq!(joined, [ta.clone(), tb].concat(), "a line feed did not separate the terms");
+        let snippet = tok.snippet(&a, &ta, 40);
+        assert!(snippet.chars().count() <= 40);
+        assert!(!snippet.contains(['\n', '\r', '\u{2028}', '\u{2029}']));
     }
 }

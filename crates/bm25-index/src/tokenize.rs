@@ -28,8 +28,8 @@ impl Default for TokenizerConfig {
 impl TokenizerConfig {
     /// A stable number for the configuration, stored in the index.
     pub fn fingerprint(self) -> u32 {
-        // Version 2 of the tokenizer; bump when its output changes.
-        (2 << 8) | u32::from(self.stem) | (u32::from(self.stop_words) << 1)
+        // Version 3 of the tokenizer; bump when its output changes.
+        (3 << 8) | u32::from(self.stem) | (u32::from(self.stop_words) << 1)
     }
 }
 
@@ -77,6 +77,24 @@ fn is_cjk(c: char) -> bool {
         | 0xAC00..=0xD7AF    // Hangul syllables
         | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
         | 0x20000..=0x2FFFF) // CJK Extensions B–F
+}
+
+/// The longest word, in characters, that is folded and stemmed whole. A
+/// longer word becomes the term made of its first `MAX_WORD_CHARS`
+/// characters, folded and cut again at `MAX_WORD_CHARS`, neither stemmed nor
+/// checked against the stop words: the stemmer's work grows with the
+/// square of a word's length, and normalisation with the length of a run of
+/// combining marks, so without the cap one hostile word could cost minutes.
+/// The same cut applies to queries, so a long word still finds itself (and
+/// any other word sharing its first 64 characters).
+pub const MAX_WORD_CHARS: usize = 64;
+
+/// `word` cut to at most `max` characters.
+fn cut(word: &str, max: usize) -> &str {
+    match word.char_indices().nth(max) {
+        Some((at, _)) => &word[..at],
+        None => word,
+    }
 }
 
 fn fold(word: &str) -> String {
@@ -148,35 +166,39 @@ impl Tokenizer {
     }
 
     /// Calls `emit(word, whole)` for each word of `text` in order, case
-    /// folded; `whole` is true for CJK bigrams (already terms), false for a
-    /// word that [`Tokenizer::term_of`] turns into its term. Nothing is
-    /// allocated per word, so a caller may cache terms by folded word.
+    /// folded; `whole` is true for CJK bigrams and for words cut at
+    /// [`MAX_WORD_CHARS`] (already terms), false for a word that
+    /// [`Tokenizer::term_of`] turns into its term. Nothing is allocated per
+    /// word, so a caller may cache terms by folded word. The work per word is
+    /// bounded by the cap: the whole call is linear in the length of `text`.
     pub fn each_word(&self, text: &str, emit: &mut dyn FnMut(&str, bool)) {
         // UAX #29 makes every ideograph its own word: adjacent CJK words are
         // joined into one run before bigrams are taken.
         let mut run = String::new();
         let mut run_end = usize::MAX;
         let mut folded = String::new();
-        for (at, word) in text.unicode_word_indices() {
+        for (at, whole_word) in text.unicode_word_indices() {
+            let word = cut(whole_word, MAX_WORD_CHARS);
+            let long = word.len() < whole_word.len();
             folded.clear();
             if word.is_ascii() {
                 folded.push_str(word);
                 folded.make_ascii_lowercase();
             } else {
-                folded.push_str(&fold(word));
+                folded.push_str(cut(&fold(word), MAX_WORD_CHARS));
                 if folded.chars().any(is_cjk) {
                     if at != run_end && !run.is_empty() {
                         self.cjk(&std::mem::take(&mut run), &mut |t| emit(t, true));
                     }
                     run.push_str(&folded);
-                    run_end = at + word.len();
+                    run_end = at + whole_word.len();
                     continue;
                 }
             }
             if !run.is_empty() {
                 self.cjk(&std::mem::take(&mut run), &mut |t| emit(t, true));
             }
-            emit(&folded, false);
+            emit(&folded, long);
         }
         if !run.is_empty() {
             self.cjk(&run, &mut |t| emit(t, true));
@@ -320,5 +342,34 @@ mod tests {
         assert_eq!(terms(plain, "서울에서"), ["서울", "울에", "에서"]);
         assert!(terms(plain, "  \u{200B} ").is_empty());
         assert_ne!(TokenizerConfig::default().fingerprint(), plain.fingerprint());
+    }
+
+    #[test]
+    fn long_words_are_cut_at_the_cap_and_not_stemmed() {
+        let stem = TokenizerConfig::default();
+        // 64 characters are a word like any other: stemmed.
+        let at_cap = format!("{}ings", "ba".repeat(MAX_WORD_CHARS / 2 - 2));
+        assert_eq!(at_cap.len(), MAX_WORD_CHARS);
+        let stemmed = terms(stem, &at_cap);
+        assert_eq!(stemmed.len(), 1);
+        assert!(at_cap.starts_with(&stemmed[0]) && stemmed[0].len() < MAX_WORD_CHARS, "{stemmed:?}");
+        // One more and the first 64 characters are the term, verbatim.
+        assert_eq!(terms(stem, &format!("{at_cap}s")), [at_cap.clone()]);
+        // A million-character word is one term of 64 characters.
+        let huge = "Y".repeat(1_000_000);
+        assert_eq!(
+            terms(stem, &format!("a {huge} budgets")),
+            ["y".repeat(MAX_WORD_CHARS), "budget".to_owned()]
+        );
+        // Folding happens after the cut and is cut again: `ß` folds to `ss`.
+        let sharp = "ß".repeat(MAX_WORD_CHARS + 1);
+        assert_eq!(terms(stem, &sharp), ["s".repeat(MAX_WORD_CHARS)]);
+        // A base letter carrying a million combining marks is one short term.
+        let marks = format!("a{}", "\u{301}\u{316}".repeat(500_000));
+        let got = terms(stem, &marks);
+        assert_eq!(got.len(), 1);
+        assert!(got[0].chars().count() <= MAX_WORD_CHARS);
+        // A stop word only counts when it is a whole word.
+        assert!(terms(stem, "the").is_empty());
     }
 }
