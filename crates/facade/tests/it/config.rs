@@ -297,7 +297,9 @@ fn recording_listener() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>
                 line.clear();
             }
             record.lock().unwrap().push(head);
-            let _ = stream.write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
         }
     });
     (url, seen)

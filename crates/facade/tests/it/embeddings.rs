@@ -255,8 +255,10 @@ fn the_user_file_chooses_the_endpoint_and_the_workspace_file_only_the_model() {
     let srv = server();
     let user = dir.path().join("no-user-config/scriptorium");
     std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("config.toml"), format!("[memory.embeddings]\nurl = \"{}\"\n", srv.url)).unwrap();
-    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n").unwrap();
+    std::fs::write(user.join("config.toml"), format!("[memory.embeddings]\nurl = \"{}\"\n", srv.url))
+        .unwrap();
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n")
+        .unwrap();
     let out = search(dir.path(), None, &["money", "--method", "embedding", "--limit", "1"]);
     assert_eq!(ok_hits(&out)[0]["source_id"], "chat/team-1/m1");
     std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = 5\n").unwrap();

@@ -325,7 +325,8 @@ fn a_slow_tool_never_holds_up_the_protocol() {
     let slow = super::embeddings::slow_server(std::time::Duration::from_secs(2));
     // The endpoint comes from the environment, the model name may come
     // from the workspace.
-    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n").unwrap();
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n")
+        .unwrap();
     let lines: Vec<String> = [
         initialize(0),
         initialized(),
