@@ -129,6 +129,23 @@ fn readers_work_on_a_read_only_workspace_and_writers_are_refused() {
     ok(&palace);
     assert!(page.is_file());
 
+    // The tools read it too; memory_status says how.
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "budget"}}}),
+    ];
+    let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    let mcp = reader.run(&["mcp", "--workspace", w], input.as_bytes());
+    assert_eq!(mcp.status.code(), Some(0), "{}", String::from_utf8_lossy(&mcp.stderr));
+    let mut answers = json_lines(&mcp.stdout);
+    answers.sort_by_key(|a| a["id"].as_u64());
+    let status = &answers[1]["result"]["structuredContent"];
+    assert_eq!(status["read_only"]["interrupted_install"], true, "{}", answers[1]);
+    assert!(status["read_only"]["reason"].as_str().unwrap().contains("write.lock"), "{status}");
+    assert!(!answers[2]["result"]["structuredContent"]["hits"].as_array().unwrap().is_empty(), "{}", answers[2]);
+
     // Writers are refused, naming the lock file.
     let record = "{\"provider\":\"chat\",\"thread\":\"t\",\"message\":\"ro\",\"role\":\"user\",\"timestamp\":\"2026-08-09T10:11:12Z\",\"content\":\"x\"}\n";
     let append = reader.run(&["archive", "append", "--workspace", w], record.as_bytes());
