@@ -282,6 +282,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_real_read_only_folder_when_permissions_apply() {
+        use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         drop(acquire(dir.path(), Duration::ZERO).unwrap());
@@ -289,7 +290,7 @@ mod tests {
         std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o444)).unwrap();
         if OpenOptions::new().write(true).open(&lock).is_ok() {
             // Root ignores permissions; the simulated cases above cover it.
-            eprintln!("skipped: this process may write a 0444 file (running as root)");
+            let _ = writeln!(io::stderr(), "skipped: this process may write a 0444 file (running as root)");
             return;
         }
         let r = acquire_shared(dir.path(), Duration::ZERO).unwrap();

@@ -5,6 +5,7 @@
 //! the unprivileged user `nobody` instead. The fallbacks themselves are
 //! tested in the lock and index crates whoever runs the tests.
 
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -56,7 +57,7 @@ impl Reader {
             cmd.uid(65534).gid(65534);
         }
         let mut child = cmd.spawn().unwrap();
-        std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin).unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
         child.wait_with_output().unwrap()
     }
 }
@@ -79,7 +80,8 @@ fn read_only(ws: &Path) -> Option<Reader> {
     let reader = Reader { as_nobody: ignores_permissions(ws) };
     if reader.as_nobody && reader.run(&["--version"], b"").status.code() != Some(0) {
         chmod_tree(ws, 0o755, 0o644);
-        eprintln!("skipped: running with privileges and the binary cannot be run as nobody");
+        let message = "skipped: running with privileges and the binary cannot be run as nobody";
+        let _ = writeln!(std::io::stderr(), "{message}");
         return None;
     }
     Some(reader)
@@ -144,7 +146,11 @@ fn readers_work_on_a_read_only_workspace_and_writers_are_refused() {
     let status = &answers[1]["result"]["structuredContent"];
     assert_eq!(status["read_only"]["interrupted_install"], true, "{}", answers[1]);
     assert!(status["read_only"]["reason"].as_str().unwrap().contains("write.lock"), "{status}");
-    assert!(!answers[2]["result"]["structuredContent"]["hits"].as_array().unwrap().is_empty(), "{}", answers[2]);
+    assert!(
+        !answers[2]["result"]["structuredContent"]["hits"].as_array().unwrap().is_empty(),
+        "{}",
+        answers[2]
+    );
 
     // Writers are refused, naming the lock file.
     let record = "{\"provider\":\"chat\",\"thread\":\"t\",\"message\":\"ro\",\"role\":\"user\",\"timestamp\":\"2026-08-09T10:11:12Z\",\"content\":\"x\"}\n";
