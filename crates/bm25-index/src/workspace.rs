@@ -15,7 +15,10 @@
 //!   but only topic files whose documents changed are re-indexed.
 //!
 //! The index files are replaced atomically (temporary + rename) and read
-//! through a memory map; a reader keeps its map until it reopens.
+//! through a memory map; a reader keeps its map until it reopens. A reader
+//! ([`open`], [`search_lines`]) that cannot write them (a read-only
+//! workspace, a full disk) keeps the refreshed index in memory for its
+//! process instead and says so in [`Report::unsaved`]; see [`unsaved`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -37,6 +40,9 @@ use crate::format::checksum;
 use crate::search::View;
 use crate::segment::{self, Damaged, Document, Kind, Segment, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
+
+mod unsaved;
+use unsaved::Save;
 
 /// The index folder, relative to the workspace.
 pub const DIR: &str = ".scriptorium/index";
@@ -78,6 +84,11 @@ pub struct Report {
     pub base_bytes: u64,
     /// Bytes of the delta file (0 when there is none).
     pub delta_bytes: u64,
+    /// Why the refreshed index could not be written, when it could not:
+    /// it is then kept in memory for this process only (the byte counts
+    /// are its size in memory), and the next reader refreshes again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsaved: Option<String>,
 }
 
 /// An opened, current index of a workspace.
@@ -498,7 +509,7 @@ pub fn search_lines(
         Err(d) => d.to_string(),
     };
     drop(opened);
-    let rebuilt = build_because(root, config, Some(why), &mut |_, _| {})?;
+    let rebuilt = build_because(root, config, Some(why), Save::IfPossible, &mut |_, _| {})?;
     answer(&rebuilt.view)
         .map_err(|d| Error::new(ErrorKind::Io, format!("the rebuilt index is unusable: {d}")))
 }
@@ -613,7 +624,7 @@ fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Op
 /// Builds the index of the workspace at `root` from every file, replacing
 /// whatever was there.
 pub fn build(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
-    build_because(root, config, None, &mut |_, _| {})
+    build_because(root, config, None, Save::Required, &mut |_, _| {})
 }
 
 /// [`build`], calling `progress(files read, files)` as it reads.
@@ -622,13 +633,14 @@ pub fn build_with_progress(
     config: TokenizerConfig,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Opened, Error> {
-    build_because(root, config, None, progress)
+    build_because(root, config, None, Save::Required, progress)
 }
 
 fn build_because(
     root: &Path,
     config: TokenizerConfig,
     why: Option<String>,
+    save: Save,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Opened, Error> {
     let listing = list_files(root)?;
@@ -664,9 +676,6 @@ fn build_because(
     units.extend(topics);
     let units_changed = units.len();
     let bytes = segment::build(units, config, None);
-    publish(root, BASE, &bytes)?;
-    remove_delta(root)?;
-    record_promoted(root, &promoted)?;
     let report = Report {
         action: Action::Built,
         rebuilt_because: why,
@@ -675,16 +684,29 @@ fn build_because(
         documents: 0,
         base_bytes: 0,
         delta_bytes: 0,
+        unsaved: None,
     };
-    finish(root, config, report)
+    match save_base(root, &bytes, &promoted) {
+        Ok(()) => finish(root, config, report),
+        Err(e) => unsaved::keep(root, config, save, e, Refreshed::Base(bytes), report),
+    }
+}
+
+/// Writes a new base: no delta, the promotions it reflects.
+fn save_base(root: &Path, bytes: &[u8], promoted: &BTreeSet<String>) -> Result<(), Error> {
+    publish(root, BASE, bytes)?;
+    remove_delta(root)?;
+    record_promoted(root, promoted)
 }
 
 /// Opens the index of the workspace at `root`, first folding in every file
 /// that changed since it was written; builds it when it is missing or
 /// unusable (truncated, corrupted, foreign, another format version or
-/// tokenizer).
+/// tokenizer). For a reader: when the result cannot be written (an I/O
+/// error under `.scriptorium/`), it is kept in memory for this process and
+/// [`Report::unsaved`] says why.
 pub fn open(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
-    open_scoped(root, config, None)
+    open_with(root, config, None, Save::IfPossible)
 }
 
 /// Which topic files a refresh re-checks when some changed.
@@ -703,19 +725,42 @@ pub trait TopicScope {
     fn scope(&self, dirty: &BTreeSet<String>) -> Option<(BTreeSet<String>, BTreeSet<String>)>;
 }
 
-/// [`open`], re-checking only the topic files `scope` names.
+/// [`open`] for a writer, re-checking only the topic files `scope` names:
+/// an index that cannot be written is an error, never kept in memory.
 pub fn open_scoped(
     root: &Path,
     config: TokenizerConfig,
     scope: Option<&dyn TopicScope>,
 ) -> Result<Opened, Error> {
+    open_with(root, config, scope, Save::Required)
+}
+
+fn open_with(
+    root: &Path,
+    config: TokenizerConfig,
+    scope: Option<&dyn TopicScope>,
+    save: Save,
+) -> Result<Opened, Error> {
     let view = match open_existing(root, config)? {
         Ok(v) => v,
-        Err(why) => return build_because(root, config, Some(why), &mut |_, _| {}),
+        Err(why) => return build_because(root, config, Some(why), save, &mut |_, _| {}),
     };
     match refresh(root, &view, scope) {
-        Ok(Some(report)) => finish(root, config, report),
-        Ok(None) => {
+        Ok(Folded::Changes { refreshed, promoted, report }) => {
+            drop(view);
+            match save_refreshed(root, &refreshed, &promoted) {
+                Ok(()) => finish(root, config, report),
+                Err(e) => unsaved::keep(root, config, save, e, refreshed, report),
+            }
+        }
+        Ok(folded @ (Folded::Nothing | Folded::Promotions(_))) => {
+            let unsaved = match folded {
+                Folded::Promotions(promoted) => match record_promoted(root, &promoted) {
+                    Ok(()) => None,
+                    Err(e) => Some(unsaved::reason(save, e)?),
+                },
+                _ => None,
+            };
             let report = Report {
                 action: Action::Fresh,
                 rebuilt_because: None,
@@ -724,15 +769,38 @@ pub fn open_scoped(
                 documents: view.len(),
                 base_bytes: file_size(&index_dir(root).join(BASE)),
                 delta_bytes: if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 },
+                unsaved,
             };
             Ok(Opened { view, report })
         }
         Err(RefreshError::Damaged(d)) => {
             drop(view);
-            build_because(root, config, Some(d.to_string()), &mut |_, _| {})
+            build_because(root, config, Some(d.to_string()), save, &mut |_, _| {})
         }
         Err(RefreshError::Other(e)) => Err(e),
     }
+}
+
+/// Writes what a refresh folded in.
+fn save_refreshed(root: &Path, refreshed: &Refreshed, promoted: &BTreeSet<String>) -> Result<(), Error> {
+    match refreshed {
+        Refreshed::Delta(bytes) => {
+            publish(root, DELTA, bytes)?;
+            record_promoted(root, promoted)
+        }
+        Refreshed::Base(bytes) => save_base(root, bytes, promoted),
+    }
+}
+
+/// What [`refresh`] found.
+enum Folded {
+    /// The index is current.
+    Nothing,
+    /// The index is current, but the promotions it reflects are to be
+    /// recorded again (none of their files is in the workspace).
+    Promotions(BTreeSet<String>),
+    /// The index with the changed files folded in, not yet written.
+    Changes { refreshed: Refreshed, promoted: BTreeSet<String>, report: Report },
 }
 
 enum RefreshError {
@@ -752,8 +820,8 @@ impl From<Error> for RefreshError {
     }
 }
 
-/// Folds changed files into the index; `None` when nothing changed.
-fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<Option<Report>, RefreshError> {
+/// Folds changed files into the index, writing nothing.
+fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<Folded, RefreshError> {
     let listing = list_files(root)?;
     let promoted = trust::promoted(root)?;
     let reflected = reflected_promotions(root);
@@ -805,10 +873,7 @@ fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<O
         .map(|u| (u.kind, u.path.to_owned()))
         .collect();
     if changed.is_empty() && gone.is_empty() && settled.is_empty() {
-        if promoted != reflected {
-            record_promoted(root, &promoted)?;
-        }
-        return Ok(None);
+        return Ok(if promoted != reflected { Folded::Promotions(promoted) } else { Folded::Nothing });
     }
     let mut sources = Sources { fresh: HashMap::new(), gone: HashSet::new(), old: Some(view) };
     for (k, p) in &gone {
@@ -910,19 +975,12 @@ fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<O
     }
     changes.extend(gone.into_iter().map(|(k, p)| Change::Remove(k, p)));
     let units_changed = changes.len();
-    let action = match delta::refresh(view, changes)? {
-        Refreshed::Delta(bytes) => {
-            publish(root, DELTA, &bytes)?;
-            Action::Refreshed
-        }
-        Refreshed::Base(bytes) => {
-            publish(root, BASE, &bytes)?;
-            remove_delta(root)?;
-            Action::Merged
-        }
+    let refreshed = delta::refresh(view, changes)?;
+    let action = match refreshed {
+        Refreshed::Delta(_) => Action::Refreshed,
+        Refreshed::Base(_) => Action::Merged,
     };
-    record_promoted(root, &promoted)?;
-    Ok(Some(Report {
+    let report = Report {
         action,
         rebuilt_because: None,
         files_read,
@@ -930,5 +988,7 @@ fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<O
         documents: 0,
         base_bytes: 0,
         delta_bytes: 0,
-    }))
+        unsaved: None,
+    };
+    Ok(Folded::Changes { refreshed, promoted, report })
 }

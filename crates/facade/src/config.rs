@@ -25,6 +25,11 @@
 //! workspace, read by the transaction layer from the workspace's
 //! `scriptorium.toml` only, so that every process writing a workspace
 //! renders the same `core.md`; in the user file it is refused.
+//!
+//! Where memory text and an API key are sent is the user's choice alone: a
+//! workspace is shared, cloned and synced, so its `scriptorium.toml` may not
+//! set an endpoint or the variable a key is read from ([`USER_ONLY`]); such
+//! a key there is refused, naming where it belongs.
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +56,32 @@ pub fn user_file() -> Option<PathBuf> {
 
 /// The workspace's configuration file.
 pub const WORKSPACE_FILE: &str = "scriptorium.toml";
+
+/// The keys only the user file, the environment or flags may set, with
+/// where each belongs instead: they name where memory text and an API key
+/// are sent, which a shared workspace must never choose.
+pub const USER_ONLY: [(&str, &str); 4] = [
+    ("memory.writer.model_url", "the user file, SCRIPTORIUM_MODEL_URL or --model-url"),
+    ("memory.writer.api_key_env", "the user file"),
+    ("memory.embeddings.url", "the user file or SCRIPTORIUM_EMBEDDING_URL"),
+    ("memory.embeddings.api_key_env", "the user file"),
+];
+
+/// Refuses a [`USER_ONLY`] key read from a workspace's file.
+fn user_only(key: &str, in_workspace: bool) -> Result<(), String> {
+    match USER_ONLY.iter().find(|(k, _)| *k == key) {
+        Some((k, instead)) if in_workspace => {
+            let file = user_file().map_or_else(
+                || "$XDG_CONFIG_HOME/scriptorium/config.toml".to_owned(),
+                |p| p.display().to_string(),
+            );
+            Err(format!(
+                "{k} names where memory text or an API key is sent, which a workspace's {WORKSPACE_FILE} may not choose (a shared or cloned workspace would send them where it likes); set it in {instead} (the user file is {file})"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// The settings, merged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +217,7 @@ impl Config {
                 if !matches!(k.as_str(), "url" | "model" | "api_key_env") {
                     return Err(bad(format!("unknown key memory.embeddings.{k}")));
                 }
+                user_only(&format!("memory.embeddings.{k}"), in_workspace).map_err(bad)?;
                 let Some(v) = v.as_str() else {
                     return Err(bad(format!("memory.embeddings.{k} must be a string, not {v}")));
                 };
@@ -206,6 +238,7 @@ impl Config {
                 ) {
                     return Err(bad(format!("unknown key memory.writer.{k}")));
                 }
+                user_only(&format!("memory.writer.{k}"), in_workspace).map_err(bad)?;
             }
             let string = |k: &str| -> Result<Option<String>, ConfigError> {
                 match w.get(k) {

@@ -476,12 +476,37 @@ fn writer(root: &std::path::Path, timeout_ms: u64) -> Result<transaction::Writer
 
 /// A reader never sees a half-installed patch: an install waiting for
 /// recovery is completed first (under the write lock), then the lock is
-/// held shared while reading, so no install runs meanwhile.
+/// held shared while reading, so no install runs meanwhile. A workspace this
+/// process cannot write is read as it is on disk, with a warning.
 fn settle(root: &std::path::Path) -> Result<transaction::lock::WriteLock, ExitCode> {
-    if transaction::install::pending(root) {
-        writer(root, 5000)?;
+    let wait = std::time::Duration::from_millis(5000);
+    let shared = transaction::lock::acquire_shared(root, wait).map_err(|e| fail_tx(&e))?;
+    if let Some(why) = shared.held().not_writable() {
+        warn_read_only(root, why);
+        return Ok(shared);
     }
-    transaction::lock::acquire_shared(root, std::time::Duration::from_millis(5000)).map_err(|e| fail_tx(&e))
+    if !transaction::install::pending(root) {
+        return Ok(shared);
+    }
+    drop(shared);
+    writer(root, 5000)?;
+    transaction::lock::acquire_shared(root, wait).map_err(|e| fail_tx(&e))
+}
+
+/// Says on stderr that the workspace is read as it is on disk, because
+/// `why` it cannot be written, and whether an interrupted install is left.
+fn warn_read_only(root: &std::path::Path, why: &str) {
+    let mut lines = vec![format!(
+        "the workspace cannot be written ({}): reading it as it is on disk; the search index is refreshed in memory for this command only",
+        shown(why)
+    )];
+    if transaction::install::pending(root) {
+        lines.push(
+            "an interrupted install could not be completed: its files are read as they are and may be half-installed; run check where the workspace can be written"
+                .to_owned(),
+        );
+    }
+    warn(&lines);
 }
 
 fn io_fail(e: io::Error) -> ExitCode {
@@ -648,14 +673,33 @@ fn run_check(root: PathBuf, as_json: bool, timeout_ms: u64) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    let w = match writer(&root, timeout_ms) {
-        Ok(w) => w,
-        Err(code) => return code,
+    // A workspace this process cannot write is checked as it is on disk,
+    // under the shared lock; otherwise the write lock completes an
+    // interrupted install first.
+    let shared = match transaction::lock::acquire_shared(&root, std::time::Duration::from_millis(timeout_ms))
+    {
+        Ok(l) => l,
+        Err(e) => return fail_tx(&e),
     };
-    let recovered = match w.recovered {
-        transaction::install::Recovered::Nothing => "nothing",
-        transaction::install::Recovered::RolledForward => "rolled_forward",
-        transaction::install::Recovered::Discarded => "discarded",
+    let (w, _shared) = match shared.held().not_writable() {
+        Some(why) => {
+            warn_read_only(&root, why);
+            (None, Some(shared))
+        }
+        None => {
+            drop(shared);
+            match writer(&root, timeout_ms) {
+                Ok(w) => (Some(w), None),
+                Err(code) => return code,
+            }
+        }
+    };
+    let recovered = match w.as_ref().map(|w| &w.recovered) {
+        Some(transaction::install::Recovered::Nothing) => "nothing",
+        Some(transaction::install::Recovered::RolledForward) => "rolled_forward",
+        Some(transaction::install::Recovered::Discarded) => "discarded",
+        None if transaction::install::pending(&root) => "not_completed",
+        None => "nothing",
     };
     let (diagnostics, _, archive) = match whole_workspace_diagnostics(&root) {
         Ok(x) => x,
@@ -756,6 +800,7 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
             "action": o.report.action,
             "base_bytes": o.report.base_bytes,
             "delta_bytes": o.report.delta_bytes,
+            "unsaved": o.report.unsaved,
         }),
         Err(e) => serde_json::json!({"error": e.message()}),
     };

@@ -236,12 +236,17 @@ fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Tool
 }
 
 /// Recovers an interrupted install, then holds the lock shared while
-/// reading.
+/// reading. A workspace this process cannot write is read as it is on disk
+/// (`memory_status` says so in `read_only`).
 fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
-    if transaction::install::pending(root) {
-        transaction::Writer::open(root, transaction::lock::INTERACTIVE_TIMEOUT)?;
+    let wait = transaction::lock::INTERACTIVE_TIMEOUT;
+    let shared = transaction::lock::acquire_shared(root, wait)?;
+    if shared.held().not_writable().is_some() || !transaction::install::pending(root) {
+        return Ok(shared);
     }
-    Ok(transaction::lock::acquire_shared(root, transaction::lock::INTERACTIVE_TIMEOUT)?)
+    drop(shared);
+    transaction::Writer::open(root, wait)?;
+    Ok(transaction::lock::acquire_shared(root, wait)?)
 }
 
 fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, ToolError> {
@@ -352,11 +357,17 @@ fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError
 }
 
 fn status(root: &Path) -> Result<Value, ToolError> {
-    let _shared = read_lock(root)?;
+    let shared = read_lock(root)?;
     let rev = transaction::revision::compute(root)?;
     let index = transaction::validation::TopicIndex::load(root, &rev)?;
     let blocks: usize = index.files.values().map(|f| f.ids.len()).sum();
     let mut out = json!({"revision": rev.hex, "topic_files": index.files.len(), "blocks": blocks});
+    if let Some(why) = shared.held().not_writable() {
+        out["read_only"] = json!({
+            "reason": why,
+            "interrupted_install": transaction::install::pending(root),
+        });
+    }
     if let Some(obj) = out.as_object_mut() {
         obj.extend(crate::writer_status(root));
     }

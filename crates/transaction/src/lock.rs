@@ -4,8 +4,20 @@
 //! two writers never interleave. It is an advisory `flock`-style lock on a
 //! file that is never unlinked or renamed; the operating system releases it
 //! when the process ends, however it ends.
+//!
+//! A reader may find the workspace read-only (a mounted backup, a read-only
+//! checkout, a folder it may read but not write). Its shared lock then opens
+//! the lock file read-only, which `flock` allows and which still excludes
+//! every writer. When the lock file does not exist and cannot be created,
+//! the reader goes on without a lock: every writer creates that file before
+//! it changes anything, so nobody who cannot create it has written there,
+//! and a reader cannot take a lock in a folder it cannot write. (A writer
+//! with more rights starting meanwhile is not excluded; the reader then
+//! reads what is on disk, as it would without the lock.) [`WriteLock::held`]
+//! says which of these happened, so the caller can say so.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -25,7 +37,39 @@ pub const INTERACTIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A held write lock; released when dropped.
 #[derive(Debug)]
 pub struct WriteLock {
-    _file: File,
+    _file: Option<File>,
+    held: Held,
+}
+
+/// How a lock is held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// Through the lock file opened for writing, as every writer holds it.
+    Writable,
+    /// Shared, through the lock file opened read-only, because it could not
+    /// be opened for writing (the reason): writers are still excluded, but
+    /// nothing in the workspace can be written by this process.
+    ReadOnly(String),
+    /// Not at all: the lock file does not exist and could not be created
+    /// (the reason), so no writer has written there; see the module page.
+    Absent(String),
+}
+
+impl Held {
+    /// Why the workspace cannot be written, when it cannot.
+    pub fn not_writable(&self) -> Option<&str> {
+        match self {
+            Held::Writable => None,
+            Held::ReadOnly(why) | Held::Absent(why) => Some(why),
+        }
+    }
+}
+
+impl WriteLock {
+    /// How the lock is held: always [`Held::Writable`] for a writer.
+    pub fn held(&self) -> &Held {
+        &self.held
+    }
 }
 
 /// Takes the write lock of workspace `root`, waiting at most `timeout`:
@@ -43,29 +87,75 @@ pub fn acquire_file(root: &Path, rel: &str, timeout: Duration) -> Result<WriteLo
 }
 
 /// Takes the lock shared, as a reader: no writer can install while it is
-/// held, and readers do not exclude each other. Same errors as [`acquire`].
+/// held, and readers do not exclude each other. Same errors as [`acquire`];
+/// on a workspace this process cannot write it still succeeds, read-only or
+/// without a lock ([`WriteLock::held`], the module page).
 pub fn acquire_shared(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
     take(root, LOCK_FILE, timeout, true)
 }
 
-fn take(root: &Path, rel: &str, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
+/// Opens the lock file: for writing (creating it) when `write`, else
+/// read-only.
+type Opener = dyn Fn(&Path, bool) -> io::Result<File>;
+
+fn open_file(path: &Path, write: bool) -> io::Result<File> {
+    if write {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        OpenOptions::new().create(true).truncate(false).write(true).open(path)
+    } else {
+        File::open(path)
+    }
+}
+
+/// Whether `e` says this process may not write there (permissions, a
+/// read-only file system), as opposed to a failure worth reporting.
+fn cannot_write(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem)
+}
+
+/// Opens the lock file for writing; for a reader that may not write, opens
+/// it read-only, or goes without it when it does not exist.
+fn open_lock(root: &Path, rel: &str, shared: bool, open: &Opener) -> Result<(Option<File>, Held), Error> {
     let path = root.join(rel);
+    let e = match open(&path, true) {
+        Ok(file) => return Ok((Some(file), Held::Writable)),
+        Err(e) => e,
+    };
+    let refused = || Error::io(&e, "cannot open the write lock", &path).at(rel);
+    if !shared || !cannot_write(&e) {
+        return Err(refused());
+    }
+    let why = format!("cannot open {rel} for writing: {e}");
+    match open(&path, false) {
+        Ok(file) => Ok((Some(file), Held::ReadOnly(why))),
+        Err(n) if n.kind() == io::ErrorKind::NotFound => Ok((None, Held::Absent(why))),
+        Err(_) => Err(refused()),
+    }
+}
+
+fn take(root: &Path, rel: &str, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
+    take_with(root, rel, timeout, shared, &open_file)
+}
+
+fn take_with(
+    root: &Path,
+    rel: &str,
+    timeout: Duration,
+    shared: bool,
+    open: &Opener,
+) -> Result<WriteLock, Error> {
     // Never create or lock anything through a link that leaves the workspace.
     fsio::check_no_links(root, rel)?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(&e, "cannot create", dir))?;
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&e, "cannot open the write lock", &path))?;
+    let path = root.join(rel);
+    let (file, held) = open_lock(root, rel, shared, open)?;
+    let Some(file) = file else { return Ok(WriteLock { _file: None, held }) };
     let start = Instant::now();
     loop {
         let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
         match attempt {
-            Ok(()) => return Ok(WriteLock { _file: file }),
+            Ok(()) => return Ok(WriteLock { _file: Some(file), held }),
             Err(TryLockError::WouldBlock) => {
                 if start.elapsed() >= timeout {
                     return Err(Error::new(
@@ -128,5 +218,83 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join(".scriptorium")).unwrap();
         assert_eq!(acquire(dir.path(), Duration::ZERO).unwrap_err().code, Code::InvalidArgument);
         assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    /// Opens as a read-only workspace would: writing fails with `kind`.
+    fn read_only(kind: io::ErrorKind) -> impl Fn(&Path, bool) -> io::Result<File> {
+        move |path, write| if write { Err(io::Error::from(kind)) } else { open_file(path, false) }
+    }
+
+    #[test]
+    fn a_reader_of_a_read_only_workspace_locks_read_only_and_still_excludes_writers() {
+        for kind in [io::ErrorKind::ReadOnlyFilesystem, io::ErrorKind::PermissionDenied] {
+            let dir = tempfile::tempdir().unwrap();
+            drop(acquire(dir.path(), Duration::ZERO).unwrap());
+            let r = take_with(dir.path(), LOCK_FILE, Duration::ZERO, true, &read_only(kind)).unwrap();
+            assert!(matches!(r.held(), Held::ReadOnly(_)), "{:?}", r.held());
+            assert!(r.held().not_writable().unwrap().contains(LOCK_FILE));
+            assert_eq!(acquire(dir.path(), Duration::from_millis(20)).unwrap_err().code, Code::Locked);
+            drop(r);
+            // A writer held: the read-only reader waits for it like any.
+            let w = acquire(dir.path(), Duration::ZERO).unwrap();
+            let e = take_with(dir.path(), LOCK_FILE, Duration::from_millis(20), true, &read_only(kind));
+            assert_eq!(e.unwrap_err().code, Code::Locked);
+            drop(w);
+        }
+    }
+
+    #[test]
+    fn without_a_lock_file_that_cannot_be_created_a_reader_goes_on_unlocked() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = take_with(
+            dir.path(),
+            LOCK_FILE,
+            Duration::ZERO,
+            true,
+            &read_only(io::ErrorKind::ReadOnlyFilesystem),
+        )
+        .unwrap();
+        assert!(matches!(r.held(), Held::Absent(_)), "{:?}", r.held());
+        assert!(!dir.path().join(".scriptorium").exists(), "nothing was created");
+    }
+
+    #[test]
+    fn a_writer_on_a_read_only_workspace_is_refused_naming_the_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(acquire(dir.path(), Duration::ZERO).unwrap());
+        let e = take_with(
+            dir.path(),
+            LOCK_FILE,
+            Duration::ZERO,
+            false,
+            &read_only(io::ErrorKind::ReadOnlyFilesystem),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, Code::Io);
+        assert_eq!(e.path.as_deref(), Some(LOCK_FILE));
+        assert!(e.message.contains("cannot open the write lock"), "{e}");
+        // Any other failure is reported to a reader too, never skipped.
+        let other = |_: &Path, _: bool| -> io::Result<File> { Err(io::Error::other("disk on fire")) };
+        let e = take_with(dir.path(), LOCK_FILE, Duration::ZERO, true, &other).unwrap_err();
+        assert_eq!(e.code, Code::Io);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_real_read_only_folder_when_permissions_apply() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        drop(acquire(dir.path(), Duration::ZERO).unwrap());
+        let lock = dir.path().join(LOCK_FILE);
+        std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o444)).unwrap();
+        if OpenOptions::new().write(true).open(&lock).is_ok() {
+            // Root ignores permissions; the simulated cases above cover it.
+            let _ = writeln!(io::stderr(), "skipped: this process may write a 0444 file (running as root)");
+            return;
+        }
+        let r = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        assert!(matches!(r.held(), Held::ReadOnly(_)));
+        assert_eq!(acquire(dir.path(), Duration::ZERO).unwrap_err().code, Code::Io);
     }
 }

@@ -277,3 +277,121 @@ fn the_demo_as_one_json_object() {
         );
     }
 }
+
+/// A listener that records the head of every request it gets, answers 500
+/// and closes: enough to see whether anything connected and what it sent.
+fn recording_listener() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                head.push_str(&line);
+                line.clear();
+            }
+            record.lock().unwrap().push(head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    (url, seen)
+}
+
+fn run_secret(args: &[&str], config_home: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("ANY_SECRET", "s3cret-value")
+        .env_remove("SCRIPTORIUM_MODEL_URL")
+        .env_remove("SCRIPTORIUM_MODEL_NAME")
+        .env_remove("SCRIPTORIUM_EMBEDDING_URL")
+        .env_remove("SCRIPTORIUM_EMBEDDING_MODEL")
+        .env_remove("SCRIPTORIUM_BACKEND")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_workspace_file_cannot_choose_where_a_secret_or_memory_goes() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("ws");
+    let w = ws.to_str().unwrap();
+    append(w, "m-secret-1");
+    let (url, seen) = recording_listener();
+    let attack = format!(
+        "[memory.embeddings]\nurl = \"{url}\"\nmodel = \"m\"\napi_key_env = \"ANY_SECRET\"\n[memory.writer]\nmodel = \"m\"\nmodel_url = \"{url}\"\napi_key_env = \"ANY_SECRET\"\n"
+    );
+    std::fs::write(ws.join("scriptorium.toml"), &attack).unwrap();
+    for verb in [
+        vec!["search", "hello", "--workspace", w, "--method", "hybrid"],
+        vec!["write", "--workspace", w, "--force"],
+        vec!["status", "--workspace", w],
+    ] {
+        let out = run_secret(&verb, home.path());
+        assert_eq!(code(&out), "INVALID_ARGUMENT", "{verb:?}");
+        let e = &json_lines(&out.stderr)[0]["error"];
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("memory.embeddings.api_key_env") && message.contains("user file"), "{e}");
+        assert!(e["path"].as_str().unwrap().ends_with("scriptorium.toml"), "{e}");
+    }
+    // Each key alone is refused, naming it and where it belongs.
+    for (table, key, instead) in [
+        ("memory.embeddings", "url", "SCRIPTORIUM_EMBEDDING_URL"),
+        ("memory.embeddings", "api_key_env", "user file"),
+        ("memory.writer", "model_url", "--model-url"),
+        ("memory.writer", "api_key_env", "user file"),
+    ] {
+        let value = if key == "api_key_env" { "ANY_SECRET".to_owned() } else { url.clone() };
+        std::fs::write(ws.join("scriptorium.toml"), format!("[{table}]\n{key} = \"{value}\"\n")).unwrap();
+        let out = run_secret(&["search", "hello", "--workspace", w], home.path());
+        assert_eq!(code(&out), "INVALID_ARGUMENT", "{table}.{key}");
+        let message = json_lines(&out.stderr)[0]["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(&format!("{table}.{key}")) && message.contains(instead), "{message}");
+    }
+    assert!(seen.lock().unwrap().is_empty(), "nothing connected: {:?}", seen.lock().unwrap());
+
+    // The same settings from the user file are the user's choice, and used;
+    // harmless keys stay in the workspace file.
+    std::fs::write(
+        ws.join("scriptorium.toml"),
+        "[memory]\nbackend = \"local\"\ncore_budget = 500\n[memory.writer]\nmodel = \"m\"\nthreshold = 100\nidle_secs = 5\nnightly_hour = 4\n[memory.embeddings]\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    let user = home.path().join("user");
+    std::fs::create_dir_all(user.join("scriptorium")).unwrap();
+    std::fs::write(
+        user.join("scriptorium/config.toml"),
+        format!("[memory.embeddings]\nurl = \"{url}\"\napi_key_env = \"ANY_SECRET\"\n[memory.writer]\nmodel_url = \"{url}\"\napi_key_env = \"ANY_SECRET\"\n"),
+    )
+    .unwrap();
+    let out = run_secret(&["search", "hello", "--workspace", w, "--method", "hybrid", "--json"], &user);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BM25 only"), "the failing endpoint was tried");
+    let heads = seen.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(heads[0].starts_with("POST /v1/embeddings "), "{heads:?}");
+    assert!(heads[0].to_ascii_lowercase().contains("authorization: bearer s3cret-value"), "{heads:?}");
+    // From the environment too.
+    std::fs::remove_dir_all(&user).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["search", "hello", "--workspace", w, "--method", "hybrid", "--json"])
+        .env("XDG_CONFIG_HOME", &user)
+        .env("SCRIPTORIUM_EMBEDDING_URL", &url)
+        .env("SCRIPTORIUM_API_KEY", "env-key")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let heads = seen.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(heads[1].to_ascii_lowercase().contains("authorization: bearer env-key"), "{heads:?}");
+}

@@ -250,26 +250,36 @@ fn refusals_are_explicit() {
 }
 
 #[test]
-fn the_workspace_file_configures_embeddings_for_the_tools() {
+fn the_user_file_chooses_the_endpoint_and_the_workspace_file_only_the_model() {
     let dir = workspace();
     let srv = server();
+    let user = dir.path().join("no-user-config/scriptorium");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("config.toml"), format!("[memory.embeddings]\nurl = \"{}\"\n", srv.url))
+        .unwrap();
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n")
+        .unwrap();
+    let out = search(dir.path(), None, &["money", "--method", "embedding", "--limit", "1"]);
+    assert_eq!(ok_hits(&out)[0]["source_id"], "chat/team-1/m1");
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = 5\n").unwrap();
+    let e = error_of(&search(dir.path(), None, &["money", "--method", "embedding"]));
+    assert_eq!(e["code"], "INVALID_ARGUMENT");
+    assert!(e["message"].as_str().unwrap().contains("memory.embeddings.model"), "{e}");
+    // The tools refuse a workspace file naming an endpoint before any call.
+    let inputs = srv.inputs.load(Ordering::SeqCst);
     std::fs::write(
         dir.path().join("scriptorium.toml"),
         format!("[memory.embeddings]\nurl = \"{}\"\nmodel = \"toy-embed\"\n", srv.url),
     )
     .unwrap();
-    let out = search(dir.path(), None, &["money", "--method", "embedding", "--limit", "1"]);
-    assert_eq!(ok_hits(&out)[0]["source_id"], "chat/team-1/m1");
-    let args = json!({"query": "money", "method": "embedding", "limit": 1});
+    let args = json!({"query": "money", "method": "hybrid", "limit": 1});
     let caller =
         scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Paired, interactive: false };
-    let v = scriptorium::tools::call_tool(dir.path(), "memory_search", &args, &caller).unwrap();
-    assert_eq!(v["method"], "embedding");
-    assert_eq!(v["hits"][0]["source_id"], "chat/team-1/m1");
-    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nurl = 5\n").unwrap();
-    let e = error_of(&search(dir.path(), None, &["money", "--method", "embedding"]));
-    assert_eq!(e["code"], "INVALID_ARGUMENT");
-    assert!(e["message"].as_str().unwrap().contains("memory.embeddings.url"), "{e}");
+    let e = scriptorium::tools::call_tool(dir.path(), "memory_search", &args, &caller).unwrap_err();
+    assert_eq!(e.code, "INVALID_ARGUMENT");
+    assert!(e.message.contains("memory.embeddings.url"), "{}", e.message);
+    assert!(e.path.unwrap().ends_with("scriptorium.toml"));
+    assert_eq!(srv.inputs.load(Ordering::SeqCst), inputs, "nothing was sent");
 }
 
 #[test]

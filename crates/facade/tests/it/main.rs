@@ -12,6 +12,8 @@ use serde_json::Value;
 mod config;
 mod embeddings;
 mod mcp;
+#[cfg(unix)]
+mod readonly;
 mod search;
 mod sessions;
 mod topics;

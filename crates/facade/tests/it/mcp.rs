@@ -11,8 +11,14 @@ use super::json_lines;
 
 /// Runs `scriptorium mcp` with `lines` on stdin, then closes it.
 fn serve(root: &Path, lines: &[String], tier: &str) -> Output {
+    serve_with(root, lines, tier, &[])
+}
+
+/// [`serve`] with more environment variables.
+fn serve_with(root: &Path, lines: &[String], tier: &str, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
         .args(["mcp", "--workspace", root.to_str().unwrap(), "--tier", tier])
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -317,11 +323,10 @@ fn line_and_paragraph_separators_are_escaped_on_stdout() {
 fn a_slow_tool_never_holds_up_the_protocol() {
     let dir = workspace();
     let slow = super::embeddings::slow_server(std::time::Duration::from_secs(2));
-    std::fs::write(
-        dir.path().join("scriptorium.toml"),
-        format!("[memory.embeddings]\nurl = \"{}\"\nmodel = \"toy-embed\"\n", slow.url),
-    )
-    .unwrap();
+    // The endpoint comes from the environment, the model name may come
+    // from the workspace.
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.embeddings]\nmodel = \"toy-embed\"\n")
+        .unwrap();
     let lines: Vec<String> = [
         initialize(0),
         initialized(),
@@ -331,7 +336,7 @@ fn a_slow_tool_never_holds_up_the_protocol() {
     .iter()
     .map(Value::to_string)
     .collect();
-    let out = serve(dir.path(), &lines, "paired");
+    let out = serve_with(dir.path(), &lines, "paired", &[("SCRIPTORIUM_EMBEDDING_URL", &slow.url)]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let ids: Vec<u64> = json_lines(&out.stdout).iter().map(|a| a["id"].as_u64().unwrap()).collect();
     assert_eq!(ids, [0, 2, 1], "ping is answered while the embedding call waits, and the call still ends");
