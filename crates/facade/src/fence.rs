@@ -89,10 +89,9 @@ pub fn clean(text: &str) -> String {
 }
 
 /// True for a character the tag matcher looks through: white space, `Cc`,
-/// `Cf`, `Default_Ignorable_Code_Point`, and combining marks (a mark drawn
-/// over a letter does not hide the letter: `≮` is `<` with U+0338 over it).
+/// `Cf`, `Default_Ignorable_Code_Point`.
 fn skipped(c: char) -> bool {
-    c.is_whitespace() || c.is_control() || is_format_char(c) || default_ignorable(c) || is_combining_mark(c)
+    c.is_whitespace() || c.is_control() || is_format_char(c) || default_ignorable(c)
 }
 
 /// `Default_Ignorable_Code_Point` (DerivedCoreProperties.txt).
@@ -109,23 +108,47 @@ const TAGS: [&str; 2] = ["<memory-context", "</memory-context"];
 
 /// One reading of `c`: its UTS #39 confusable skeleton, case folded, and
 /// the skeleton of that (a capital look-alike such as Cyrillic `М` reads
-/// as `m`), NFKC first when `nfkc_first`; looked-through characters
-/// dropped. `m` reads `rn`, as its skeleton is.
+/// as `m`), NFKC first when `nfkc_first`; looked-through characters and
+/// combining marks dropped (a mark drawn over a letter does not hide it:
+/// `≮` reads `<`, U+0338 over it dropped). `m` reads `rn`, as its skeleton
+/// is.
 fn reading(c: char, nfkc_first: bool) -> Vec<char> {
     let start: String = if nfkc_first { std::iter::once(c).nfkc().collect() } else { c.to_string() };
     let shape: String = skeleton(&start).collect();
-    skeleton(&caseless::default_case_fold_str(&shape)).filter(|&f| !skipped(f)).collect()
+    skeleton(&caseless::default_case_fold_str(&shape))
+        .filter(|&f| !skipped(f) && !is_combining_mark(f))
+        .collect()
 }
 
 /// The ways `c` may be read while looking for a tag: after NFKC (the
 /// compatibility look-alikes: fullwidth letters, the Kelvin sign), and
 /// without it (a few characters look like a tag letter only before NFKC:
 /// U+03F2 `ϲ` is a `c` whose NFKC is `σ`). One when both agree.
-fn readings(c: char) -> ([Vec<char>; 2], usize) {
+fn readings(c: char) -> Readings {
     let nfkc = reading(c, true);
     let plain = reading(c, false);
     let n = if nfkc == plain { 1 } else { 2 };
-    ([nfkc, plain], n)
+    Readings { all: [nfkc, plain], n }
+}
+
+/// The readings of one character (`all[..n]`).
+#[derive(Debug, Clone)]
+struct Readings {
+    all: [Vec<char>; 2],
+    n: usize,
+}
+
+impl Readings {
+    fn as_slice(&self) -> &[Vec<char>] {
+        &self.all[..self.n]
+    }
+}
+
+/// The readings of the ASCII characters, computed once: most text is
+/// ASCII.
+fn ascii_readings() -> &'static [Readings] {
+    static ASCII: OnceLock<Vec<Readings>> = OnceLock::new();
+    ASCII.get_or_init(|| (0..128_u8).map(|b| readings(char::from(b))).collect())
 }
 
 /// The readings of the two tags, computed once.
@@ -185,8 +208,9 @@ impl<'p> Partial<'p> {
 
 /// Writes the `<` of every `<memory-context` or `</memory-context` as
 /// `&lt;`: matched on readings (NFKC, case folding, UTS #39 confusable
-/// skeletons), looking through white space, control, format,
-/// default-ignorable characters and combining marks. The character holding
+/// skeletons), looking through white space, control, format and
+/// default-ignorable characters, and combining marks that read as nothing
+/// else. The character holding
 /// the `<` (`<`, `＜`, `‹`, `≮`, …) is what is replaced. Linear in the
 /// length of `text`.
 pub fn neutralise(text: &str) -> String {
@@ -198,9 +222,16 @@ pub fn neutralise(text: &str) -> String {
         if skipped(c) {
             continue;
         }
-        let (readings, n) = readings(c);
+        let owned;
+        let r = match u8::try_from(c) {
+            Ok(b) if b.is_ascii() => &ascii_readings()[usize::from(b)],
+            _ => {
+                owned = readings(c);
+                &owned
+            }
+        };
         for p in &mut partials {
-            p.read(i, &readings[..n], &mut marked);
+            p.read(i, r.as_slice(), &mut marked);
         }
     }
     let mut out = String::with_capacity(text.len());
@@ -241,7 +272,9 @@ mod tests {
 
     #[test]
     fn near_misses_and_plain_text_are_kept() {
-        for text in ["<memory context>", "2 < 3, <b>x</b>", "</memory-cont>", "\u{226e} 3", "</mem ory_context>"] {
+        for text in
+            ["<memory context>", "2 < 3, <b>x</b>", "</memory-cont>", "\u{226e} 3", "</mem ory_context>"]
+        {
             assert_eq!(neutralise(text), text, "{text:?}");
         }
     }
