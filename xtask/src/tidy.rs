@@ -36,6 +36,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("sha2", "anchor hashes and revisions (SHA-256)"),
     ("unicode-normalization", "NFC for collision keys and speaker matching"),
     ("caseless", "full Unicode case folding for NFC/case-fold collision keys"),
+    ("unicode-security", "UTS #39 confusable skeletons, so the memory fence catches look-alike tags"),
     ("unicode-segmentation", "UAX #29 word boundaries for the BM25 tokenizer"),
     ("rust-stemmers", "the Snowball English stemmer of the BM25 tokenizer"),
     ("clap", "the command-line parser of the scriptorium binary"),

@@ -14,16 +14,21 @@
 //! and every format character (bidi overrides, zero-width joiners, …) are
 //! removed, and every `<memory-context` or `</memory-context` inside it — in
 //! any letter case, through compatibility look-alikes (`＜`, `ｍ`, the
-//! Kelvin sign…), with white space, control, format or default-ignorable
-//! characters between its letters — has its `<` written `&lt;`, so recalled
-//! text can neither close the fence nor open a new one.
+//! Kelvin sign…) and confusables (UTS #39 skeletons: Cyrillic `е`, Greek
+//! `ο`, the U+2010 hyphen, `‹`, `≮`, `rn` for `m`…), with white space,
+//! control, format, default-ignorable characters or combining marks between
+//! its letters — has its `<` written `&lt;`, so recalled text can neither
+//! close the fence nor open a new one.
 //!
 //! [`Fenced`] is what fencing returns; [`fence_memory`] takes text, not a
 //! `Fenced`, so nothing is fenced twice.
 
 use std::fmt;
+use std::sync::OnceLock;
 
+use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
+use unicode_security::confusable_detection::skeleton;
 
 use scriptorium_source_archive::speaker::is_format_char;
 
@@ -98,42 +103,135 @@ fn default_ignorable(c: char) -> bool {
         | 0xE0000..=0xE0FFF)
 }
 
-const TAG: &[char] = &['m', 'e', 'm', 'o', 'r', 'y', '-', 'c', 'o', 'n', 't', 'e', 'x', 't'];
+/// The fence tags as written; the matcher compares their readings.
+const TAGS: [&str; 2] = ["<memory-context", "</memory-context"];
 
-/// Writes the `<` of every (look-alike, case-folded, spaced-out)
-/// `<memory-context` or `</memory-context` as `&lt;`.
+/// One reading of `c`: its UTS #39 confusable skeleton, case folded, and
+/// the skeleton of that (a capital look-alike such as Cyrillic `М` reads
+/// as `m`), NFKC first when `nfkc_first`; looked-through characters and
+/// combining marks dropped (a mark drawn over a letter does not hide it:
+/// `≮` reads `<`, U+0338 over it dropped). `m` reads `rn`, as its skeleton
+/// is.
+fn reading(c: char, nfkc_first: bool) -> Vec<char> {
+    let start: String = if nfkc_first { std::iter::once(c).nfkc().collect() } else { c.to_string() };
+    let shape: String = skeleton(&start).collect();
+    skeleton(&caseless::default_case_fold_str(&shape))
+        .filter(|&f| !skipped(f) && !is_combining_mark(f))
+        .collect()
+}
+
+/// The ways `c` may be read while looking for a tag: after NFKC (the
+/// compatibility look-alikes: fullwidth letters, the Kelvin sign), and
+/// without it (a few characters look like a tag letter only before NFKC:
+/// U+03F2 `ϲ` is a `c` whose NFKC is `σ`). One when both agree.
+fn readings(c: char) -> Readings {
+    let nfkc = reading(c, true);
+    let plain = reading(c, false);
+    let n = if nfkc == plain { 1 } else { 2 };
+    Readings { all: [nfkc, plain], n }
+}
+
+/// The readings of one character (`all[..n]`).
+#[derive(Debug, Clone)]
+struct Readings {
+    all: [Vec<char>; 2],
+    n: usize,
+}
+
+impl Readings {
+    fn as_slice(&self) -> &[Vec<char>] {
+        &self.all[..self.n]
+    }
+}
+
+/// The readings of the ASCII characters, computed once: most text is
+/// ASCII.
+fn ascii_readings() -> &'static [Readings] {
+    static ASCII: OnceLock<Vec<Readings>> = OnceLock::new();
+    ASCII.get_or_init(|| (0..128_u8).map(|b| readings(char::from(b))).collect())
+}
+
+/// The readings of the two tags, computed once.
+fn patterns() -> &'static [Vec<char>; 2] {
+    static PATTERNS: OnceLock<[Vec<char>; 2]> = OnceLock::new();
+    PATTERNS.get_or_init(|| TAGS.map(|tag| tag.chars().flat_map(|c| reading(c, true)).collect()))
+}
+
+/// A tag being matched: `at[k]` is the index of the character holding the
+/// `<` of the latest partial match that has read `pattern[..k]`.
+#[derive(Debug)]
+struct Partial<'p> {
+    pattern: &'p [char],
+    at: Vec<Option<usize>>,
+    /// Scratch: the partial matches after the character being read.
+    next: Vec<Option<usize>>,
+    /// Scratch: the partial matches along one reading.
+    cur: Vec<Option<usize>>,
+    step: Vec<Option<usize>>,
+}
+
+impl<'p> Partial<'p> {
+    fn new(pattern: &'p [char]) -> Partial<'p> {
+        let none = vec![None; pattern.len()];
+        Partial { pattern, at: none.clone(), next: none.clone(), cur: none.clone(), step: none }
+    }
+
+    /// Reads character `i`, which may be read as any of `readings` (a
+    /// partial match that survives one of them survives); a completed
+    /// match marks the character holding its `<`.
+    fn read(&mut self, i: usize, readings: &[Vec<char>], marked: &mut [bool]) {
+        let last = self.pattern.len() - 1;
+        self.next.fill(None);
+        for r in readings {
+            self.cur.copy_from_slice(&self.at);
+            for &f in r {
+                self.step.fill(None);
+                for k in 1..=last {
+                    match self.cur[k] {
+                        Some(o) if self.pattern[k] == f && k == last => marked[o] = true,
+                        Some(o) if self.pattern[k] == f => self.step[k + 1] = self.step[k + 1].max(Some(o)),
+                        _ => {}
+                    }
+                }
+                if self.pattern[0] == f {
+                    self.step[1] = Some(i);
+                }
+                std::mem::swap(&mut self.cur, &mut self.step);
+            }
+            for (n, &c) in self.next.iter_mut().zip(&self.cur) {
+                *n = (*n).max(c);
+            }
+        }
+        std::mem::swap(&mut self.at, &mut self.next);
+    }
+}
+
+/// Writes the `<` of every `<memory-context` or `</memory-context` as
+/// `&lt;`: matched on readings (NFKC, case folding, UTS #39 confusable
+/// skeletons), looking through white space, control, format and
+/// default-ignorable characters, and combining marks that read as nothing
+/// else. The character holding
+/// the `<` (`<`, `＜`, `‹`, `≮`, …) is what is replaced. Linear in the
+/// length of `text`.
 pub fn neutralise(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    // The folded form of every character that is not looked through, each
-    // folded character with the index of the character it came from.
-    let mut folded: Vec<(char, usize)> = Vec::with_capacity(chars.len());
+    let mut marked = vec![false; chars.len()];
+    let [open, close] = patterns();
+    let mut partials = [Partial::new(open), Partial::new(close)];
     for (i, &c) in chars.iter().enumerate() {
         if skipped(c) {
             continue;
         }
-        if c.is_ascii() {
-            folded.push((c.to_ascii_lowercase(), i));
-            continue;
-        }
-        let nfkc: String = std::iter::once(c).nfkc().collect();
-        for f in caseless::default_case_fold_str(&nfkc).chars() {
-            if !skipped(f) {
-                folded.push((f, i));
+        let owned;
+        let r = match u8::try_from(c) {
+            Ok(b) if b.is_ascii() => &ascii_readings()[usize::from(b)],
+            _ => {
+                owned = readings(c);
+                &owned
             }
-        }
-    }
-    let mut marked = vec![false; chars.len()];
-    for (k, &(f, i)) in folded.iter().enumerate() {
-        if f != '<' {
-            continue;
-        }
-        let mut at = k + 1;
-        if folded.get(at).map(|p| p.0) == Some('/') {
-            at += 1;
-        }
-        let matches = TAG.iter().enumerate().all(|(j, &t)| folded.get(at + j).map(|p| p.0) == Some(t));
-        if matches {
-            marked[i] = true;
+        };
+        for p in &mut partials {
+            p.read(i, r.as_slice(), &mut marked);
         }
     }
     let mut out = String::with_capacity(text.len());
@@ -145,4 +243,39 @@ pub fn neutralise(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The look-alike tags that once passed, and what must stay as it is.
+    use super::*;
+
+    #[test]
+    fn confusable_tags_are_escaped() {
+        for (text, want) in [
+            ("a</memory\u{2010}context>b", "a&lt;/memory\u{2010}context>b"),
+            ("a</m\u{435}mory-context>b", "a&lt;/m\u{435}mory-context>b"),
+            ("a</memory-c\u{3bf}ntext>b", "a&lt;/memory-c\u{3bf}ntext>b"),
+            ("a\u{226e}/memory-context>b", "a&lt;/memory-context>b"),
+            ("\u{226e}memory-context>", "&lt;memory-context>"),
+            ("<\u{338}/memory-context>", "&lt;\u{338}/memory-context>"),
+            ("\u{2039}/MEMORY-CONTEXT\u{203a}", "&lt;/MEMORY-CONTEXT\u{203a}"),
+            ("</\u{41c}EMORY-CONTEXT>", "&lt;/\u{41c}EMORY-CONTEXT>"),
+            ("</rnemory-context>", "&lt;/rnemory-context>"),
+            ("</memory-\u{3f2}ontext>", "&lt;/memory-\u{3f2}ontext>"),
+            ("</memory\u{fe58}context>", "&lt;/memory\u{fe58}context>"),
+            ("<<memory-context>", "<&lt;memory-context>"),
+        ] {
+            assert_eq!(neutralise(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn near_misses_and_plain_text_are_kept() {
+        for text in
+            ["<memory context>", "2 < 3, <b>x</b>", "</memory-cont>", "\u{226e} 3", "</mem ory_context>"]
+        {
+            assert_eq!(neutralise(text), text, "{text:?}");
+        }
+    }
 }

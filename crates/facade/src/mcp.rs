@@ -5,7 +5,10 @@
 //! The handler answers `tools/list` with the six tool specs, `tools/call`
 //! with `tools::call_tool`, and unknown methods and malformed `tools/call`
 //! params with JSON-RPC errors; `initialize`, `ping` and lines that are no
-//! JSON-RPC message are rmcp's. Tool calls run on the runtime's blocking
+//! JSON-RPC message are rmcp's. A line rmcp could not parse or would drop
+//! (not JSON, nested deeper than [`scan::MAX_DEPTH`], longer than
+//! [`scan::MAX_LINE`]) is answered by the [`guard`] in front of it, so every
+//! request gets an answer. Tool calls run on the runtime's blocking
 //! pool, so a slow one never holds up `ping` or the end of input. A tool's
 //! refusal (an unknown tool name included) is
 //! a tool result with `isError: true` carrying the FORMAT §5 error object as
@@ -31,6 +34,9 @@ use tokio::io::AsyncWrite;
 use scriptorium::archive::json;
 use scriptorium::tools::{self, Caller};
 use scriptorium::transaction::Tier;
+
+mod guard;
+mod scan;
 
 /// The MCP server of one workspace and one caller.
 #[derive(Debug)]
@@ -215,7 +221,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for EscapeSeparators<W> {
 
 /// Serves one session on stdin and stdout until stdin ends.
 async fn serve(server: Server) -> ExitCode {
-    let transport = (tokio::io::stdin(), EscapeSeparators::new(tokio::io::stdout()));
+    let transport = guard::Guarded::new(tokio::io::stdin(), EscapeSeparators::new(tokio::io::stdout()));
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // stdin ended before a session was opened: nothing to serve.

@@ -220,7 +220,7 @@ fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving()
     let lines: Vec<String> = [
         initialize(1).to_string(),
         initialized().to_string(),
-        // Not JSON: ignored, as the other official SDKs do (no id to answer).
+        // Not JSON: -32700 without an id.
         "not json".to_owned(),
         // JSON but not a message: -32600 without an id.
         "[]".to_owned(),
@@ -248,10 +248,14 @@ fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving()
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let answers = json_lines(&out.stdout);
     let (idless, with_id): (Vec<&Value>, Vec<&Value>) = answers.iter().partition(|a| a["id"].is_null());
-    assert_eq!(idless.len(), 3, "[], a message with no method, a batch: {answers:?}");
-    for a in &idless {
-        assert_eq!(a["error"]["code"], -32600, "{a}");
-    }
+    let mut codes: Vec<i64> = idless.iter().map(|a| a["error"]["code"].as_i64().unwrap()).collect();
+    codes.sort_unstable();
+    assert_eq!(
+        codes,
+        [-32700, -32600, -32600, -32600],
+        "not JSON, [], a message with no method, a batch: {answers:?}"
+    );
+    assert!(idless.iter().all(|a| a.get("id").is_none()), "no id at all, as MCP says: {answers:?}");
     let by_id = |id: u64| *with_id.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}"));
     assert_eq!(with_id.len(), 8, "initialize and ids 4 to 10: {answers:?}");
     for id in [4, 5, 6] {
@@ -272,7 +276,8 @@ fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving()
 fn a_session_opens_with_initialize() {
     let dir = workspace();
     // A request before initialize (without the per-request protocol
-    // metadata) is -32602, and the server keeps waiting; ping is allowed.
+    // metadata) is -32602, and the server keeps waiting; ping is allowed;
+    // a line that is not JSON is -32700 then too.
     let lines: Vec<String> = [
         "not json".to_owned(),
         call(1, "memory_status", json!({})).to_string(),
@@ -283,8 +288,10 @@ fn a_session_opens_with_initialize() {
     .into();
     let out = serve(dir.path(), &lines, "paired");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let answers = json_lines(&out.stdout);
-    assert_eq!(answers.len(), 4, "{answers:?}");
+    let mut answers = json_lines(&out.stdout);
+    assert_eq!(answers.len(), 5, "{answers:?}");
+    let parse_error = answers.iter().position(|a| a.get("id").is_none()).expect("not JSON is answered");
+    assert_eq!(answers.remove(parse_error)["error"]["code"], -32700);
     assert_eq!((&answers[0]["id"], &answers[0]["error"]["code"]), (&json!(1), &json!(-32602)));
     assert_eq!((&answers[1]["id"], &answers[1]["result"]), (&json!(2), &json!({})));
     assert_eq!(answers[2]["id"], 3);
@@ -342,4 +349,87 @@ fn a_slow_tool_never_holds_up_the_protocol() {
     assert_eq!(ids, [0, 2, 1], "ping is answered while the embedding call waits, and the call still ends");
     let answers = json_lines(&out.stdout);
     assert_eq!(answers[2]["result"]["structuredContent"]["method"], "embedding", "{}", answers[2]);
+}
+
+/// `levels` arrays inside one another around a number.
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+#[test]
+fn every_request_is_answered_however_deep_or_long() {
+    let dir = workspace();
+    let deep_call = |id: u64, levels: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_status","arguments":{{"x":{}}}}}}}"#,
+            nested(levels)
+        )
+    };
+    let lines: Vec<String> = vec![
+        initialize(0).to_string(),
+        initialized().to_string(),
+        deep_call(1, 130),
+        deep_call(2, 1000),
+        deep_call(3, 100_000),
+        // The id after the deep part, as a string: still found.
+        format!(r#"{{"jsonrpc":"2.0","method":"ping","params":{{"x":{}}},"id":"four"}}"#, nested(500)),
+        // Deep outside params: -32600; deep with no object at all: no id.
+        format!(r#"{{"jsonrpc":"2.0","id":5,"method":"ping","x":{}}}"#, nested(200)),
+        nested(100_000),
+        // A deep notification gets no answer, as any notification.
+        format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"x":{}}}}}"#, nested(300)),
+        // A line over 16 MiB is answered too, with its id.
+        format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"name":"memory_status","arguments":{{"x":"{}"}}}}}}"#,
+            "a".repeat(16 << 20)
+        ),
+        // Within the limit: served as ever.
+        deep_call(7, 60),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).to_string(),
+    ];
+    let out = serve(dir.path(), &lines, "paired");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let answers = json_lines(&out.stdout);
+    assert_eq!(answers.len(), 11, "{answers:?}");
+    let by_id =
+        |id: Value| answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}"));
+    for id in [1, 2, 3] {
+        let e = &by_id(json!(id))["error"];
+        assert_eq!(e["code"], -32602, "{e}");
+        assert!(e["message"].as_str().unwrap().contains("deeper than 64"), "{e}");
+    }
+    assert_eq!(by_id(json!("four"))["error"]["code"], -32602);
+    assert_eq!(by_id(json!(5))["error"]["code"], -32600);
+    let idless: Vec<&Value> = answers.iter().filter(|a| a.get("id").is_none()).collect();
+    assert_eq!(idless.len(), 1, "{idless:?}");
+    assert_eq!(idless[0]["error"]["code"], -32600);
+    let long = &by_id(json!(6))["error"];
+    assert_eq!(long["code"], -32600);
+    assert!(long["message"].as_str().unwrap().contains("16 MiB"), "{long}");
+    let within = &by_id(json!(7))["result"];
+    assert_eq!(
+        within["isError"], true,
+        "60 levels reach the tool, which refuses the unknown argument: {within}"
+    );
+    assert_eq!(by_id(json!(8))["result"], json!({}));
+    assert_eq!(by_id(json!(9))["result"]["tools"].as_array().map(Vec::len), Some(6));
+}
+
+#[test]
+fn a_last_line_without_its_line_feed_is_answered() {
+    let dir = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["mcp", "--workspace", dir.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_lines(&out.stdout), [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
 }
