@@ -844,6 +844,36 @@ impl Segment {
         }
     }
 
+    /// Every speaker key starting with `prefix`, with its documents
+    /// (ascending), in key order.
+    pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<(&[u8], &[u8])>, Damaged> {
+        let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
+        let key = |k: usize| -> Result<&[u8], Damaged> {
+            let (s, e) = (self.u32_at(sec::SPK_OFFS, k)? as usize, self.u32_at(sec::SPK_OFFS, k + 1)? as usize);
+            self.slice(sec::SPK_BYTES, s, e)
+        };
+        let (mut lo, mut hi) = (0usize, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key(mid)? < prefix {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        while lo < count {
+            let k = key(lo)?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            let (s, e) = (self.u32_at(sec::SPK_POST, lo)? as usize, self.u32_at(sec::SPK_POST, lo + 1)? as usize);
+            out.push((k, self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)?));
+            lo += 1;
+        }
+        Ok(out)
+    }
+
     /// The document lists of the days in `from..=to`, when there are at
     /// most `max` such days.
     pub(crate) fn day_lists(&self, from: i32, to: i32, max: usize) -> Result<Option<Vec<&[u8]>>, Damaged> {
