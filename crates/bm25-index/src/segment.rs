@@ -849,7 +849,8 @@ impl Segment {
     pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<(&[u8], &[u8])>, Damaged> {
         let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
         let key = |k: usize| -> Result<&[u8], Damaged> {
-            let (s, e) = (self.u32_at(sec::SPK_OFFS, k)? as usize, self.u32_at(sec::SPK_OFFS, k + 1)? as usize);
+            let (s, e) =
+                (self.u32_at(sec::SPK_OFFS, k)? as usize, self.u32_at(sec::SPK_OFFS, k + 1)? as usize);
             self.slice(sec::SPK_BYTES, s, e)
         };
         let (mut lo, mut hi) = (0usize, count);
@@ -867,7 +868,8 @@ impl Segment {
             if !k.starts_with(prefix) {
                 break;
             }
-            let (s, e) = (self.u32_at(sec::SPK_POST, lo)? as usize, self.u32_at(sec::SPK_POST, lo + 1)? as usize);
+            let (s, e) =
+                (self.u32_at(sec::SPK_POST, lo)? as usize, self.u32_at(sec::SPK_POST, lo + 1)? as usize);
             out.push((k, self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)?));
             lo += 1;
         }

@@ -106,7 +106,8 @@ fn live_keys(view: &View, prefix: &[u8]) -> Result<Vec<Vec<u8>>, Damaged> {
         Some(d) => Some(d.section(sec::TOMBS)?),
         None => None,
     };
-    let deleted = |d: u32| tombs.is_some_and(|b| b.get(d as usize / 8).is_some_and(|x| x & (1 << (d % 8)) != 0));
+    let deleted =
+        |d: u32| tombs.is_some_and(|b| b.get(d as usize / 8).is_some_and(|x| x & (1 << (d % 8)) != 0));
     let mut out = Vec::new();
     let mut scan = |seg: &Segment, check: bool| -> Result<(), Damaged> {
         for (key, docs) in seg.speaker_keys_with_prefix(prefix)? {

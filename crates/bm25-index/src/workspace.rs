@@ -506,11 +506,14 @@ pub fn search_lines(
 /// The refusal of a speaker name several identities have.
 fn ambiguous(name: &str, who: &[String]) -> Error {
     let list: Vec<String> = who.iter().map(|w| format!("\"{w}\"")).collect();
-    Error::new(ErrorKind::InvalidArgument, format!(
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!(
         "speaker {name:?} names {} archived identities: {}; give an exact id or one of these attributions",
         who.len(),
         list.join(", ")
-    ))
+    ),
+    )
 }
 
 /// Same bytes on disk, whenever they were read.

@@ -274,12 +274,12 @@ fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<V
         path_prefix: opt_str(args, "path_prefix")?.map(str::to_owned),
         day_from: day("date_from")?,
         day_to: day("date_to")?,
-        speaker: speaker.map(index_ws::speaker_key),
+        speaker: None,
         include_pending,
     };
     let limit = opt_uint(args, "limit", 10, 100)?;
     let _shared = read_lock(root)?;
-    crate::embeddings::answer(root, config, method, query, &filters, limit)
+    crate::embeddings::answer(root, config, method, query, &filters, speaker, limit)
 }
 
 fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {

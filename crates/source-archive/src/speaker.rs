@@ -197,11 +197,8 @@ pub fn shown_id(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();
     let mut out = String::with_capacity(id.len());
     for (k, &c) in chars.iter().enumerate() {
-        let lone_space = c == ' '
-            && k > 0
-            && k + 1 < chars.len()
-            && chars[k - 1] != ' '
-            && chars[k + 1] != ' ';
+        let lone_space =
+            c == ' ' && k > 0 && k + 1 < chars.len() && chars[k - 1] != ' ' && chars[k + 1] != ' ';
         if lone_space || (c.is_ascii_graphic() && !matches!(c, '[' | ']' | '\\')) {
             out.push(c);
         } else {

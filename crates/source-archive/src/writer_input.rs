@@ -29,11 +29,7 @@ pub struct Turn {
 impl Turn {
     /// The turn for an archived record.
     pub fn of_record(r: &SourceRecord) -> Turn {
-        Turn {
-            reference: r.id().text(),
-            speaker: r.attribution(),
-            content: r.content().to_owned(),
-        }
+        Turn { reference: r.id().text(), speaker: r.attribution(), content: r.content().to_owned() }
     }
 }
 

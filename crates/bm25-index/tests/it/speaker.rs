@@ -18,11 +18,20 @@ fn rec(msg: &str, id: Option<&str>, display: &str, content: &str) -> String {
 }
 
 fn speaker(root: &Path, name: &str) -> Result<Vec<String>, scriptorium_source_archive::Error> {
-    let lines =
-        search_lines(root, TokenizerConfig::default(), "deploy", &Filters::default(), Some(name), 10, Bm25::default())?;
+    let lines = search_lines(
+        root,
+        TokenizerConfig::default(),
+        "deploy",
+        &Filters::default(),
+        Some(name),
+        10,
+        Bm25::default(),
+    )?;
     let mut messages: Vec<String> = lines
         .iter()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].as_str().unwrap().to_owned()
+        })
         .collect();
     messages.sort();
     Ok(messages)
