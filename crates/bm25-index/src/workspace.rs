@@ -233,13 +233,14 @@ fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
             Some(s) => crate::speaker::trusted_keys(s),
             None => Vec::new(),
         },
-        text: format!("{} {}", r.header_label(), r.content()),
+        // Who said it as people read it (FORMAT.md §2.3), so a snippet
+        // never shows an impostor's label like the person it imitates.
+        text: format!("{} {}", r.attribution(), r.content()),
         payload: to_line(&view),
     }
 }
 
 fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
-    let label = r.hint.as_ref().map_or_else(|| r.role.as_str().to_owned(), |h| h.label());
     Document {
         anchor: r.anchor.clone().unwrap_or_default(),
         key: r.id.as_ref().map(SourceId::text).unwrap_or_default(),
@@ -249,7 +250,8 @@ fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) 
             Some(h) => crate::speaker::hint_keys(h),
             None => Vec::new(),
         },
-        text: format!("{label} {}", r.content),
+        // The role: a hint is text of the body, which holds it already.
+        text: format!("{} {}", r.role.as_str(), r.content),
         payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
     }
 }

@@ -1360,6 +1360,10 @@ impl Case {
         if !matches!(self.shape, Shape::Whole) || self.edits.iter().any(invalid) {
             return "INVALID_ARGUMENT";
         }
+        // The case's record names Ada: a paired caller may not.
+        if self.paired && self.source {
+            return "INVALID_ARGUMENT";
+        }
         if self.paired && self.edits.iter().filter_map(Case::op_of).any(Op::paired_refuses) {
             return "PERMISSION_DENIED";
         }
