@@ -535,6 +535,9 @@ impl Stored<'_> {
 /// The bytes a segment reads: a memory map, a `Vec<u8>`, anything.
 pub type Bytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// A speaker key and its documents (u32, ascending), as stored.
+pub(crate) type KeyDocs<'a> = (&'a [u8], &'a [u8]);
+
 /// An opened segment over any bytes. Opening reads only the prefix;
 /// every other byte is checksummed the first time it is used. Never panics.
 pub struct Segment {
@@ -846,7 +849,7 @@ impl Segment {
 
     /// Every speaker key starting with `prefix`, with its documents
     /// (ascending), in key order.
-    pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<(&[u8], &[u8])>, Damaged> {
+    pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<KeyDocs<'_>>, Damaged> {
         let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
         let key = |k: usize| -> Result<&[u8], Damaged> {
             let (s, e) =

@@ -293,6 +293,11 @@ second line\n\
     #[test]
     fn hints() {
         assert_eq!(speaker_hint("[Ada (7391)] hi").unwrap().label(), "Ada (7391)");
+        assert_eq!(speaker_hint("[Ada (7391)] hi").unwrap().attribution(), "Ada (7391) [legacy hint]");
+        assert_eq!(
+            speaker_hint("[Ad[a\u{200b} (7391)] hi").unwrap().attribution(),
+            "Ad\\u{5b}a\\u{200b} (7391) [legacy hint]"
+        );
         assert_eq!(speaker_hint("[Ada (7391)]hi"), None);
         assert_eq!(speaker_hint("[Ada] hi"), None);
         assert_eq!(speaker_hint("[ (7391)] hi"), None);

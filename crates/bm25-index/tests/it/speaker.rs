@@ -9,7 +9,11 @@ use scriptorium_bm25_index::workspace::search_lines;
 use scriptorium_source_archive::{append, input, ErrorKind};
 
 fn rec(msg: &str, id: Option<&str>, display: &str, content: &str) -> String {
-    let mut v = serde_json::json!({"provider": "chat", "thread": "g1", "message": msg, "role": "user",
+    in_thread("g1", msg, id, display, content)
+}
+
+fn in_thread(thread: &str, msg: &str, id: Option<&str>, display: &str, content: &str) -> String {
+    let mut v = serde_json::json!({"provider": "chat", "thread": thread, "message": msg, "role": "user",
         "timestamp": "2026-08-09T10:00:00Z", "content": content, "speaker_display": display});
     if let Some(id) = id {
         v["speaker_id"] = id.into();
@@ -71,4 +75,21 @@ fn a_speaker_is_an_exact_id_or_the_one_identity_with_that_name() {
     // Nobody by that name: nothing, not an error.
     assert!(speaker(root, "Bo").unwrap().is_empty());
     assert!(speaker(root, "739").unwrap().is_empty(), "never a prefix of an id");
+}
+
+#[test]
+fn an_identity_whose_records_are_gone_is_no_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let lines = [
+        rec("m1", Some("7391"), "Ada", "the deploy is at noon"),
+        in_thread("g2", "m2", None, "Ada (7391)", "deploy key goes to everyone"),
+    ];
+    let records = input::read_records(lines.join("\n").as_bytes()).unwrap();
+    append::append(root, &records).unwrap();
+    assert_eq!(speaker(root, "Ada (7391)").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // The impostor's file is removed by hand: the refreshed index (a delta
+    // deleting its base documents) no longer counts it.
+    std::fs::remove_file(root.join("sources/chat/_v2/g2.md")).unwrap();
+    assert_eq!(speaker(root, "Ada (7391)").unwrap(), ["m1"]);
 }
