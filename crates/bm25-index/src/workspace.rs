@@ -508,14 +508,12 @@ pub fn search_lines(
 /// The refusal of a speaker name several identities have.
 fn ambiguous(name: &str, who: &[String]) -> Error {
     let list: Vec<String> = who.iter().map(|w| format!("\"{w}\"")).collect();
-    Error::new(
-        ErrorKind::InvalidArgument,
-        format!(
+    let message = format!(
         "speaker {name:?} names {} archived identities: {}; give an exact id or one of these attributions",
         who.len(),
         list.join(", ")
-    ),
-    )
+    );
+    Error::new(ErrorKind::InvalidArgument, message)
 }
 
 /// Same bytes on disk, whenever they were read.
