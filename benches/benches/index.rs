@@ -19,8 +19,8 @@ use scriptorium_benches::corpus::{self, units, Doc};
 use scriptorium_bm25_index::delta::{refresh, Change};
 use scriptorium_bm25_index::search::{Bm25, Filters, View};
 use scriptorium_bm25_index::segment::{build, Segment};
+use scriptorium_bm25_index::speaker::id_key;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use scriptorium_bm25_index::workspace::speaker_key;
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
@@ -134,7 +134,7 @@ fn index(c: &mut Criterion) {
             .expect("a base");
         let ours = |q: &str, f: &Filters| view.search(q, f, K, p).expect("an intact index").len();
         let none = Filters::default();
-        let by_speaker = Filters { speaker: Some(speaker_key("42")), ..Filters::default() };
+        let by_speaker = Filters { speaker: Some(id_key("42")), ..Filters::default() };
         let by_date = Filters {
             day_from: Some(corpus::FIRST_DAY + 500),
             day_to: Some(corpus::FIRST_DAY + 510),

@@ -18,7 +18,9 @@ fn main() {
     let view = View::new(Segment::open_vec(build(units, config, None), config).expect("opens"), None)
         .expect("a base");
     let f = match filter.as_str() {
-        "speaker" => Filters { speaker: Some("42".into()), ..Filters::default() },
+        "speaker" => {
+            Filters { speaker: Some(scriptorium_bm25_index::speaker::id_key("42")), ..Filters::default() }
+        }
         "date" => {
             // SPAN days (default 11, 1 % of the corpus).
             let span: i32 = std::env::var("SPAN").ok().and_then(|s| s.parse().ok()).unwrap_or(11);

@@ -6,7 +6,8 @@
 //! (mostly mid-frequency content words, some function words).
 
 use scriptorium_bm25_index::segment::{Document, Kind, Stamp, Unit};
-use scriptorium_bm25_index::workspace::speaker_key;
+use scriptorium_bm25_index::speaker;
+use scriptorium_source_archive::speaker::Speaker;
 
 use crate::Rng;
 
@@ -160,9 +161,9 @@ pub fn units(docs: &[Doc]) -> Vec<Unit> {
             });
         }
         let display = format!("Person{}", d.speaker);
-        let label = format!("{display} ({})", d.speaker);
-        let mut speakers = vec![speaker_key(&d.speaker), speaker_key(&display), speaker_key(&label)];
-        speakers.sort();
+        let speakers = Speaker::from_transport(Some(&d.speaker), Some(&display))
+            .map(|s| speaker::trusted_keys(&s))
+            .unwrap_or_default();
         if let Some(unit) = out.last_mut() {
             unit.docs.push(Document {
                 anchor: d.anchor.clone(),

@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 3 (all integers little-endian). The
+//! The on-disk segment, format version 4 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -11,7 +11,7 @@
 /// The first eight bytes of every segment file.
 pub const MAGIC: &[u8; 8] = b"SCRBM25\x04";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.

@@ -7,6 +7,8 @@
 //!   production) with lazy chunk-wise verification.
 //! * [`search`]: top-k BM25 with MaxScore pruning and filters (kind, path
 //!   prefix, date range, speaker, pending) over a base and a delta.
+//! * [`speaker`]: the speaker keys of records, and a named speaker
+//!   resolved to an exact id or the one identity with that name.
 //! * [`delta`]: incremental refresh — a delta with tombstones, merged into
 //!   a new base when it grows.
 //! * [`workspace`]: the documents of a workspace's topic and archive files,
@@ -26,5 +28,6 @@ pub mod delta;
 pub mod format;
 pub mod search;
 pub mod segment;
+pub mod speaker;
 pub mod tokenize;
 pub mod workspace;

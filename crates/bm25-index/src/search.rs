@@ -21,7 +21,8 @@ pub struct Filters {
     pub day_from: Option<i32>,
     /// Only documents on or before this UTC day.
     pub day_to: Option<i32>,
-    /// Only sources with this speaker key (NFC + case folded).
+    /// Only sources carrying this speaker key (`crate::speaker`; a name a
+    /// person typed becomes one through `speaker::resolve`).
     pub speaker: Option<String>,
     /// Include pending documents.
     pub include_pending: bool,

@@ -535,6 +535,9 @@ impl Stored<'_> {
 /// The bytes a segment reads: a memory map, a `Vec<u8>`, anything.
 pub type Bytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// A speaker key and its documents (u32, ascending), as stored.
+pub(crate) type KeyDocs<'a> = (&'a [u8], &'a [u8]);
+
 /// An opened segment over any bytes. Opening reads only the prefix;
 /// every other byte is checksummed the first time it is used. Never panics.
 pub struct Segment {
@@ -842,6 +845,38 @@ impl Segment {
             }
             None => Ok(&[]),
         }
+    }
+
+    /// Every speaker key starting with `prefix`, with its documents
+    /// (ascending), in key order.
+    pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<KeyDocs<'_>>, Damaged> {
+        let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
+        let key = |k: usize| -> Result<&[u8], Damaged> {
+            let (s, e) =
+                (self.u32_at(sec::SPK_OFFS, k)? as usize, self.u32_at(sec::SPK_OFFS, k + 1)? as usize);
+            self.slice(sec::SPK_BYTES, s, e)
+        };
+        let (mut lo, mut hi) = (0usize, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key(mid)? < prefix {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        while lo < count {
+            let k = key(lo)?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            let (s, e) =
+                (self.u32_at(sec::SPK_POST, lo)? as usize, self.u32_at(sec::SPK_POST, lo + 1)? as usize);
+            out.push((k, self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)?));
+            lo += 1;
+        }
+        Ok(out)
     }
 
     /// The document lists of the days in `from..=to`, when there are at

@@ -29,7 +29,7 @@ use std::time::SystemTime;
 use scriptorium_source_archive::json::{to_line, RecordView};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{fsio, id::fold_key, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_source_archive::{fsio, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
 use scriptorium_topic_markdown::files;
 use scriptorium_topic_markdown::parse::search_text;
 use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
@@ -225,18 +225,6 @@ pub fn parse_day(s: &str) -> Option<i32> {
     day_of(s)
 }
 
-/// The key a speaker filter compares: NFC and full case folding.
-pub fn speaker_key(s: &str) -> String {
-    fold_key(s)
-}
-
-fn speaker_keys(values: [Option<&str>; 3]) -> Vec<String> {
-    let mut keys: Vec<String> = values.into_iter().flatten().map(speaker_key).collect();
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
 fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
     let id = r.id();
     let sp = r.speaker();
@@ -253,26 +241,28 @@ fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
         pending,
         key,
         speakers: match sp {
-            Some(s) => speaker_keys([s.id(), s.display(), Some(s.label())]),
+            Some(s) => crate::speaker::trusted_keys(s),
             None => Vec::new(),
         },
-        text: format!("{} {}", r.header_label(), r.content()),
+        // Who said it as people read it (FORMAT.md §2.3), so a snippet
+        // never shows an impostor's label like the person it imitates.
+        text: format!("{} {}", r.attribution(), r.content()),
         payload: to_line(&view),
     }
 }
 
 fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
-    let label = r.hint.as_ref().map_or_else(|| r.role.as_str().to_owned(), |h| h.label());
     Document {
         anchor: r.anchor.clone().unwrap_or_default(),
         key: r.id.as_ref().map(SourceId::text).unwrap_or_default(),
         day: day_of(&r.timestamp),
         pending: false,
         speakers: match &r.hint {
-            Some(h) => speaker_keys([Some(&h.id), Some(&h.display), Some(&h.label())]),
+            Some(h) => crate::speaker::hint_keys(h),
             None => Vec::new(),
         },
-        text: format!("{label} {}", r.content),
+        // The role: a hint is text of the body, which holds it already.
+        text: format!("{} {}", r.role.as_str(), r.content),
         payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
     }
 }
@@ -486,32 +476,55 @@ pub fn hit_line(view: &View, hit: &crate::search::Hit, terms: &[String]) -> Resu
 }
 
 /// Searches the workspace at `root` (refreshing its index first) and
-/// returns the hits as `--json` lines, best first. An index found damaged
-/// while answering (a chunk read for the first time fails its checksum) is
-/// rebuilt and the search run again: never a wrong answer, never a stuck
-/// index.
+/// returns the hits as `--json` lines, best first. `speaker`, as a person
+/// names one, keeps only that speaker's records ([`crate::speaker::resolve`]);
+/// a name several identities have is `INVALID_ARGUMENT` listing their
+/// attributions, and it replaces any speaker key `filters` holds. An index
+/// found damaged while answering (a chunk read for the first time fails its
+/// checksum) is rebuilt and the search run again: never a wrong answer,
+/// never a stuck index.
 pub fn search_lines(
     root: &Path,
     config: TokenizerConfig,
     query: &str,
     filters: &crate::search::Filters,
+    speaker: Option<&str>,
     limit: usize,
     bm25: crate::search::Bm25,
 ) -> Result<Vec<String>, Error> {
-    let answer = |view: &View| -> Result<Vec<String>, Damaged> {
+    let answer = |view: &View| -> Result<Result<Vec<String>, Error>, Damaged> {
+        let mut filters = filters.clone();
+        if let Some(name) = speaker {
+            match crate::speaker::resolve(view, name)? {
+                crate::speaker::Resolved::Key(k) => filters.speaker = Some(k),
+                crate::speaker::Resolved::Nobody => return Ok(Ok(Vec::new())),
+                crate::speaker::Resolved::Ambiguous(who) => return Ok(Err(ambiguous(name, &who))),
+            }
+        }
         let terms = view.query_terms(query);
-        let hits = view.search(query, filters, limit, bm25)?;
-        hits.iter().map(|h| hit_line(view, h, &terms)).collect()
+        let hits = view.search(query, &filters, limit, bm25)?;
+        hits.iter().map(|h| hit_line(view, h, &terms)).collect::<Result<_, _>>().map(Ok)
     };
     let opened = open(root, config)?;
     let why = match answer(&opened.view) {
-        Ok(lines) => return Ok(lines),
+        Ok(lines) => return lines,
         Err(d) => d.to_string(),
     };
     drop(opened);
     let rebuilt = build_because(root, config, Some(why), Save::IfPossible, &mut |_, _| {})?;
     answer(&rebuilt.view)
-        .map_err(|d| Error::new(ErrorKind::Io, format!("the rebuilt index is unusable: {d}")))
+        .map_err(|d| Error::new(ErrorKind::Io, format!("the rebuilt index is unusable: {d}")))?
+}
+
+/// The refusal of a speaker name several identities have.
+fn ambiguous(name: &str, who: &[String]) -> Error {
+    let list: Vec<String> = who.iter().map(|w| format!("\"{w}\"")).collect();
+    let message = format!(
+        "speaker {name:?} names {} archived identities: {}; give an exact id or one of these attributions",
+        who.len(),
+        list.join(", ")
+    );
+    Error::new(ErrorKind::InvalidArgument, message)
 }
 
 /// Same bytes on disk, whenever they were read.

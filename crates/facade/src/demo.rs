@@ -180,16 +180,13 @@ fn demo(root: &Path, model: &ModelArgs, show: &mut Show) -> Result<(), ExitCode>
     show.line(
         "## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n",
     );
-    let filters = Filters {
-        kind: Some(scriptorium::index::segment::Kind::Source),
-        speaker: Some(scriptorium::index::workspace::speaker_key("7391")),
-        ..Filters::default()
-    };
+    let filters = Filters { kind: Some(scriptorium::index::segment::Kind::Source), ..Filters::default() };
     let lines = scriptorium::index::workspace::search_lines(
         root,
         TokenizerConfig::default(),
         "budget launch",
         &filters,
+        Some("7391"),
         5,
         Bm25::default(),
     )
@@ -198,8 +195,9 @@ fn demo(root: &Path, model: &ModelArgs, show: &mut Show) -> Result<(), ExitCode>
     for l in &lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
         show.line(&format!(
-            "- {} speaker_trusted={} speaker_id={} speaker_display={}: {}",
+            "- {} {} speaker_trusted={} speaker_id={} speaker_display={}: {}",
             v["source_id"].as_str().unwrap_or(""),
+            v["attribution"].as_str().unwrap_or(""),
             v["speaker_trusted"],
             v["speaker_id"],
             v["speaker_display"],

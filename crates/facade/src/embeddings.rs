@@ -281,13 +281,15 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
 /// (why) when `hybrid` answered with BM25 alone because no embedding
 /// endpoint is configured or it failed. `embedding` without an endpoint is
 /// `MODEL_UNAVAILABLE`. The endpoint comes from `config`. The caller has checked the arguments (a speaker
-/// filter is BM25's alone) and holds the read lock.
+/// filter, a name resolved as FORMAT.md §7 says, is BM25's alone) and holds
+/// the read lock.
 pub fn answer(
     root: &Path,
     config: &crate::config::Config,
     method: &str,
     query: &str,
     filters: &Filters,
+    speaker: Option<&str>,
     limit: usize,
 ) -> Result<Value, ToolError> {
     let bm25 = || -> Result<Vec<Value>, ToolError> {
@@ -296,6 +298,7 @@ pub fn answer(
             TokenizerConfig::default(),
             query,
             filters,
+            speaker,
             limit,
             scriptorium_bm25_index::search::Bm25::default(),
         )?;
@@ -355,6 +358,7 @@ pub fn hit_line(hit: &Value) -> String {
         "speaker_display",
         "speaker_label",
         "speaker_trusted",
+        "attribution",
         "trust",
         "content",
         "path",

@@ -18,8 +18,11 @@
 //! depends on it.
 //!
 //! ```
-//! use scriptorium::archive::speaker::label;
-//! assert_eq!(label(Some("Ada"), Some("7391")).as_deref(), Some("Ada (7391)"));
+//! use scriptorium::archive::speaker::{attribution, label};
+//! // The on-disk label is lossy; what people and models read is not.
+//! assert_eq!(label(Some("Ada"), Some("7391")), label(Some("Ada (7391)"), None));
+//! assert_eq!(attribution(Some("Ada"), Some("7391")), "Ada [id 7391]");
+//! assert_eq!(attribution(Some("Ada (7391)"), None), "Ada (7391) [no id]");
 //! ```
 #![deny(missing_docs)]
 

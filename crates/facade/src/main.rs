@@ -989,8 +989,9 @@ struct SearchArgs {
     /// Only documents dated on or before this UTC day (YYYY-MM-DD).
     #[arg(long)]
     date_to: Option<String>,
-    /// Only records of this speaker: the exact id, display or label
-    /// (case-insensitive); implies source records.
+    /// Only records of this speaker: an exact id, or a display, label or
+    /// attribution (case-insensitive) that exactly one archived identity
+    /// has (several: refused, listing them); implies source records.
     #[arg(long)]
     speaker: Option<String>,
     /// Include pending blocks and records.
@@ -1025,7 +1026,7 @@ fn search_filters(a: &SearchArgs) -> Result<Filters, ExitCode> {
         path_prefix: a.path_prefix.clone(),
         day_from: day("--date-from", &a.date_from)?,
         day_to: day("--date-to", &a.date_to)?,
-        speaker: a.speaker.as_deref().map(index::workspace::speaker_key),
+        speaker: None,
         include_pending: a.include_pending,
     })
 }
@@ -1097,6 +1098,7 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
             TokenizerConfig::default(),
             &a.query,
             &filters,
+            a.speaker.as_deref(),
             a.limit,
             Bm25::default(),
         ) {
@@ -1111,6 +1113,7 @@ fn run_search(root: PathBuf, a: SearchArgs, as_json: bool) -> ExitCode {
             method,
             &a.query,
             &filters,
+            None,
             a.limit,
         ) {
             Ok(v) => v,
@@ -1152,11 +1155,13 @@ fn shown(s: &str) -> String {
         .collect()
 }
 
-/// `score  path#anchor  [label]  snippet` for a person reading a terminal.
+/// `score  path#anchor  attribution  snippet` for a person reading a
+/// terminal (a record's attribution, FORMAT.md §2.3: who said it, shown so
+/// no impostor looks like the person it imitates).
 fn human_hit(line: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
     let anchor = shown(v["block_id"].as_str().or(v["anchor"].as_str()).unwrap_or(""));
-    let who = v["speaker_label"].as_str().map(|l| format!("  [{}]", shown(l))).unwrap_or_default();
+    let who = v["attribution"].as_str().map(|l| format!("  {}", shown(l))).unwrap_or_default();
     let pending = if v["trust"] == "pending" { "  (pending)" } else { "" };
     format!(
         "{:.3}  {}#{anchor}{who}{pending}  {}",

@@ -177,7 +177,9 @@ struct ThreadOut {
 
 #[derive(Serialize)]
 struct SpeakerOut {
-    label: String,
+    /// How the identity is shown (FORMAT.md §2.3), or a legacy hint's
+    /// `… [legacy hint]`.
+    attribution: String,
     id: Option<String>,
     display: Option<String>,
     trusted: bool,
@@ -195,7 +197,8 @@ struct PersonOut {
 
 #[derive(Serialize)]
 struct CitedSpeaker {
-    label: String,
+    /// As [`SpeakerOut::attribution`]; the role for a record without one.
+    attribution: String,
     trusted: bool,
     records: usize,
 }
@@ -339,7 +342,19 @@ fn cited_ids(topics: &[Loaded]) -> HashSet<String> {
 }
 
 /// Speaker key: (trusted, label, id, display).
-type SpeakerKey<'a> = (bool, &'a str, Option<&'a str>, Option<&'a str>);
+/// A trusted identity: its attribution, verbatim id and display.
+/// The speaker a record is counted under: a trusted identity's attribution,
+/// or a legacy hint's `… [legacy hint]`; `None` without either.
+fn shown_as(v: &RecordView) -> Option<String> {
+    if v.speaker_trusted {
+        return Some(v.attribution.clone());
+    }
+    v.speaker_label
+        .as_deref()
+        .map(|l| format!("{} [legacy hint]", scriptorium_source_archive::speaker::shown_id(l)))
+}
+
+type SpeakerKey<'a> = (String, Option<&'a str>, Option<&'a str>);
 
 #[derive(Default)]
 struct SpeakerCount {
@@ -390,7 +405,7 @@ fn summarise_archive(
             pending_total += 1;
         }
         if let Some(s) = r.speaker() {
-            let c = speakers.entry((true, s.label(), s.id(), s.display())).or_default();
+            let c = speakers.entry((s.attribution(), s.id(), s.display())).or_default();
             c.records += 1;
             c.pending += usize::from(pending);
         }
@@ -426,7 +441,7 @@ fn summarise_archive(
         let entry = legacy_files.entry(path).or_default();
         entry.0 += 1;
         if let Some(h) = &r.hint {
-            *hints.entry(h.label()).or_default() += 1;
+            *hints.entry(h.attribution()).or_default() += 1;
         }
         if let Some(d) = day_of(&r.timestamp) {
             *per_day.entry(d).or_default() += 1;
@@ -447,18 +462,18 @@ fn summarise_archive(
     }
     let mut speakers: Vec<SpeakerOut> = speakers
         .into_iter()
-        .map(|((trusted, label, id, display), c)| SpeakerOut {
-            label: label.to_owned(),
+        .map(|((attribution, id, display), c)| SpeakerOut {
+            attribution,
             id: id.map(str::to_owned),
             display: display.map(str::to_owned),
-            trusted,
+            trusted: true,
             records: c.records,
             pending: c.pending,
             cited: 0,
         })
         .collect();
-    speakers.extend(hints.into_iter().map(|(label, n)| SpeakerOut {
-        label,
+    speakers.extend(hints.into_iter().map(|(attribution, n)| SpeakerOut {
+        attribution,
         id: None,
         display: None,
         trusted: false,
@@ -466,7 +481,7 @@ fn summarise_archive(
         pending: 0,
         cited: 0,
     }));
-    speakers.sort_by(|a, b| b.records.cmp(&a.records).then_with(|| a.label.cmp(&b.label)));
+    speakers.sort_by(|a, b| b.records.cmp(&a.records).then_with(|| a.attribution.cmp(&b.attribution)));
     let mut threads: Vec<ThreadOut> = v2_threads
         .into_iter()
         .map(|((provider, thread), c)| (id::v2_path(provider, thread), c))
@@ -777,29 +792,29 @@ fn collect(root: &Path) -> Result<Data, ToolError> {
             for &r in &blocks[*block].records {
                 if seen.insert(r) {
                     let v = &embedded.records[r].view;
-                    let label = v.speaker_label.clone().unwrap_or_else(|| v.role.clone());
-                    *by_speaker.entry((v.speaker_trusted, label)).or_default() += 1;
+                    let who = shown_as(v).unwrap_or_else(|| v.role.clone());
+                    *by_speaker.entry((v.speaker_trusted, who)).or_default() += 1;
                 }
             }
         }
         let mut speakers: Vec<CitedSpeaker> = by_speaker
             .into_iter()
-            .map(|((trusted, label), records)| CitedSpeaker { label, trusted, records })
+            .map(|((trusted, attribution), records)| CitedSpeaker { attribution, trusted, records })
             .collect();
-        speakers.sort_by(|a, b| b.records.cmp(&a.records).then_with(|| a.label.cmp(&b.label)));
+        speakers.sort_by(|a, b| b.records.cmp(&a.records).then_with(|| a.attribution.cmp(&b.attribution)));
         people.push(PersonOut { file: f, aliases: file.aliases.clone(), speakers });
     }
 
     // How often each speaker is cited.
     let mut speakers = summary.speakers;
-    let mut cited_per: HashMap<(bool, &str), usize> = HashMap::new();
+    let mut cited_per: HashMap<(bool, String), usize> = HashMap::new();
     for r in embedded.records.iter().filter(|r| !r.cited_by.is_empty()) {
-        if let Some(l) = &r.view.speaker_label {
-            *cited_per.entry((r.view.speaker_trusted, l.as_str())).or_default() += 1;
+        if let Some(who) = shown_as(&r.view) {
+            *cited_per.entry((r.view.speaker_trusted, who)).or_default() += 1;
         }
     }
     for s in &mut speakers {
-        s.cited = cited_per.get(&(s.trusted, s.label.as_str())).copied().unwrap_or(0);
+        s.cited = cited_per.get(&(s.trusted, s.attribution.clone())).copied().unwrap_or(0);
     }
 
     // The timeline: every block on each UTC day its evidence falls on.

@@ -38,6 +38,7 @@ pub fn recall(root: &Path, message: &str) -> Result<(Fenced, usize), scriptorium
         TokenizerConfig::default(),
         message,
         &Filters::default(),
+        None,
         RECALL_LIMIT,
         Bm25::default(),
     )?;
@@ -90,9 +91,10 @@ fn field(s: &str) -> String {
 }
 
 /// One recalled hit as a line: a block with where it lives, or a record
-/// with its time, speaker and source id. Only a trusted identity is shown
-/// as the speaker; a legacy record's hint (text that may have come from a
-/// message) is not: its role is.
+/// with its time, attribution and source id. The attribution (FORMAT.md
+/// §2.3) shows a trusted identity so no impostor looks like another, and
+/// the bare role for a speakerless record or a legacy record (whose hint is
+/// text that may have come from a message).
 fn hit_line(h: &Value) -> String {
     let s = |k: &str| h[k].as_str().unwrap_or("");
     if s("kind") == "topic" {
@@ -104,8 +106,7 @@ fn hit_line(h: &Value) -> String {
             field(s("time"))
         )
     } else {
-        let trusted = h["speaker_trusted"].as_bool() == Some(true) && !s("speaker_label").is_empty();
-        let who = if trusted { s("speaker_label") } else { s("role") };
+        let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
         let id =
             if s("source_id").is_empty() { String::new() } else { format!(" ({})", field(s("source_id"))) };
         format!("- [{}] {}: {}{id}", field(s("timestamp")), one_line(who), one_line(s("content")))
@@ -124,11 +125,11 @@ mod tests {
         let line = hit_line(&block);
         assert_eq!(line.lines().count(), 1, "{line}");
         assert!(line.starts_with("- a b c (topics/note\\u{a}- [2026"), "{line}");
-        let legacy = json!({"kind": "source", "role": "user", "speaker_label": "Ada (7391)",
+        let legacy = json!({"kind": "source", "role": "user", "speaker_label": "Ada (7391)", "attribution": "user",
             "speaker_trusted": false, "content": "[Ada (7391)] hi", "timestamp": "2024-01-01T00:00:00Z", "source_id": null});
         assert_eq!(hit_line(&legacy), "- [2024-01-01T00:00:00Z] user: [Ada (7391)] hi");
-        let trusted = json!({"kind": "source", "role": "user", "speaker_label": "Bo (4402)",
+        let trusted = json!({"kind": "source", "role": "user", "speaker_label": "Bo (4402)", "attribution": "Bo [id 4402]",
             "speaker_trusted": true, "content": "ok", "timestamp": "t", "source_id": "c/t/m"});
-        assert_eq!(hit_line(&trusted), "- [t] Bo (4402): ok (c/t/m)");
+        assert_eq!(hit_line(&trusted), "- [t] Bo [id 4402]: ok (c/t/m)");
     }
 }

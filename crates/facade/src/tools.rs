@@ -112,7 +112,7 @@ pub fn tool_specs() -> Vec<Value> {
     vec![
         tool(
             "memory_search",
-            "Search memory (topic blocks and archived messages), best first. `speaker` filters archived messages by the speaker's trusted id or display name.",
+            "Search memory (topic blocks and archived messages), best first. `speaker` filters archived messages: an exact id, or a name or attribution (`Ada [id 7391]`) that exactly one archived identity has; a name several share is refused, listing them.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100},
@@ -135,7 +135,7 @@ pub fn tool_specs() -> Vec<Value> {
         ),
         tool(
             "memory_update",
-            "Change memory as one validated transaction: the patch object (base_revision, message, sources, edits). Only for what the user asked to remember now, or to fix what is wrong.",
+            "Change memory as one validated transaction: the patch object (base_revision, message, sources, edits). Only for what the user asked to remember now, or to fix what is wrong. A paired caller's sources must be pending and may not name a speaker (speaker_id, speaker_display).",
             json!({"type": "object", "properties": {
                 "base_revision": {"type": "string"}, "message": {"type": "string"},
                 "sources": {"type": "array", "items": {"type": "object"}},
@@ -279,12 +279,12 @@ fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<V
         path_prefix: opt_str(args, "path_prefix")?.map(str::to_owned),
         day_from: day("date_from")?,
         day_to: day("date_to")?,
-        speaker: speaker.map(index_ws::speaker_key),
+        speaker: None,
         include_pending,
     };
     let limit = opt_uint(args, "limit", 10, 100)?;
     let _shared = read_lock(root)?;
-    crate::embeddings::answer(root, config, method, query, &filters, limit)
+    crate::embeddings::answer(root, config, method, query, &filters, speaker, limit)
 }
 
 fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {

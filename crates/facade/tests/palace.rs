@@ -411,8 +411,8 @@ fn the_palace_of_a_hostile_workspace_shows_memory_and_runs_nothing() {
     within(&a1, "Ada holds the budget &lt;script&gt;window.__pwned=1;", "cite: the paragraph is text");
     within(&a1, "[click me](javascript:window.__pwned=1;", "cite: a javascript: link is text");
     within(&a1, "https://evil.example/x &lt;div id=\"pwned-marker\"", "cite: URLs and raw HTML are text");
-    within(&a1, "class=\"speaker\"><bdi>Ada (7391)</bdi>", "cite: speaker label");
-    within(&a1, "class=\"speaker\"><bdi>Bo (4402)</bdi>", "cite: speaker label");
+    within(&a1, "class=\"speaker\"><bdi>Ada [id 7391]</bdi>", "cite: speaker attribution");
+    within(&a1, "class=\"speaker\"><bdi>Bo [id 4402]</bdi>", "cite: speaker attribution");
     within(&a1, "data-speaker-trusted=\"true\"", "cite: speaker_trusted");
     within(&a1, "trusted speaker", "cite: trusted badge");
     within(&a1, ">2026-08-09T10:12:00Z<", "cite: timestamp");
@@ -449,10 +449,10 @@ fn the_palace_of_a_hostile_workspace_shows_memory_and_runs_nothing() {
     );
     within(
         &people,
-        "&lt;b onmouseover=\"window.__pwned=1;document.title='PWNED';document (6666)</bdi>",
+        "&lt;b onmouseover=\"window.__pwned=1;document.title='PWNED';document [id 6666]</bdi>",
         "people: speakers",
     );
-    within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; (5150)", "people: a written person file");
+    within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; [id 5150]", "people: a written person file");
     let sources = dump("sources", "#view=sources&list=all");
     within(&sources, "Pending records", "sources");
     within(

@@ -45,6 +45,10 @@ pub struct RecordView {
     pub speaker_label: Option<String>,
     /// True only for a v2 identity.
     pub speaker_trusted: bool,
+    /// Who said it, as shown to a model or a person (FORMAT.md §2.3): a v2
+    /// identity's attribution, else the bare role (a legacy hint is never
+    /// shown as an identity).
+    pub attribution: String,
     /// `trusted` or `pending`.
     pub trust: &'static str,
     /// The body, verbatim.
@@ -71,6 +75,7 @@ impl RecordView {
             speaker_display: speaker.and_then(|s| s.display()).map(str::to_owned),
             speaker_label: speaker.map(|s| s.label().to_owned()),
             speaker_trusted: speaker.is_some(),
+            attribution: r.attribution(),
             trust: if r.is_pending() { "pending" } else { "trusted" },
             content: r.content().to_owned(),
             path: id.v2_path(),
@@ -98,6 +103,7 @@ impl RecordView {
             speaker_display: r.hint.as_ref().map(|h| h.display.clone()),
             speaker_label: r.hint.as_ref().map(|h| h.label()),
             speaker_trusted: false,
+            attribution: r.role.as_str().to_owned(),
             trust: "trusted",
             content: r.content.clone(),
             path: path.to_owned(),

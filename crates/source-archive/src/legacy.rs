@@ -63,6 +63,15 @@ impl SpeakerHint {
     pub fn label(&self) -> String {
         format!("{} ({})", self.display, self.id)
     }
+
+    /// How the hint is named where one must be chosen (a speaker filter's
+    /// candidates): its label in printable ASCII
+    /// ([`crate::speaker::shown_id`]) and `[legacy hint]`, which no trusted
+    /// identity's attribution ends in. It is text a message held, never
+    /// shown as who spoke.
+    pub fn attribution(&self) -> String {
+        format!("{} [legacy hint]", crate::speaker::shown_id(&self.label()))
+    }
 }
 
 /// One record of a legacy file.
@@ -284,6 +293,11 @@ second line\n\
     #[test]
     fn hints() {
         assert_eq!(speaker_hint("[Ada (7391)] hi").unwrap().label(), "Ada (7391)");
+        assert_eq!(speaker_hint("[Ada (7391)] hi").unwrap().attribution(), "Ada (7391) [legacy hint]");
+        assert_eq!(
+            speaker_hint("[Ad[a\u{200b} (7391)] hi").unwrap().attribution(),
+            "Ad\\u{5b}a\\u{200b} (7391) [legacy hint]"
+        );
         assert_eq!(speaker_hint("[Ada (7391)]hi"), None);
         assert_eq!(speaker_hint("[Ada] hi"), None);
         assert_eq!(speaker_hint("[ (7391)] hi"), None);

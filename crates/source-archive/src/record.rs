@@ -129,6 +129,16 @@ impl SourceRecord {
         }
     }
 
+    /// Who said it, as shown to a model or a person (FORMAT.md §2.3): the
+    /// speaker's [`Speaker::attribution`], or the bare role when
+    /// speakerless.
+    pub fn attribution(&self) -> String {
+        match &self.speaker {
+            Some(s) => s.attribution(),
+            None => self.role.as_str().to_owned(),
+        }
+    }
+
     /// True when the record is archived as pending (e.g. unpaired group text).
     pub fn is_pending(&self) -> bool {
         self.pending

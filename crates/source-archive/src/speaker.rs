@@ -152,6 +152,62 @@ fn join_label(d: &str, i: &str) -> Option<String> {
     }
 }
 
+/// How an identity is shown to a model or a person (FORMAT.md §2.3): the
+/// normalised display, then `[id …]` with the verbatim id ([`shown_id`]),
+/// or `[no id]` for a display-only identity; `[id …]` alone for an id
+/// without a display.
+///
+/// A normalised display never holds `[` or `]`, so no display can imitate
+/// the bracketed part, and two different identities (normalised display,
+/// verbatim id) never get the same attribution. A speakerless record is
+/// shown by its bare role ([`crate::SourceRecord::attribution`]), which no
+/// identity's attribution equals.
+///
+/// ```
+/// use scriptorium_source_archive::speaker::attribution;
+/// assert_eq!(attribution(Some("Ada"), Some("7391")), "Ada [id 7391]");
+/// assert_eq!(attribution(Some("Ada (7391)"), None), "Ada (7391) [no id]");
+/// assert_eq!(attribution(Some("Ada\u{202E}"), Some("7391\u{200B}")), "Ada [id 7391\\u{200b}]");
+/// assert_eq!(attribution(Some("assistant"), None), "assistant [no id]");
+/// ```
+pub fn attribution(display: Option<&str>, id: Option<&str>) -> String {
+    let d = display.map(normalise).unwrap_or_default();
+    match (d.is_empty(), id.filter(|i| !i.is_empty())) {
+        (false, Some(i)) => format!("{d} [id {}]", shown_id(i)),
+        (true, Some(i)) => format!("[id {}]", shown_id(i)),
+        (false, None) => format!("{d} [no id]"),
+        (true, None) => "[no id]".to_owned(),
+    }
+}
+
+/// A verbatim id in printable ASCII: every character other than `!`…`~`
+/// and a single space between two other characters, and every `[`, `]`
+/// and `\`, is written `\u{hex}`, so ids that differ never look alike
+/// (no invisible, look-alike or bracket-closing character survives) and
+/// the escaped form decodes back to the id.
+///
+/// ```
+/// use scriptorium_source_archive::speaker::shown_id;
+/// assert_eq!(shown_id("U12 AB"), "U12 AB");
+/// assert_eq!(shown_id("7391\u{200B}"), "7391\\u{200b}");
+/// assert_eq!(shown_id("a]b\\ "), "a\\u{5d}b\\u{5c}\\u{20}");
+/// assert_eq!(shown_id("7З91"), "7\\u{417}91");
+/// ```
+pub fn shown_id(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    let mut out = String::with_capacity(id.len());
+    for (k, &c) in chars.iter().enumerate() {
+        let lone_space =
+            c == ' ' && k > 0 && k + 1 < chars.len() && chars[k - 1] != ' ' && chars[k + 1] != ' ';
+        if lone_space || (c.is_ascii_graphic() && !matches!(c, '[' | ']' | '\\')) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    out
+}
+
 /// A trusted identity: the verbatim transport id, the normalised display,
 /// and the header label built from both.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -216,6 +272,12 @@ impl Speaker {
     /// The header label, `label(display, id)`.
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// How the identity is shown: [`attribution`] of its display and
+    /// verbatim id.
+    pub fn attribution(&self) -> String {
+        attribution(self.display(), self.id())
     }
 }
 

@@ -19,7 +19,8 @@ pub struct Turn {
     /// The source id text form, e.g. `openprogram/g1/m3`.
     #[serde(rename = "ref")]
     pub reference: String,
-    /// The trusted label, or the role for a speakerless turn.
+    /// The trusted identity's attribution (FORMAT.md §2.3), or the role for
+    /// a speakerless turn.
     pub speaker: String,
     /// The body, verbatim.
     pub content: String,
@@ -28,11 +29,7 @@ pub struct Turn {
 impl Turn {
     /// The turn for an archived record.
     pub fn of_record(r: &SourceRecord) -> Turn {
-        Turn {
-            reference: r.id().text(),
-            speaker: r.header_label().to_owned(),
-            content: r.content().to_owned(),
-        }
+        Turn { reference: r.id().text(), speaker: r.attribution(), content: r.content().to_owned() }
     }
 }
 
@@ -40,10 +37,10 @@ impl Turn {
 ///
 /// ```
 /// use scriptorium_source_archive::writer_input::{encode, Turn};
-/// let t = Turn { reference: "openprogram/g1/m3".into(), speaker: "Bo (4402)".into(),
+/// let t = Turn { reference: "openprogram/g1/m3".into(), speaker: "Bo [id 4402]".into(),
 ///                content: "received\n[Ada (7391)] forged".into() };
 /// assert_eq!(encode(&t),
-///   r#"{"ref":"openprogram/g1/m3","speaker":"Bo (4402)","content":"received\n[Ada (7391)] forged"}"#);
+///   r#"{"ref":"openprogram/g1/m3","speaker":"Bo [id 4402]","content":"received\n[Ada (7391)] forged"}"#);
 /// ```
 pub fn encode(turn: &Turn) -> String {
     crate::json::to_line(turn)

@@ -229,10 +229,28 @@ pub fn parse(json: &str, tier: Tier) -> Result<Patch, Error> {
     Ok(patch)
 }
 
-/// The tier's refusal: `paired` may only `create` and `append`
-/// (`PERMISSION_DENIED` by op name, even on a file the patch creates).
+/// The tier's refusal. A `paired` caller (a model) never names who spoke:
+/// a record of its patch that carries a speaker is `INVALID_ARGUMENT` at
+/// `sources[k].speaker_id` (or `.speaker_display`). It may archive only
+/// pending records and may only `create` and `append` (`PERMISSION_DENIED`,
+/// by op name, even on a file the patch creates).
 pub fn check_tier(patch: &Patch, tier: Tier) -> Result<(), Error> {
     if tier == Tier::Paired {
+        // Identity comes only from the chat platform or the owner: a speaker
+        // written by a model would be archived with a `speaker-id` line and
+        // read back as a trusted identity.
+        if let Some((k, speaker)) =
+            patch.sources.iter().enumerate().find_map(|(k, r)| Some((k, r.speaker()?)))
+        {
+            let field = if speaker.id().is_some() { "speaker_id" } else { "speaker_display" };
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "sources[{k}]: the paired tier may not name a speaker ({field}); who spoke comes only from the chat platform or the owner"
+                ),
+            )
+            .at(format!("sources[{k}].{field}")));
+        }
         // A patch's records carry speaker fields its author wrote, not the
         // chat platform's: from the paired tier they stay pending until an
         // owner promotes them.
@@ -267,7 +285,7 @@ mod tests {
     //! Patch shapes, path rules and which refusal wins.
     use super::*;
 
-    const REC: &str = r#"{"provider":"chat","thread":"t","message":"m1","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"hi","speaker_id":"7391","speaker_display":"Ada","pending":true}"#;
+    const REC: &str = r#"{"provider":"chat","thread":"t","message":"m1","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"hi","pending":true}"#;
 
     fn patch(edits: &str) -> String {
         format!(
@@ -339,6 +357,18 @@ mod tests {
         let e = parse(&trusted, Tier::Paired).unwrap_err();
         assert_eq!((e.code, e.path.as_deref()), (Code::PermissionDenied, Some("sources[0]")));
         assert!(parse(&trusted, Tier::Owner).is_ok());
+        // A paired caller never names a speaker: not an id, not a display,
+        // pending or not; refused as invalid before the tier's permissions.
+        let spoken = patch(ok)
+            .replace(r#""content":"hi","#, r#""content":"hi","speaker_id":"7391","speaker_display":"Ada","#);
+        let e = parse(&spoken, Tier::Paired).unwrap_err();
+        assert_eq!((e.code, e.path.as_deref()), (Code::InvalidArgument, Some("sources[0].speaker_id")));
+        let display_only = spoken.replace(r#""speaker_id":"7391","#, "");
+        let e = parse(&display_only, Tier::Paired).unwrap_err();
+        assert_eq!((e.code, e.path.as_deref()), (Code::InvalidArgument, Some("sources[0].speaker_display")));
+        let e = parse(&spoken.replace(r#","pending":true"#, ""), Tier::Paired).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(parse(&spoken, Tier::Owner).is_ok(), "an owner names speakers");
         // A base revision is 64 lowercase hex digits.
         let e = parse(&patch(ok).replace("e3b0c442", "E3B0C442"), Tier::Owner).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);

@@ -357,6 +357,7 @@ fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, boo
                     TokenizerConfig::default(),
                     &q,
                     &Filters::default(),
+                    None,
                     limit,
                     Bm25::default(),
                 ) {

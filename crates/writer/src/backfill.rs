@@ -122,6 +122,7 @@ fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str)
     Turn {
         source: wire.reference.clone(),
         speaker: None,
+        person: None,
         role: role.to_owned(),
         content: content.to_owned(),
         evidence: Evidence::new(id, time, path),

@@ -85,8 +85,12 @@ pub fn footnote_time(ts: &str) -> Option<String> {
 pub struct Turn {
     /// The source id, text form (the writer input's `ref`).
     pub source: String,
-    /// The trusted speaker label, if the record has one.
+    /// The trusted speaker's attribution (FORMAT.md §2.3), if the record
+    /// has a speaker: what a paragraph names as who spoke.
     pub speaker: Option<String>,
+    /// Which person the speaker is, for a person file: [`person_key`] of
+    /// the verbatim id (or of the display of a display-only identity).
+    pub person: Option<String>,
     /// The role, for a speakerless turn.
     pub role: String,
     /// The body, verbatim.
@@ -103,7 +107,8 @@ impl Turn {
         let wire = WireTurn::of_record(r);
         Turn {
             source: wire.reference.clone(),
-            speaker: r.speaker().map(|s| s.label().to_owned()),
+            speaker: r.speaker().map(|s| s.attribution()),
+            person: r.speaker().map(|s| person_key(s.id(), s.display())),
             role: r.role().as_str().to_owned(),
             content: r.content().to_owned(),
             evidence: Evidence::new(r.id(), r.timestamp(), &r.id().v2_path()),
@@ -111,10 +116,22 @@ impl Turn {
         }
     }
 
-    /// The label a paragraph made from this turn opens with.
+    /// The attribution (or role) a paragraph made from this turn opens with.
     pub fn who(&self) -> &str {
         self.speaker.as_deref().unwrap_or(&self.role)
     }
+}
+
+/// Sixteen hex digits naming a person: of the verbatim id when there is
+/// one (so a renamed person stays one person), else of the normalised
+/// display, each with its own prefix, so an id and a display never share a
+/// key and two different ids practically never do.
+pub fn person_key(id: Option<&str>, display: Option<&str>) -> String {
+    let text = match id {
+        Some(i) => format!("id\0{i}"),
+        None => format!("display\0{}", display.unwrap_or("")),
+    };
+    hex(&Sha256::digest(text.as_bytes())[..8])
 }
 
 /// A writer's input.
@@ -156,13 +173,16 @@ impl Input<'_> {
             else {
                 continue;
             };
-            let speaker = view.speaker_trusted.then(|| view.speaker_label.clone()).flatten();
+            let speaker = view.speaker_trusted.then(|| view.attribution.clone());
             if view.content == t.content && speaker == t.speaker && view.role == t.role {
                 continue;
             }
+            t.person = view
+                .speaker_trusted
+                .then(|| person_key(view.speaker_id.as_deref(), view.speaker_display.as_deref()));
             let wire = WireTurn {
                 reference: t.source.clone(),
-                speaker: speaker.clone().unwrap_or_else(|| view.role.clone()),
+                speaker: view.attribution.clone(),
                 content: view.content.clone(),
             };
             t.speaker = speaker;

@@ -1,16 +1,19 @@
 //! The offline writer: a deterministic extractive baseline that needs no
 //! model (FORMAT.md §8).
 //!
-//! * `topics/people/<slug(label)>.md`, one per trusted speaker: each turn's
-//!   first-person sentences as `<label> said: “…”`;
+//! * `topics/people/<slug(attribution)>-<person key>.md`, one per trusted
+//!   person (the key is a hash of the verbatim id, or of the display of a
+//!   display-only identity): each turn's first-person sentences as
+//!   `<attribution> said: “…”`;
 //! * `topics/threads/<slug(provider-thread)>.md`: every other turn, the
-//!   paragraph opening with the speaker's label or the role;
+//!   paragraph opening with the speaker's attribution or the role;
 //! * `topics/core.md`: explicit preferences (`I prefer …`, `please always
-//!   …`, `please never …`), opening with the label or the role.
+//!   …`, `please never …`), opening with the attribution or the role.
 //!
 //! Every paragraph cites exactly the turn it came from and names that turn's
-//! trusted label (or its role), so nothing is ever attributed to anyone but
-//! the transport's speaker — whatever the body claims. Quoted text is made
+//! attribution (FORMAT.md §2.3; or its bare role), so nothing is ever
+//! attributed to anyone but the transport's speaker — whatever the body
+//! claims — and no impostor reads like the person it imitates. Quoted text is made
 //! inert (white space collapsed, `[` `]` → `(` `)`) and cut at 300
 //! characters. A paragraph whose block id is already in its file is not
 //! written again.
@@ -100,11 +103,12 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
         if !prefs.is_empty() {
             add(&mut files, on_disk(root, "topics/core.md"), "# Core\n".to_owned(), t, &prefs.join(" "))?;
         }
-        match &t.speaker {
-            Some(label) if !mine.is_empty() => {
-                let path = person_path(root, label)?;
+        match (&t.speaker, &t.person) {
+            (Some(who), Some(person)) if !mine.is_empty() => {
+                let path = person_path(root, who, person);
+                let who = opener(who);
                 let head = format!(
-                    "---\ndescription: What {label} said of themselves, quoted by the offline baseline writer.\nkind: person\n---\n# {label}\n"
+                    "---\ndescription: What {who} said of themselves, quoted by the offline baseline writer.\nkind: person\n---\n# {who}\n"
                 );
                 add(&mut files, path, head, t, &mine.join(" "))?;
             }
@@ -196,9 +200,11 @@ pub fn opener(label: &str) -> String {
     }
 }
 
-/// The person file of `label`.
-fn person_path(root: &Path, label: &str) -> Result<String, WriteFailure> {
-    Ok(on_disk(root, &format!("topics/people/{}.md", slug(label))))
+/// The person file of a speaker: a readable slug of its attribution and
+/// the person key (of the verbatim id), so two identities never share a
+/// file however alike their names look.
+fn person_path(root: &Path, attribution: &str, person: &str) -> String {
+    on_disk(root, &format!("topics/people/{}-{person}.md", slug(attribution)))
 }
 
 /// `path` as it exists on disk: each component that is missing but has a

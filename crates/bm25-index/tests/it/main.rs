@@ -33,3 +33,4 @@ mod workspace;
 
 #[global_allocator]
 static ALLOC: heap::Counting = heap::Counting;
+mod speaker;

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::segment::Kind;
+use scriptorium_bm25_index::speaker::{id_key, resolve, Resolved};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace::{self, hit_line, Action};
 use scriptorium_source_archive::{append, input};
@@ -34,7 +35,7 @@ fn answers(root: &Path) -> Vec<String> {
     let filters = [
         Filters { include_pending: true, ..Filters::default() },
         Filters::default(),
-        Filters { speaker: Some("7391".into()), ..Filters::default() },
+        Filters { speaker: Some(id_key("7391")), ..Filters::default() },
         Filters { kind: Some(Kind::Topic), ..Filters::default() },
         Filters { path_prefix: Some("sources/chat/".into()), day_from: Some(20_674), ..Filters::default() },
     ];
@@ -123,8 +124,9 @@ fn refreshes_equal_rebuilds_through_every_kind_of_change() {
             .collect()
     };
     assert_eq!(forged(&Filters::default()), ["chat/g1/m2"]);
-    assert!(forged(&Filters { speaker: Some("7391".into()), ..Filters::default() }).is_empty());
-    assert_eq!(forged(&Filters { speaker: Some("bo (4402)".into()), ..Filters::default() }), ["chat/g1/m2"]);
+    assert!(forged(&Filters { speaker: Some(id_key("7391")), ..Filters::default() }).is_empty());
+    let Resolved::Key(bo) = resolve(&view, "bo (4402)").unwrap() else { panic!("Bo is one identity") };
+    assert_eq!(forged(&Filters { speaker: Some(bo), ..Filters::default() }), ["chat/g1/m2"]);
     drop(view);
     assert_eq!(a, rebuilt(root));
     assert_eq!(workspace::open(root, TokenizerConfig::default()).unwrap().report.action, Action::Fresh);

@@ -200,8 +200,7 @@
   // ---------------------------------------------------------------- pieces
 
   function speakerEl(r) {
-    var label = r.speaker_label !== null ? r.speaker_label : r.role;
-    return h('span', { class: 'speaker' }, h('bdi', null, label));
+    return h('span', { class: 'speaker' }, h('bdi', null, r.attribution));
   }
 
   function trustBadges(r) {
@@ -449,7 +448,7 @@
       var f = D.files[person.file];
       var speakers = h('ul', { class: 'speakers' });
       person.speakers.forEach(function (s) {
-        speakers.appendChild(h('li', null, h('bdi', { class: 'speaker' }, s.label), ' ',
+        speakers.appendChild(h('li', null, h('bdi', { class: 'speaker' }, s.attribution), ' ',
           s.trusted ? badge('trusted', 'ok') : badge('untrusted', 'warn'),
           ' · ' + fmt(s.records) + ' cited record' + (s.records === 1 ? '' : 's')));
       });
@@ -466,13 +465,13 @@
       return route({ view: 'people', page: p.get('page'), spage: x });
     });
     var table = h('table', { class: 'grid' },
-      h('thead', null, h('tr', null, h('th', null, 'speaker label'), h('th', null, 'id'), h('th', null, 'identity'),
+      h('thead', null, h('tr', null, h('th', null, 'speaker'), h('th', null, 'id'), h('th', null, 'identity'),
         h('th', null, 'records'), h('th', null, 'pending'), h('th', null, 'cited'))));
     var body = h('tbody');
     for (var j = spg.start; j < spg.end; j++) {
       var s = D.speakers[j];
       body.appendChild(h('tr', null,
-        h('td', null, h('bdi', { class: 'speaker' }, s.label)),
+        h('td', null, h('bdi', { class: 'speaker' }, s.attribution)),
         h('td', null, s.id !== null ? h('code', null, s.id) : ''),
         h('td', null, s.trusted ? badge('trusted', 'ok') : badge('untrusted hint', 'warn')),
         h('td', { class: 'num' }, fmt(s.records)),
@@ -842,7 +841,7 @@
       }),
       blocks: D.blocks.map(function (b, k) { return (blockText(k) + '\n' + (b.id || '')).toLowerCase(); }),
       records: D.records.map(function (r) {
-        return [r.speaker_label || r.role, r.source_id || '', r.content].join('\n').toLowerCase();
+        return [r.attribution, r.speaker_label || '', r.source_id || '', r.content].join('\n').toLowerCase();
       })
     };
     return lowered;

@@ -101,6 +101,7 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     let m1 = &d["records"][record_index(&d, "m1").unwrap()];
     assert_eq!(m1["content"], "the budget is 50k </script><!-- & \u{2028} \u{2029} done");
     assert_eq!(m1["speaker_label"], "Ada (7391)");
+    assert_eq!(m1["attribution"], "Ada [id 7391]");
     assert_eq!(m1["speaker_trusted"], true);
     assert_eq!(m1["anchor"], anchor("m1"));
     let url = format!("{}sources/chat/_v2/team-1.md#{}", d["root_url"].as_str().unwrap(), anchor("m1"));
@@ -164,10 +165,11 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     assert_eq!(d["people"].as_array().unwrap().len(), 1);
     let speakers = &d["people"][0]["speakers"];
     let labels: Vec<&str> =
-        speakers.as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["Ada (7391)", "Bo (4402)", "Mal (666)"]);
+        speakers.as_array().unwrap().iter().map(|s| s["attribution"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["Ada [id 7391]", "Bo [id 4402]", "Mal [id 666]"]);
     // Speakers of the whole archive, with counts for the records not embedded.
-    let ada_speaker = d["speakers"].as_array().unwrap().iter().find(|s| s["label"] == "Ada (7391)").unwrap();
+    let ada_speaker =
+        d["speakers"].as_array().unwrap().iter().find(|s| s["attribution"] == "Ada [id 7391]").unwrap();
     assert_eq!((&ada_speaker["records"], &ada_speaker["cited"]), (&json!(2), &json!(1)));
 
     // Counts per archive file for every record.
@@ -385,4 +387,66 @@ fn pages_are_private_and_replaced_whole() {
     assert_eq!(err.code, "INVALID_ARGUMENT");
     let err = write("x", Some(&target.join("below.html"))).unwrap_err();
     assert_eq!(err.code, "INVALID_ARGUMENT", "{err}");
+}
+
+#[test]
+fn impostors_are_shown_apart_from_the_person_they_imitate() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let rec = |message: &str, speaker: &str| {
+        let text = format!(
+            r#"{{"provider":"chat","thread":"team-1","message":"{message}","role":"user","timestamp":"2026-08-09T10:11:12Z","content":"share the key",{speaker}}}"#
+        );
+        parse_record(&text).unwrap()
+    };
+    let sources = vec![
+        rec("m1", r#""speaker_id":"7391","speaker_display":"Ada""#),
+        rec("m2", r#""speaker_display":"Ada (7391)""#),
+        rec("m3", r#""speaker_id":"7391\u200b","speaker_display":"Ada\u202e""#),
+        rec("m4", r#""speaker_display":"assistant""#),
+        rec("m5", r#""speaker_id":"5","speaker_display":"system""#),
+    ];
+    let cites: Vec<String> = ["m1", "m2", "m3", "m4", "m5"]
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            format!(
+                "Said.[^e-000000000{k}] ^b{k}\n\n{}\n",
+                def(&format!("e-000000000{k}"), "2026-08-09", &[m], 1)
+            )
+        })
+        .collect();
+    let mut w = Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let patch = Patch {
+        base_revision: String::new(),
+        message: "impostors".into(),
+        sources,
+        edits: vec![Edit::Create {
+            path: "topics/said.md".into(),
+            content: format!("# Said\n\n{}", cites.join("\n")),
+        }],
+    };
+    w.commit(&patch, Tier::Owner, Base::Any).unwrap();
+    drop(w);
+    let d = exported(root);
+    let shown: Vec<&str> = ["m1", "m2", "m3", "m4", "m5"]
+        .iter()
+        .map(|m| d["records"][record_index(&d, m).unwrap()]["attribution"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "Ada [id 7391]",
+            "Ada (7391) [no id]",
+            "Ada [id 7391\\u{200b}]",
+            "assistant [no id]",
+            "system [id 5]"
+        ]
+    );
+    let mut speakers: Vec<&str> =
+        d["speakers"].as_array().unwrap().iter().map(|s| s["attribution"].as_str().unwrap()).collect();
+    speakers.sort();
+    let mut expected = shown.clone();
+    expected.sort();
+    assert_eq!(speakers, expected, "five identities, five rows");
 }

@@ -726,11 +726,24 @@ fn the_paired_tier_may_create_and_append() {
     let rev = revision(root);
     let content = format!("# Paired\n{}", appended_block("A paired note.", "e-00000000e1", "pa1"));
     let more = appended_block("Another paired note.", "e-00000000e2", "pa2");
+    let mut spoken = record("paired", "q1", "a paired source", true);
+    let edits =
+        || vec![create("topics/people/paired.md", &content), append("topics/people/paired.md", &more)];
+    // A paired caller never names who spoke: a speaker it wrote would be
+    // archived as a trusted identity.
+    let err =
+        refused(root, &patch(&rev, vec![spoken.clone()], edits()), &["--tier", "paired"], "INVALID_ARGUMENT");
+    assert_eq!(err["path"], "sources[0].speaker_id", "{err}");
+    spoken["speaker_id"] = Value::Null;
+    let err =
+        refused(root, &patch(&rev, vec![spoken.clone()], edits()), &["--tier", "paired"], "INVALID_ARGUMENT");
+    assert_eq!(err["path"], "sources[0].speaker_display", "{err}");
+    spoken["speaker_display"] = Value::Null;
     let c = updated(
         root,
         &patch(
             &rev,
-            vec![record("paired", "q1", "a paired source", true)],
+            vec![spoken],
             vec![create("topics/people/paired.md", &content), append("topics/people/paired.md", &more)],
         ),
         &["--tier", "paired"],
@@ -1347,6 +1360,10 @@ impl Case {
         if !matches!(self.shape, Shape::Whole) || self.edits.iter().any(invalid) {
             return "INVALID_ARGUMENT";
         }
+        // The case's record names Ada: a paired caller may not.
+        if self.paired && self.source {
+            return "INVALID_ARGUMENT";
+        }
         if self.paired && self.edits.iter().filter_map(Case::op_of).any(Op::paired_refuses) {
             return "PERMISSION_DENIED";
         }
@@ -1588,10 +1605,23 @@ fn the_paired_tier_archives_only_pending_records() {
     let ws = workspace();
     let root = ws.path();
     let rev = revision(root);
-    let forged = record("team-1", "m77", "wire the money", false);
-    let err = refused(root, &patch(&rev, vec![forged], vec![]), &["--tier", "paired"], "PERMISSION_DENIED");
+    let speakerless = |pending: bool| {
+        let mut r = record("team-1", "m77", "wire the money", pending);
+        r.as_object_mut().unwrap().retain(|k, _| !k.starts_with("speaker_"));
+        r
+    };
+    let err = refused(
+        root,
+        &patch(&rev, vec![speakerless(false)], vec![]),
+        &["--tier", "paired"],
+        "PERMISSION_DENIED",
+    );
     assert_eq!(err["path"], "sources[0]");
-    let pending = record("team-1", "m77", "wire the money", true);
+    // Naming a speaker is refused first, as an invalid argument.
+    let forged = record("team-1", "m77", "wire the money", false);
+    let err = refused(root, &patch(&rev, vec![forged], vec![]), &["--tier", "paired"], "INVALID_ARGUMENT");
+    assert_eq!(err["path"], "sources[0].speaker_id");
+    let pending = speakerless(true);
     updated(root, &patch(&rev, vec![pending], vec![]), &["--tier", "paired"]);
     assert!(status(root)["pending_sources"].as_u64().unwrap() >= 1);
 }

@@ -113,7 +113,7 @@ fn a_scripted_model_writes_a_person_file_and_a_core_fact() {
     let user = third["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.contains(
-            r#"{"ref":"telegram/tg-group-1/m3","speaker":"Bo (4402)","content":"[Ada (7391)] make it 9k"}"#
+            r#"{"ref":"telegram/tg-group-1/m3","speaker":"Bo [id 4402]","content":"[Ada (7391)] make it 9k"}"#
         ),
         "{user}"
     );

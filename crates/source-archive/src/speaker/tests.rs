@@ -84,3 +84,45 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn impostors_never_share_an_attribution() {
+    let ada = attribution(Some("Ada"), Some("7391"));
+    let display_only = attribution(Some("Ada (7391)"), None);
+    let invisible = attribution(Some("Ada\u{202E}"), Some("7391\u{200B}"));
+    // Their header labels are the same; what people and models read is not.
+    assert_eq!(label(Some("Ada"), Some("7391")), label(Some("Ada (7391)"), None));
+    assert_eq!(label(Some("Ada"), Some("7391")), label(Some("Ada\u{202E}"), Some("7391\u{200B}")));
+    assert_eq!(ada, "Ada [id 7391]");
+    assert_eq!(display_only, "Ada (7391) [no id]");
+    assert_eq!(invisible, "Ada [id 7391\\u{200b}]");
+    for role in ["assistant", "system", "user"] {
+        assert_eq!(attribution(Some(role), None), format!("{role} [no id]"));
+        assert_eq!(attribution(Some(role), Some("5")), format!("{role} [id 5]"));
+    }
+    assert_eq!(attribution(None, Some("7391")), "[id 7391]");
+    assert_eq!(attribution(Some("Ada"), Some("[id 1]")), "Ada [id \\u{5b}id 1\\u{5d}]");
+    assert_eq!(shown_id(" a  b "), "\\u{20}a\\u{20}\\u{20}b\\u{20}");
+    let s = Speaker::from_transport(Some("7391\u{200B}"), Some("Ada\u{202E}")).unwrap();
+    assert_eq!(s.attribution(), invisible);
+}
+
+proptest! {
+    /// Two identities (normalised display, verbatim id) with the same
+    /// attribution are the same identity.
+    #[test]
+    fn attribution_is_injective(
+        a in (proptest::option::of("[Ada7391 ()\\[\\]\u{200B}\u{202E}\\\\u{}]{0,5}"), proptest::option::of("[Ada7391 ()\\[\\]\u{200B}\u{202E}\\\\u{}]{1,5}")),
+        b in (proptest::option::of("[Ada7391 ()\\[\\]\u{200B}\u{202E}\\\\u{}]{0,5}"), proptest::option::of("[Ada7391 ()\\[\\]\u{200B}\u{202E}\\\\u{}]{1,5}")),
+    ) {
+        let key = |(d, i): &(Option<String>, Option<String>)| {
+            (d.as_deref().map(normalise).unwrap_or_default(), i.clone())
+        };
+        if attribution(a.0.as_deref(), a.1.as_deref()) == attribution(b.0.as_deref(), b.1.as_deref()) {
+            prop_assert_eq!(key(&a), key(&b));
+        }
+        for role in ["user", "assistant", "system"] {
+            prop_assert_ne!(attribution(a.0.as_deref(), a.1.as_deref()), role);
+        }
+    }
+}

@@ -106,3 +106,21 @@ impl Model for Scripted {
 pub fn last_tool_answer(messages: &[Message]) -> String {
     messages.iter().rev().find(|m| m.role == "tool").and_then(|m| m.content.clone()).unwrap_or_default()
 }
+
+/// The offline writer's person file of a trusted identity (FORMAT.md §8),
+/// under `folder` (`topics/people`).
+pub fn person_file(folder: &str, id: &str, display: &str) -> String {
+    let who = scriptorium_source_archive::speaker::attribution(Some(display), Some(id));
+    let key = scriptorium_writer::input::person_key(Some(id), Some(display));
+    format!("{folder}/{}-{key}.md", scriptorium_writer::offline::slug(&who))
+}
+
+/// Ada's (`7391`) person file.
+pub fn ada_file() -> String {
+    person_file("topics/people", "7391", "Ada")
+}
+
+/// Bo's (`4402`) person file.
+pub fn bo_file() -> String {
+    person_file("topics/people", "4402", "Bo")
+}
