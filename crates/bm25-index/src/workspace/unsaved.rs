@@ -114,7 +114,7 @@ mod tests {
     }
 
     fn hits(root: &Path, query: &str) -> usize {
-        search_lines(root, TokenizerConfig::default(), query, &Filters::default(), 10, Bm25::default())
+        search_lines(root, TokenizerConfig::default(), query, &Filters::default(), None, 10, Bm25::default())
             .unwrap()
             .len()
     }
