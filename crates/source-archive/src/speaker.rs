@@ -154,7 +154,9 @@ fn join_label(d: &str, i: &str) -> Option<String> {
 
 /// How an identity is shown to a model or a person (FORMAT.md §2.3): the
 /// normalised display, then `[id …]` with the verbatim id ([`shown_id`]),
-/// or `[no id]` for a display-only identity; `[id …]` alone for an id
+/// or `[no id]` for a display-only identity (`[no id, …]` with the display
+/// spelled out by [`shown_id`] when it is not plain printable ASCII, so a
+/// Cyrillic `Аda` never looks like a Latin `Ada`); `[id …]` alone for an id
 /// without a display.
 ///
 /// A normalised display never holds `[` or `]`, so no display can imitate
@@ -169,13 +171,19 @@ fn join_label(d: &str, i: &str) -> Option<String> {
 /// assert_eq!(attribution(Some("Ada (7391)"), None), "Ada (7391) [no id]");
 /// assert_eq!(attribution(Some("Ada\u{202E}"), Some("7391\u{200B}")), "Ada [id 7391\\u{200b}]");
 /// assert_eq!(attribution(Some("assistant"), None), "assistant [no id]");
+/// assert_eq!(attribution(Some("\u{410}da"), None), "\u{410}da [no id, \\u{410}da]");
 /// ```
 pub fn attribution(display: Option<&str>, id: Option<&str>) -> String {
     let d = display.map(normalise).unwrap_or_default();
     match (d.is_empty(), id.filter(|i| !i.is_empty())) {
         (false, Some(i)) => format!("{d} [id {}]", shown_id(i)),
         (true, Some(i)) => format!("[id {}]", shown_id(i)),
-        (false, None) => format!("{d} [no id]"),
+        (false, None) => match shown_id(&d) {
+            // Nothing vouches for a display alone: one that is not plain
+            // ASCII is spelled out, so look-alike displays differ.
+            shown if shown == d => format!("{d} [no id]"),
+            shown => format!("{d} [no id, {shown}]"),
+        },
         (true, None) => "[no id]".to_owned(),
     }
 }

@@ -105,6 +105,21 @@ fn impostors_never_share_an_attribution() {
     assert_eq!(shown_id(" a  b "), "\\u{20}a\\u{20}\\u{20}b\\u{20}");
     let s = Speaker::from_transport(Some("7391\u{200B}"), Some("Ada\u{202E}")).unwrap();
     assert_eq!(s.attribution(), invisible);
+    // Look-alike displays without an id: the one that is not ASCII is spelled out.
+    assert_eq!(attribution(Some("Ada"), None), "Ada [no id]");
+    assert_eq!(attribution(Some("\u{410}da"), None), "\u{410}da [no id, \\u{410}da]");
+    assert_eq!(attribution(Some("Ad\u{430}"), None), "Ad\u{430} [no id, Ad\\u{430}]");
+    assert_eq!(
+        attribution(Some("Ada\u{FF3B}x\u{FF3D}"), None),
+        "Ada\u{FF3B}x\u{FF3D} [no id, Ada\\u{ff3b}x\\u{ff3d}]"
+    );
+}
+
+/// What a person sees: the attribution's UTS #39 confusable skeleton, under
+/// which look-alike characters (a Cyrillic `А` and a Latin `A`, fullwidth and
+/// plain brackets) are the same.
+fn looks(s: &str) -> String {
+    unicode_security::skeleton(s).collect()
 }
 
 proptest! {
@@ -123,6 +138,33 @@ proptest! {
         }
         for role in ["user", "assistant", "system"] {
             prop_assert_ne!(attribution(a.0.as_deref(), a.1.as_deref()), role);
+        }
+    }
+
+    /// Display-only identities whose attributions look alike (the same
+    /// skeleton) are the same identity: `b` is `a` with some characters
+    /// swapped for their look-alikes (a Cyrillic `А` for a Latin `A`,
+    /// fullwidth brackets for plain ones), invisible characters added.
+    #[test]
+    fn display_only_attributions_never_look_alike(
+        a in "[Ada79 ()\\[\\]\u{200B}\u{202E}\\\\]{1,6}",
+        swaps in proptest::collection::vec(any::<bool>(), 6),
+    ) {
+        let twin = |c: char| match c {
+            'A' => '\u{410}',
+            'a' => '\u{430}',
+            '(' => '\u{FF08}',
+            ')' => '\u{FF09}',
+            '[' => '\u{FF3B}',
+            ']' => '\u{FF3D}',
+            c => c,
+        };
+        let b: String = a.chars().zip(swaps.iter().chain(std::iter::repeat(&false)))
+            .map(|(c, &swap)| if swap { twin(c) } else { c })
+            .collect();
+        let (sa, sb) = (attribution(Some(&a), None), attribution(Some(&b), None));
+        if looks(&sa) == looks(&sb) {
+            prop_assert_eq!(normalise(&a), normalise(&b));
         }
     }
 }
