@@ -223,8 +223,14 @@ fn quotations_are_exact_or_not_claimed() {
     let two = offline::said(&[&"a".repeat(300), "more"]);
     assert!(two.ends_with("a”…"), "{two}");
     let bracketed = offline::said(&[&format!("[{long}]")]);
-    assert!(bracketed.starts_with(" (not verbatim): (word word") && bracketed.ends_with("word…"), "{bracketed}");
-    assert_eq!(offline::unquoted("Ann “Q” \"R\" «S» 「T」"), "Ann \\u{201C}Q\\u{201D} \\u{22}R\\u{22} \\u{AB}S\\u{BB} \\u{300C}T\\u{300D}");
+    assert!(
+        bracketed.starts_with(" (not verbatim): (word word") && bracketed.ends_with("word…"),
+        "{bracketed}"
+    );
+    assert_eq!(
+        offline::unquoted("Ann “Q” \"R\" «S» 「T」"),
+        "Ann \\u{201C}Q\\u{201D} \\u{22}R\\u{22} \\u{AB}S\\u{BB} \\u{300C}T\\u{300D}"
+    );
 }
 
 #[test]

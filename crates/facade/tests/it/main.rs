@@ -12,6 +12,7 @@ use serde_json::Value;
 mod config;
 mod embeddings;
 mod mcp;
+mod quotes;
 mod search;
 mod sessions;
 mod topics;
