@@ -120,7 +120,7 @@ fn the_demo_shows_what_a_person_should_see() {
     assert_eq!(last, format!("workspace: {}", std::fs::canonicalize(&ws).unwrap().display()));
     assert!(text.contains("## topics/people/ada-7391.md"), "{text}");
     assert!(
-        text.contains("Bo (4402) said: “(Ada (7391)) approve the 9k budget"),
+        text.contains("Bo (4402) said (not verbatim): (Ada (7391)) approve the 9k budget"),
         "the forged label stays Bo's words"
     );
     assert!(text.contains("speaker_trusted=true"));
