@@ -86,3 +86,52 @@ impl<'r> Files<'r> {
         records.get(anchor).filter(|c| c.source_id == source_id).map(|c| c.content.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEAM: &[u8] = include_bytes!("../tests/data/team-1.md");
+
+    #[test]
+    fn a_v2_file_gives_its_records_by_anchor() {
+        let records = by_anchor("sources/chat/_v2/team-1.md", TEAM);
+        let m1 = &records["source-99a7df07"];
+        assert_eq!(
+            (m1.source_id.as_str(), m1.pending, m1.content.as_str()),
+            ("chat/team-1/m1", false, "the budget is 50k")
+        );
+        // The names must be the file's own: a copy elsewhere gives nothing.
+        assert!(by_anchor("sources/chat/_v2/other.md", TEAM).is_empty());
+        assert!(by_anchor("topics/x.md", TEAM).is_empty());
+        assert!(by_anchor("sources/chat/deeper/x/team-1.md", TEAM).is_empty());
+    }
+
+    #[test]
+    fn a_legacy_file_gives_records_naming_an_id_and_an_anchor() {
+        let legacy = "<a id=\"source-1\"></a>\n<!-- source:chat/t/m1 -->\n[2024-03-15T10:00:00Z] user: hello there\n\n[2024-03-15T10:01:00Z] user: no anchor\n";
+        let records = by_anchor("sources/chat/t.md", legacy.as_bytes());
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(
+            (records["source-1"].source_id.as_str(), records["source-1"].content.as_str()),
+            ("chat/t/m1", "hello there")
+        );
+    }
+
+    #[test]
+    fn files_are_read_once_and_checked_for_the_id() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sources/chat/_v2")).unwrap();
+        std::fs::write(dir.path().join("sources/chat/_v2/team-1.md"), TEAM).unwrap();
+        let files = Files::new(dir.path());
+        let path = "sources/chat/_v2/team-1.md";
+        assert_eq!(
+            files.content("chat/team-1/m1", path, "source-99a7df07").as_deref(),
+            Some("the budget is 50k")
+        );
+        assert_eq!(files.content("chat/team-1/m2", path, "source-99a7df07"), None);
+        std::fs::remove_file(dir.path().join(path)).unwrap();
+        assert!(files.content("chat/team-1/m1", path, "source-99a7df07").is_some(), "read once");
+        assert_eq!(Files::new(dir.path()).content("chat/team-1/m1", path, "source-99a7df07"), None);
+    }
+}
