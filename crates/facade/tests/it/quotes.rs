@@ -24,10 +24,15 @@ fn record(message: &str, content: &str) -> Value {
 /// A paragraph citing `chat/t/<message>` with evidence label `e-<label>`,
 /// followed by its definition (for a file in `topics/people/`).
 fn block(text: &str, label: &str, message: &str, id: &str) -> String {
+    block_in("../../", text, label, message, id)
+}
+
+/// [`block`] for a file `up` levels below the workspace root.
+fn block_in(up: &str, text: &str, label: &str, message: &str, id: &str) -> String {
     let source = format!("chat/t/{message}");
     let anchor = scriptorium::archive::id::anchor_hash(source.as_bytes());
     format!(
-        "\n{text}[^e-{label}] ^{id}\n\n[^e-{label}]: Time: `2026-08-10T09:00:00Z`; Sources: [{source}](../../sources/chat/_v2/t.md#source-{anchor})\n"
+        "\n{text}[^e-{label}] ^{id}\n\n[^e-{label}]: Time: `2026-08-10T09:00:00Z`; Sources: [{source}]({up}sources/chat/_v2/t.md#source-{anchor})\n"
     )
 }
 
@@ -123,4 +128,20 @@ fn check_reports_a_hand_edited_quotation_and_it_is_not_searched() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("UNGROUNDED_QUOTE"));
     // The invalid block is no longer indexed.
     assert_eq!(topic_hits(root), 0);
+}
+
+#[test]
+fn an_ungrounded_block_leaves_the_derived_core() {
+    let ws = workspace();
+    let root = ws.path();
+    let core =
+        format!("# Core\n{}", block_in("../", "Ada said: “late for the meeting”", "00000000c1", "m1", "c1"));
+    let out = update(root, json!([{"op": "create", "path": "topics/core.md", "content": core}]), "owner");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rendered = || std::fs::read_to_string(root.join("core.md")).unwrap_or_default();
+    assert!(rendered().contains("late for the meeting"), "{}", rendered());
+    std::fs::write(root.join("topics/core.md"), core.replace("late for", "early for")).unwrap();
+    let out = run(&["render", "--workspace", w(root)], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!rendered().contains("for the meeting"), "{}", rendered());
 }
