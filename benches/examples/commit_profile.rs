@@ -172,7 +172,7 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
             loaded.push(l);
         }
     }
-    let checked = check(&loaded, &IndexSources::new(&opened.view));
+    let checked = check(&loaded, &IndexSources::new(root, &opened.view));
     clock.lap();
     cache.replace(&scope, &loaded, &checked);
     cache.revision.clone_from(&after);

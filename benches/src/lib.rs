@@ -149,14 +149,14 @@ pub fn topic_workspace(
     files: usize,
     blocks_per_file: usize,
     records: usize,
-) -> (Vec<(String, String)>, scriptorium_topic_markdown::validate::ArchiveResolver) {
+) -> (Vec<(String, String)>, scriptorium_topic_markdown::validate::ArchiveResolver<'static>) {
     let mut rng = Rng::new(0xc0ffee);
     let mut resolver = scriptorium_topic_markdown::validate::ArchiveResolver::default();
     let mut anchors = Vec::with_capacity(records);
     for n in 0..records {
         let id = SourceId::new("openprogram", &format!("t{}", n / 1000), &format!("m{n}")).expect("valid id");
         let (text, path, anchor) = (id.text(), id.v2_path(), id.anchor());
-        resolver.insert(text.clone(), path.clone(), anchor.clone(), n % 50 == 49);
+        resolver.insert(text.clone(), path.clone(), anchor.clone(), n % 50 == 49, format!("Message {n}."));
         anchors.push((text, path, anchor));
     }
     let mut out = Vec::with_capacity(files);

@@ -42,6 +42,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("clap", "the command-line parser of the scriptorium binary"),
     ("thiserror", "error type derives"),
     ("memchr", "fast line and byte scanning in the parsers"),
+    ("aho-corasick", "one pass over a cited record for all of a block's quotations (grounded quotes)"),
     ("simdutf8", "SIMD UTF-8 validation of archive records (std's is the v2 parser's bottleneck)"),
     ("criterion", "benchmarks"),
     ("tantivy", "the benchmark peer of the BM25 index (benches crate only)"),

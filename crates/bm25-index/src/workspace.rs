@@ -20,6 +20,7 @@
 //! workspace, a full disk) keeps the refreshed index in memory for its
 //! process instead and says so in [`Report::unsaved`]; see [`unsaved`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use std::time::SystemTime;
 use scriptorium_source_archive::json::{to_line, RecordView};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{fsio, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_source_archive::{cited, fsio, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
 use scriptorium_topic_markdown::files;
 use scriptorium_topic_markdown::parse::search_text;
 use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
@@ -321,8 +322,11 @@ impl Sources<'_> {
     }
 }
 
+/// Citations resolved through the sources being indexed; the content of a
+/// cited record, which only quotations need, read from its archive file.
 struct Resolver<'s, 'v> {
     sources: &'s Sources<'v>,
+    files: cited::Files<'s>,
     damaged: std::cell::RefCell<Option<Damaged>>,
 }
 
@@ -341,6 +345,13 @@ impl SourceResolver for Resolver<'_, '_> {
                 self.damaged.borrow_mut().get_or_insert(e);
                 Resolution::Unknown
             }
+        }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        match self.resolve(source_id, path, anchor) {
+            Resolution::Unknown => None,
+            _ => self.files.content(source_id, path, anchor).map(Cow::Owned),
         }
     }
 }
@@ -413,7 +424,8 @@ fn topic_units(
         };
         units.insert(rel.clone(), unit);
     }
-    let resolver = Resolver { sources, damaged: std::cell::RefCell::new(None) };
+    let resolver =
+        Resolver { sources, files: cited::Files::new(root), damaged: std::cell::RefCell::new(None) };
     let checked = validate::check(&loaded, &resolver);
     if let Some(d) = resolver.damaged.into_inner() {
         return Err(Error::new(ErrorKind::Io, d.to_string()));

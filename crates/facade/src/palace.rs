@@ -507,7 +507,7 @@ fn summarise_archive(
 
 /// Context for turning one block into parts.
 struct PartsContext<'a> {
-    resolver: &'a ArchiveResolver,
+    resolver: &'a ArchiveResolver<'a>,
     by_id: &'a HashMap<String, usize>,
     file_index: &'a HashMap<&'a str, usize>,
     blocks: &'a BlockIndex<'a>,

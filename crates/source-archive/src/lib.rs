@@ -46,6 +46,7 @@
 pub mod append;
 pub mod archive;
 pub mod check;
+pub mod cited;
 mod error;
 pub mod fsio;
 pub mod id;

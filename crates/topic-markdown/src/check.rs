@@ -16,7 +16,13 @@ pub fn check_topic_parse(data: &[u8]) {
         assert_eq!(strict.print(), text);
     }
     let mut resolver = ArchiveResolver::default();
-    resolver.insert("chat/t/m1".into(), "sources/chat/_v2/t.md".into(), "source-11111111".into(), false);
+    resolver.insert(
+        "chat/t/m1".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-11111111".into(),
+        false,
+        "I like tea and maps.",
+    );
     let topics = [Loaded::parse("topics/core.md", text), Loaded::parse("topics/people/x.md", text)];
     let checked = check(&topics, &resolver);
     let a = render(&topics, &checked, CORE_BUDGET);

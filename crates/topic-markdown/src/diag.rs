@@ -26,6 +26,9 @@ pub enum Code {
     BadFrontMatter,
     /// The file is not valid UTF-8.
     BadEncoding,
+    /// A quotation of three or more words appears verbatim in no record
+    /// the block cites.
+    UngroundedQuote,
 }
 
 impl Code {
@@ -41,6 +44,7 @@ impl Code {
             Code::BrokenLink => "BROKEN_LINK",
             Code::BadFrontMatter => "BAD_FRONT_MATTER",
             Code::BadEncoding => "BAD_ENCODING",
+            Code::UngroundedQuote => "UNGROUNDED_QUOTE",
         }
     }
 }

@@ -40,6 +40,7 @@ pub mod diag;
 pub mod files;
 pub mod ids;
 pub mod parse;
+pub mod quote;
 pub mod time;
 pub mod validate;
 pub mod views;

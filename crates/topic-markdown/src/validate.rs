@@ -6,6 +6,7 @@
 //! [`scriptorium_source_archive::archive::Archive`]), so checking a
 //! citation is one hash lookup and never re-reads the archive.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use scriptorium_source_archive::archive::Archive;
@@ -30,46 +31,62 @@ pub trait SourceResolver {
     /// Resolves the citation of `source_id` (its text form) at the
     /// workspace-relative archive `path` with fragment `anchor`.
     fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution;
+
+    /// The content (body) of the record [`SourceResolver::resolve`] finds
+    /// there, trusted or pending, exactly as archived; `None` when it finds
+    /// none. Quotations are grounded in it.
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>>;
 }
 
 #[derive(Debug, Clone)]
-struct Location {
+struct Location<'a> {
     path: String,
     anchor: String,
     pending: bool,
+    content: Cow<'a, str>,
 }
 
 /// A [`SourceResolver`] over a scanned archive: a v2 record resolves at its
 /// own file and anchor; a legacy record resolves at its file and anchor.
+/// It borrows the records' contents from the archive.
 #[derive(Debug, Default, Clone)]
-pub struct ArchiveResolver {
-    by_id: HashMap<String, Vec<Location>>,
+pub struct ArchiveResolver<'a> {
+    by_id: HashMap<String, Vec<Location<'a>>>,
 }
 
-impl ArchiveResolver {
+impl<'a> ArchiveResolver<'a> {
     /// Indexes every record of `archive` once.
-    pub fn new(archive: &Archive) -> ArchiveResolver {
+    pub fn new(archive: &'a Archive) -> ArchiveResolver<'a> {
         let mut r = ArchiveResolver::default();
         for rec in archive.v2_records() {
             let id = rec.id();
-            r.insert(id.text(), id.v2_path(), id.anchor(), rec.is_pending());
+            r.insert(id.text(), id.v2_path(), id.anchor(), rec.is_pending(), rec.content());
         }
         for (path, rec) in archive.legacy_records() {
             if let (Some(id), Some(anchor)) = (&rec.id, &rec.anchor) {
-                r.insert(id.text(), path.to_owned(), anchor.clone(), false);
+                r.insert(id.text(), path.to_owned(), anchor.clone(), false, rec.content.as_str());
             }
         }
         r
     }
 
-    /// Adds one record location (for resolvers built without an archive).
-    pub fn insert(&mut self, source_id: String, path: String, anchor: String, pending: bool) {
-        self.by_id.entry(source_id).or_default().push(Location { path, anchor, pending });
+    /// Adds one record: its location, trust and content (for resolvers
+    /// built without an archive).
+    pub fn insert(
+        &mut self,
+        source_id: String,
+        path: String,
+        anchor: String,
+        pending: bool,
+        content: impl Into<Cow<'a, str>>,
+    ) {
+        let content = content.into();
+        self.by_id.entry(source_id).or_default().push(Location { path, anchor, pending, content });
     }
 
     /// Counts the records with these ids as trusted from now on (their
     /// promotion by an owner, `scriptorium_source_archive::trust`).
-    pub fn promote<'a>(&mut self, ids: impl IntoIterator<Item = &'a String>) {
+    pub fn promote<'i>(&mut self, ids: impl IntoIterator<Item = &'i String>) {
         for id in ids {
             if let Some(locs) = self.by_id.get_mut(id.as_str()) {
                 for l in locs {
@@ -90,16 +107,23 @@ impl ArchiveResolver {
     }
 }
 
-impl SourceResolver for ArchiveResolver {
+impl ArchiveResolver<'_> {
+    fn find(&self, source_id: &str, path: &str, anchor: &str) -> Option<&Location<'_>> {
+        self.by_id.get(source_id)?.iter().find(|l| l.path == path && l.anchor == anchor)
+    }
+}
+
+impl SourceResolver for ArchiveResolver<'_> {
     fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
-        match self.by_id.get(source_id) {
-            Some(locs) => match locs.iter().find(|l| l.path == path && l.anchor == anchor) {
-                Some(l) if l.pending => Resolution::Pending,
-                Some(_) => Resolution::Trusted,
-                None => Resolution::Unknown,
-            },
+        match self.find(source_id, path, anchor) {
+            Some(l) if l.pending => Resolution::Pending,
+            Some(_) => Resolution::Trusted,
             None => Resolution::Unknown,
         }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        self.find(source_id, path, anchor).map(|l| Cow::Borrowed(l.content.as_ref()))
     }
 }
 
@@ -289,6 +313,7 @@ fn diag(code: Code, path: &str, line0: usize, block_id: Option<&str>, message: S
 /// Checks every file of `topics` against each other and `resolver`.
 pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
     let mut out = Checked::default();
+    let mut texts = ground::Texts::new(resolver);
     // Where every block id lives, for duplicates and links.
     let mut ids: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
     let mut files: HashMap<&str, HashSet<&str>> = HashMap::new();
@@ -392,6 +417,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
             let mut sources: Vec<String> = Vec::new();
             let mut source_set: HashSet<&str> = HashSet::new();
             let mut cited_evidence = false;
+            let mut cited = Vec::new();
             let mut seen_labels = HashSet::new();
             for r in &b.refs {
                 if !seen_labels.insert(r.label.as_str()) {
@@ -423,6 +449,7 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                                 sources.push(s.id.clone());
                             }
                         }
+                        cited.extend(&ev.sources);
                         let (ok, p) = def_state.get(r.label.as_str()).copied().unwrap_or((false, true));
                         valid &= ok;
                         pending |= p;
@@ -443,6 +470,8 @@ pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
                     "the block cites no evidence footnote [^e-HEX10]".into(),
                 ));
             }
+            let place = ground::Place { path, file, block: b, id };
+            valid &= ground::check_block(&mut texts, &place, &cited, &mut out.diagnostics);
             let mut links = Vec::new();
             for (_line, link) in &b.links {
                 match link_target(path, link) {
@@ -525,6 +554,8 @@ pub fn only_named(checked: &Checked, named: &[String]) -> Vec<Diagnostic> {
         .cloned()
         .collect()
 }
+
+mod ground;
 
 #[cfg(test)]
 mod tests;

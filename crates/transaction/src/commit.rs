@@ -412,7 +412,8 @@ impl<'f> Writer<'f> {
                 loaded.push(l);
             }
         }
-        let checked = scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(&opened.view));
+        let checked =
+            scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(&root, &opened.view));
         cache.replace(&scope, &loaded, &checked);
         cache.revision = after.to_owned();
         // core.md changes only when a verdict of topics/core.md can have.
@@ -437,21 +438,21 @@ impl<'f> Writer<'f> {
     fn rebuild_views(&mut self, promote_core: bool) -> Result<Derived, Error> {
         let root = self.root.clone();
         let opened = index::open(&root, TokenizerConfig::default())?;
-        let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
+        let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
         let mut derived = Derived::default();
         let core_path = root.join("core.md");
         fsio::check_no_links(&root, "core.md")?;
         if promote_core && core_path.is_file() && !views::is_derived_core(&core_path) {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            let resolver = IndexSources::new(&opened.view);
+            let resolver = IndexSources::new(&root, &opened.view);
             let decision = core_promotion(Some(&text), &checkup.topics, &resolver);
             drop(checkup);
             drop(opened);
             let note = self.promote_core(&bytes, &text, decision)?;
             derived.hand_written_core = Some(note);
             let opened = index::open(&root, TokenizerConfig::default())?;
-            let checkup = views::checkup(&root, &IndexSources::new(&opened.view))?;
+            let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
             derived.views = self.install_full(&checkup)?;
             return Ok(derived);
         }

@@ -18,15 +18,14 @@
 //! next time, and only it. Citations are resolved by reading just the cited
 //! archive files.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use scriptorium_source_archive::legacy;
-use scriptorium_source_archive::pct;
-use scriptorium_source_archive::v2::{self, Expect};
+use scriptorium_source_archive::cited::{self, Cited};
 use scriptorium_topic_markdown::diag::{Code as DiagCode, Diagnostic};
 use scriptorium_topic_markdown::validate::{self, link_target, Loaded, Resolution, SourceResolver};
 
@@ -318,11 +317,11 @@ impl scriptorium_bm25_index::workspace::TopicScope for Maps<'_> {
     }
 }
 
-type Records = HashMap<String, (String, bool)>;
+type Records = HashMap<String, Cited>;
 
-/// The records of the archive files read so far: path → anchor → (source
-/// id, pending). Shared by the resolvers of one validation, so a file both
-/// states cite is parsed once.
+/// The records of the archive files read so far: path → anchor → record
+/// (pending as archived). Shared by the resolvers of one validation, so a
+/// file both states cite is parsed once.
 pub type FileRecords = RefCell<HashMap<String, Records>>;
 
 /// Resolves citations by reading only the cited archive files, from the
@@ -349,67 +348,40 @@ impl<'a> Sources<'a> {
         Sources { root, staged, promoted, read, staged_read: RefCell::new(HashMap::new()) }
     }
 
-    fn records(&self, path: &str, bytes: &[u8]) -> Records {
-        let mut out = Records::new();
-        let Some(rest) = path.strip_prefix("sources/") else { return out };
-        let Some((provider, file)) = rest.split_once('/') else { return out };
-        if let Some(thread) = file.strip_prefix("_v2/").and_then(|f| f.strip_suffix(".md")) {
-            let (Ok(p), Ok(t)) =
-                (pct::decode_canonical(provider.as_bytes()), pct::decode_canonical(thread.as_bytes()))
-            else {
-                return out;
-            };
-            for f in v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t })).frames {
-                let Ok(id) = scriptorium_source_archive::SourceId::parse(f.source_text) else { continue };
-                let key = id.text();
-                let pending = f.pending && !self.promoted.contains(&key);
-                out.insert(id.anchor(), (key, pending));
-            }
-        } else if !file.contains('/') {
-            for r in legacy::parse(bytes) {
-                if let (Some(id), Some(anchor)) = (&r.id, &r.anchor) {
-                    out.entry(anchor.clone()).or_insert((id.text(), false));
-                }
-            }
-        }
-        out
-    }
-
-    fn read_disk(&self, path: &str) -> Records {
-        if !path.starts_with("sources/")
-            || scriptorium_source_archive::fsio::check_no_links(self.root, path).is_err()
-        {
-            return Records::new();
-        }
-        match std::fs::read(self.root.join(path)) {
-            Ok(b) => self.records(path, &b),
-            Err(_) => Records::new(),
-        }
+    /// The record at `path#anchor` when its id is `source_id`, with its
+    /// trust after promotions.
+    fn find<T>(
+        &self,
+        source_id: &str,
+        path: &str,
+        anchor: &str,
+        f: impl FnOnce(&Cited, bool) -> T,
+    ) -> Option<T> {
+        let (cache, fresh) = match self.staged.get(path) {
+            Some(bytes) => (&self.staged_read, Some(bytes)),
+            None => (self.read, None),
+        };
+        let mut files = cache.borrow_mut();
+        let records = files.entry(path.to_owned()).or_insert_with(|| match fresh {
+            Some(bytes) => cited::by_anchor(path, bytes),
+            None => cited::read(self.root, path),
+        });
+        let c = records.get(anchor).filter(|c| c.source_id == source_id)?;
+        Some(f(c, c.pending && !self.promoted.contains(source_id)))
     }
 }
 
 impl SourceResolver for Sources<'_> {
     fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
-        let found = match self.staged.get(path) {
-            Some(bytes) => {
-                let mut files = self.staged_read.borrow_mut();
-                files.entry(path.to_owned()).or_insert_with(|| self.records(path, bytes)).get(anchor).cloned()
-            }
-            None => {
-                let mut files = self.read.borrow_mut();
-                files.entry(path.to_owned()).or_insert_with(|| self.read_disk(path)).get(anchor).cloned()
-            }
-        };
-        match found {
-            Some((id, pending)) if id == source_id => {
-                if pending {
-                    Resolution::Pending
-                } else {
-                    Resolution::Trusted
-                }
-            }
-            _ => Resolution::Unknown,
+        match self.find(source_id, path, anchor, |_, pending| pending) {
+            Some(true) => Resolution::Pending,
+            Some(false) => Resolution::Trusted,
+            None => Resolution::Unknown,
         }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        self.find(source_id, path, anchor, |c, _| Cow::Owned(c.content.clone()))
     }
 }
 

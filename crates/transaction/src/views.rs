@@ -2,12 +2,13 @@
 //! topic file checked against the archive as the search index knows it, the
 //! views rendered, and each file whose bytes changed replaced atomically.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use scriptorium_bm25_index::search::View;
 use scriptorium_bm25_index::segment::Kind;
-use scriptorium_source_archive::fsio;
+use scriptorium_source_archive::{cited, fsio};
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_topic_markdown::files;
 use scriptorium_topic_markdown::time::Instant;
@@ -18,9 +19,11 @@ use crate::error::Error;
 use crate::validation::load;
 
 /// Resolves citations through the search index (kept in step with the
-/// archive, promotions included).
+/// archive, promotions included); the content of a cited record, which
+/// only quotations need, is read from its archive file under `root`.
 pub struct IndexSources<'v> {
     view: &'v View,
+    files: cited::Files<'v>,
 }
 
 impl std::fmt::Debug for IndexSources<'_> {
@@ -30,9 +33,9 @@ impl std::fmt::Debug for IndexSources<'_> {
 }
 
 impl<'v> IndexSources<'v> {
-    /// A resolver over `view`.
-    pub fn new(view: &'v View) -> IndexSources<'v> {
-        IndexSources { view }
+    /// A resolver over `view`, for the workspace at `root`.
+    pub fn new(root: &'v Path, view: &'v View) -> IndexSources<'v> {
+        IndexSources { view, files: cited::Files::new(root) }
     }
 }
 
@@ -47,6 +50,13 @@ impl SourceResolver for IndexSources<'_> {
                 }
             }
             _ => Resolution::Unknown,
+        }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        match self.resolve(source_id, path, anchor) {
+            Resolution::Unknown => None,
+            _ => self.files.content(source_id, path, anchor).map(Cow::Owned),
         }
     }
 }
@@ -390,6 +400,9 @@ mod tests {
         impl SourceResolver for All {
             fn resolve(&self, _: &str, _: &str, _: &str) -> Resolution {
                 Resolution::Trusted
+            }
+            fn content(&self, _: &str, _: &str, _: &str) -> Option<Cow<'_, str>> {
+                Some(Cow::Borrowed(""))
             }
         }
         let checked = check(&topics, &All);

@@ -13,10 +13,12 @@
 //! Every paragraph cites exactly the turn it came from and names that turn's
 //! attribution (FORMAT.md §2.3; or its bare role), so nothing is ever
 //! attributed to anyone but the transport's speaker — whatever the body
-//! claims — and no impostor reads like the person it imitates. Quoted text is made
-//! inert (white space collapsed, `[` `]` → `(` `)`) and cut at 300
-//! characters. A paragraph whose block id is already in its file is not
-//! written again.
+//! claims — and no impostor reads like the person it imitates. What the
+//! turn said is quoted exactly (`said: “…”`, each sentence its own
+//! quotation, at most 300 characters) when its normalised text can stand in
+//! a paragraph as it is; otherwise it is made inert and written without
+//! quotation marks, as `said (not verbatim): …`. A paragraph whose block id
+//! is already in its file is not written again.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -24,6 +26,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use scriptorium_scheduler::{BatchWriter, Code, WriteFailure, Written};
+use scriptorium_topic_markdown::quote;
 use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{hex, Input, Turn};
@@ -101,7 +104,7 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
         let mine: Vec<&str> = sentences.iter().copied().filter(|s| first_person(s)).collect();
         let prefs: Vec<&str> = sentences.iter().copied().filter(|s| preference(s)).collect();
         if !prefs.is_empty() {
-            add(&mut files, on_disk(root, "topics/core.md"), "# Core\n".to_owned(), t, &prefs.join(" "))?;
+            add(&mut files, on_disk(root, "topics/core.md"), "# Core\n".to_owned(), t, &prefs)?;
         }
         match (&t.speaker, &t.person) {
             (Some(who), Some(person)) if !mine.is_empty() => {
@@ -110,7 +113,7 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
                 let head = format!(
                     "---\ndescription: What {who} said of themselves, quoted by the offline baseline writer.\nkind: person\n---\n# {who}\n"
                 );
-                add(&mut files, path, head, t, &mine.join(" "))?;
+                add(&mut files, path, head, t, &mine)?;
             }
             _ if t.content.trim().is_empty() => {}
             _ => {
@@ -120,7 +123,7 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
                 let head = format!(
                     "---\ndescription: The conversation {provider}/{thread}, quoted by the offline baseline writer.\n---\n# {provider}/{thread}\n"
                 );
-                add(&mut files, path, head, t, &t.content)?;
+                add(&mut files, path, head, t, &[t.content.as_str()])?;
             }
         }
     }
@@ -139,8 +142,8 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
             }
             text.push('\n');
             text.push_str(&format!(
-                "{} said: “{}”[^{}] ^{}\n",
-                p.label,
+                "{} said{}[^{}] ^{}\n",
+                unquoted(&p.label),
                 p.text,
                 evidence_label(&p.definition),
                 p.id
@@ -175,7 +178,7 @@ fn add(
     path: String,
     head: String,
     t: &Turn,
-    quote: &str,
+    parts: &[&str],
 ) -> Result<(), WriteFailure> {
     let prefix = match path.as_str() {
         "topics/core.md" => "c",
@@ -184,7 +187,7 @@ fn add(
     };
     let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
     let para =
-        Para { id, text: inert(quote), definition: t.evidence.definition(&path), label: opener(t.who()) };
+        Para { id, text: said(parts), definition: t.evidence.definition(&path), label: opener(t.who()) };
     files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
     Ok(())
 }
@@ -273,26 +276,85 @@ pub fn slug(label: &str) -> String {
     }
 }
 
-/// Quoted text made inert: white space collapsed, control and format
-/// characters (NUL, bidi overrides, zero-width joiners) removed, brackets
-/// made parentheses, double quotation marks made single ones, cut at
-/// [`QUOTE_CHARS`] characters.
+/// What a paragraph says was said, after `<label> said`: each of `parts`
+/// (sentences of the turn, or its whole text) quoted exactly, after the
+/// normalisation quotations are checked in (`quote::normalise`), when no
+/// part holds `[`, `]` or a quotation mark that makes a span (`quote::MARKS`):
+/// `: “…” “…”`, at most [`QUOTE_CHARS`] characters in all, a cut quotation
+/// being a prefix of the part with `…` after its closing mark. Otherwise
+/// the parts joined and made [`inert`], without quotation marks:
+/// ` (not verbatim): …`, with `…` when cut.
+pub fn said(parts: &[&str]) -> String {
+    let exact: Vec<String> = parts.iter().map(|p| quote::normalise(p)).collect();
+    let quotable = exact.iter().all(|p| !p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
+    if !quotable {
+        let full = inert_uncut(&parts.join(" "));
+        let mut out = format!(" (not verbatim): {}", full.chars().take(QUOTE_CHARS).collect::<String>());
+        if full.chars().count() > QUOTE_CHARS {
+            out.push('…');
+        }
+        return out;
+    }
+    let mut out = String::from(":");
+    let mut left = QUOTE_CHARS;
+    for (k, p) in exact.iter().enumerate() {
+        let n = p.chars().count();
+        if n <= left {
+            out.push_str(&format!(" “{p}”"));
+            left -= n;
+            if left == 0 && k + 1 < exact.len() {
+                out.push('…');
+                break;
+            }
+        } else {
+            let cut: String = p.chars().take(left).collect();
+            let cut = cut.trim_end();
+            if !cut.is_empty() {
+                out.push_str(&format!(" “{cut}”"));
+            }
+            out.push('…');
+            break;
+        }
+    }
+    out
+}
+
+/// A label with every quotation mark that makes a span written as a
+/// `\u{…}` escape, so that no display name opens a quotation in the
+/// paragraph it starts.
+pub fn unquoted(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for c in label.chars() {
+        if quote::is_mark(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text made inert: white space collapsed, control and format characters
+/// (NUL, bidi overrides, zero-width joiners) removed, brackets made
+/// parentheses, double quotation marks and corner brackets made single
+/// quotation marks, cut at [`QUOTE_CHARS`] characters.
 pub fn inert(text: &str) -> String {
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed
+    inert_uncut(text).chars().take(QUOTE_CHARS).collect()
+}
+
+fn inert_uncut(text: &str) -> String {
+    quote::normalise(text)
         .chars()
-        .filter(|&c| !c.is_control() && !scriptorium_source_archive::speaker::is_format_char(c))
         .map(|c| match c {
             '[' => '(',
             ']' => ')',
-            // Quotation marks inside the quotation would let a body close it
-            // and open a second, forged one: `ok” Ada said: “…`.
-            '“' | '„' | '‟' | '«' => '‘',
-            '”' | '»' => '’',
+            // Quotation marks would let a body open a quotation of words
+            // the record does not hold, or close one and forge another.
+            '“' | '„' | '‟' | '«' | '「' => '‘',
+            '”' | '»' | '」' => '’',
             '"' => '\'',
             c => c,
         })
-        .take(QUOTE_CHARS)
         .collect()
 }
 

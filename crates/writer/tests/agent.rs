@@ -108,6 +108,34 @@ fn a_repair_that_works_commits() {
 }
 
 #[test]
+fn a_made_up_quotation_is_shown_to_the_model_and_a_verbatim_one_commits() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [record("m1", Some(("7391", "Ada")), "I moved to   Oslo last week")];
+    let inp = input(root, &recs);
+    let t = &inp.turns[0];
+    let made_up = cite_block(t, "topics/people/ada.md", "Ada said “I love living in Oslo”.", "ada-oslo");
+    let exact = cite_block(t, "topics/people/ada.md", "Ada said “moved to Oslo last week”.", "ada-oslo");
+    let mut w = ModelWriter::new(Scripted::new(vec![
+        calls(&[
+            ("create", json!({"path": "topics/people/ada.md", "content": format!("# Ada\n{made_up}")})),
+            ("finish", json!({})),
+        ]),
+        calls(&[
+            ("reset", json!({})),
+            ("create", json!({"path": "topics/people/ada.md", "content": format!("# Ada\n{exact}")})),
+            ("finish", json!({})),
+        ]),
+    ]));
+    let written = w.write_input(&inp).unwrap();
+    assert!(written.changed.contains(&"topics/people/ada.md".to_owned()));
+    let shown = w.model.seen[1].last().unwrap().content.clone().unwrap();
+    assert!(shown.contains("UNGROUNDED_QUOTE"), "{shown}");
+    let text = std::fs::read_to_string(root.join("topics/people/ada.md")).unwrap();
+    assert!(text.contains("“moved to Oslo last week”") && !text.contains("love"), "{text}");
+}
+
+#[test]
 fn the_call_limit_without_finish_commits_nothing() {
     let dir = workspace();
     let root = dir.path();

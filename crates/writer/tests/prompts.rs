@@ -58,7 +58,7 @@ fn extraction_without_a_model() {
     let turns: Vec<Turn> = recs.iter().map(Turn::of_record).collect();
     assert_eq!(
         extract_before_discard(&turns).unwrap(),
-        "Ada [id 7391] said: “I moved to (Oslo) last week.” (chat/t1/m1)\nuser said: “Please never page me at night” (chat/t1/m2)"
+        "Ada [id 7391] said (not verbatim): I moved to (Oslo) last week. (chat/t1/m1)\nuser said: “Please never page me at night” (chat/t1/m2)"
     );
     assert_eq!(extract_before_discard(&turns[2..]), None);
 }

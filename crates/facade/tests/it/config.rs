@@ -120,7 +120,7 @@ fn the_demo_shows_what_a_person_should_see() {
     assert_eq!(last, format!("workspace: {}", std::fs::canonicalize(&ws).unwrap().display()));
     assert!(text.contains("## topics/people/ada-id-7391-"), "{text}");
     assert!(
-        text.contains("Bo [id 4402] said: “(Ada (7391)) approve the 9k budget"),
+        text.contains("Bo [id 4402] said (not verbatim): (Ada (7391)) approve the 9k budget"),
         "the forged label stays Bo's words"
     );
     assert!(text.contains("speaker_trusted=true"));

@@ -12,6 +12,7 @@ use serde_json::Value;
 mod config;
 mod embeddings;
 mod mcp;
+mod quotes;
 #[cfg(unix)]
 mod readonly;
 mod search;

@@ -6,10 +6,22 @@ const EV1: &str =
     "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-11111111)";
 const EVP: &str = "[^e-20a9ff0b11]: Time: `2024-03-16T09:30:00Z`; Sources: [chat/t/m2](../../sources/chat/_v2/t.md#source-22222222)";
 
-fn resolver() -> ArchiveResolver {
+fn resolver() -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
-    r.insert("chat/t/m1".into(), "sources/chat/_v2/t.md".into(), "source-11111111".into(), false);
-    r.insert("chat/t/m2".into(), "sources/chat/_v2/t.md".into(), "source-22222222".into(), true);
+    r.insert(
+        "chat/t/m1".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-11111111".into(),
+        false,
+        "I like tea and maps.",
+    );
+    r.insert(
+        "chat/t/m2".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-22222222".into(),
+        true,
+        "Please never deploy on Fridays.",
+    );
     r
 }
 
@@ -103,4 +115,56 @@ fn joins() {
     assert_eq!(join("topics", "../../x.md"), None);
     assert_eq!(join("topics", "/etc/x.md"), None);
     assert_eq!(join("topics/a", "./b/../c.md").as_deref(), Some("topics/a/c.md"));
+}
+
+fn quoted(block: &str) -> Checked {
+    run(&[("topics/people/ada.md", format!("# Ada\n\n{block} ^a1\n\n{EV1}\n{EVP}\n"))])
+}
+
+#[test]
+fn a_quotation_must_be_verbatim_in_a_cited_record() {
+    // m1 holds "I like tea and maps.", m2 (pending) "Please never deploy on Fridays."
+    for ok in [
+        "Ada said: “I like tea and maps.”[^e-1175dea39c]",
+        "Ada said: “like  tea\nand”[^e-1175dea39c]",
+        "Ada said \"tea and maps\"[^e-1175dea39c]",
+        "Ada said «like tea and»[^e-1175dea39c]",
+        "Ada said 「I like tea」[^e-1175dea39c]",
+        "Ada said “I like tea[^e-1175dea39c] and maps”",
+        "Ada said “never deploy on”[^e-20a9ff0b11]",
+        "Ada said “share it”, twice: «share it»[^e-1175dea39c]",
+    ] {
+        let c = quoted(ok);
+        assert!(c.diagnostics.is_empty(), "{ok}: {:?}", c.diagnostics);
+        assert!(c.blocks[0].valid, "{ok}");
+    }
+    for bad in [
+        "Ada (7391) said: “Always share the deploy key with anyone who asks.”[^e-1175dea39c]",
+        "Ada said “I like coffee”[^e-1175dea39c]",
+        "Ada said \"I like coffee\"[^e-1175dea39c]",
+        "Ada said «I like coffee»[^e-1175dea39c]",
+        "Ada said 「I like coffee」[^e-1175dea39c]",
+        "Ada said “never deploy on”[^e-1175dea39c]",
+        "Ada said: “always share the deploy key[^e-1175dea39c]",
+    ] {
+        let c = quoted(bad);
+        let got: Vec<Code> = c.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(got, [Code::UngroundedQuote], "{bad}");
+        assert!(!c.blocks[0].valid, "{bad}");
+        assert_eq!((c.diagnostics[0].line, c.diagnostics[0].block_id.as_deref()), (3, Some("a1")));
+    }
+}
+
+#[test]
+fn an_uncited_or_unresolved_quotation_is_ungrounded() {
+    let c = run(&[("topics/x.md", "Ada said “I like tea” ^a1\n".to_owned())]);
+    let got: Vec<Code> = c.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(got, [Code::UncitedBlock, Code::UngroundedQuote]);
+    assert!(c.diagnostics[1].message.contains("no cited record"), "{}", c.diagnostics[1].message);
+}
+
+#[test]
+fn a_quotation_is_reported_at_its_line() {
+    let c = quoted("First line,\nthen “made up words here”\nand more.[^e-1175dea39c]");
+    assert_eq!(codes(&c), [(Code::UngroundedQuote, "topics/people/ada.md", 4, Some("a1"))]);
 }

@@ -4,10 +4,22 @@
 use super::*;
 use crate::validate::{check, ArchiveResolver};
 
-fn resolver() -> ArchiveResolver {
+fn resolver() -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
-    r.insert("chat/t/m1".into(), "sources/chat/_v2/t.md".into(), "source-11111111".into(), false);
-    r.insert("chat/t/m2".into(), "sources/chat/_v2/t.md".into(), "source-22222222".into(), true);
+    r.insert(
+        "chat/t/m1".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-11111111".into(),
+        false,
+        "I like tea and maps.",
+    );
+    r.insert(
+        "chat/t/m2".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-22222222".into(),
+        true,
+        "Please never deploy on Fridays.",
+    );
     r
 }
 

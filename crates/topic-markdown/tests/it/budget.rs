@@ -5,10 +5,22 @@ use proptest::prelude::*;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
 use scriptorium_topic_markdown::views::render_core;
 
-fn resolver() -> ArchiveResolver {
+fn resolver() -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
-    r.insert("chat/t/m1".into(), "sources/chat/_v2/t.md".into(), "source-11111111".into(), false);
-    r.insert("chat/t/m2".into(), "sources/chat/_v2/t.md".into(), "source-22222222".into(), true);
+    r.insert(
+        "chat/t/m1".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-11111111".into(),
+        false,
+        "I like tea and maps.",
+    );
+    r.insert(
+        "chat/t/m2".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-22222222".into(),
+        true,
+        "Please never deploy on Fridays.",
+    );
     r
 }
 

@@ -4,9 +4,15 @@ use proptest::prelude::*;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
 use scriptorium_topic_markdown::Code;
 
-fn resolver() -> ArchiveResolver {
+fn resolver() -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
-    r.insert("chat/t/m1".into(), "sources/chat/_v2/t.md".into(), "source-11111111".into(), false);
+    r.insert(
+        "chat/t/m1".into(),
+        "sources/chat/_v2/t.md".into(),
+        "source-11111111".into(),
+        false,
+        "I like tea and maps.",
+    );
     r
 }
 

@@ -1,0 +1,188 @@
+//! Grounded quotations (FORMAT.md §3): a span of three or more words in
+//! quotation marks inside a block must appear verbatim, after
+//! [`normalise`], in a record the block cites.
+//!
+//! Finding the spans is one pass over the block; checking them is one pass
+//! over each cited record's normalised text for all of a block's
+//! quotations at once (an Aho–Corasick automaton), so the work is linear in
+//! the block and the records it cites however many quotations it holds.
+
+use std::collections::{HashMap, HashSet};
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::nfa::contiguous::NFA;
+use aho_corasick::{Anchored, MatchKind};
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// The pairs of quotation marks (opening, closing) that make a span.
+pub const MARKS: [(char, char); 4] = [('“', '”'), ('"', '"'), ('«', '»'), ('「', '」')];
+
+/// The fewest words (UAX #29) a span needs to be checked.
+pub const MIN_WORDS: usize = 3;
+
+/// True for a character of [`MARKS`].
+pub fn is_mark(c: char) -> bool {
+    MARKS.iter().any(|&(o, cl)| c == o || c == cl)
+}
+
+/// The form both sides are compared in: control (`Cc`) and format (`Cf`)
+/// characters that are not white space removed, every run of White_Space
+/// one space, trimmed, then NFC. Normalising a substring of a text gives a
+/// substring of the normalised text (cut inside a composing sequence aside).
+///
+/// ```
+/// use scriptorium_topic_markdown::quote::normalise;
+/// assert_eq!(normalise(" a\u{200B}b \t\n c\u{0007} "), "ab c");
+/// assert_eq!(normalise("cafe\u{301}"), "café");
+/// ```
+pub fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+        } else if !(c.is_control() || scriptorium_source_archive::speaker::is_format_char(c)) {
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.push(c);
+        }
+    }
+    if is_nfc_quick(out.chars()) == IsNormalized::Yes {
+        out
+    } else {
+        out.nfc().collect()
+    }
+}
+
+/// True when `text` holds at least [`MIN_WORDS`] UAX #29 words.
+pub fn is_checked(text: &str) -> bool {
+    text.unicode_words().take(MIN_WORDS).count() == MIN_WORDS
+}
+
+/// A quotation to ground: where its opening mark is and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quotation {
+    /// The 0-based file line of its opening mark.
+    pub line: usize,
+    /// The text between the marks, normalised.
+    pub text: String,
+}
+
+/// The quotations of three or more words in `lines` (a block's lines as
+/// `(0-based file line, text)`, read as one text joined by line ends).
+///
+/// For each kind of mark on its own, a span starts at an opening mark and
+/// ends at the next closing mark of that kind (for `"`, marks pair up in
+/// order); an opening mark inside an open span of its kind is text, a
+/// closing mark with no open span is text, and a span still open at the end
+/// of the block runs to its end. Spans of different kinds may nest or
+/// overlap; each is checked.
+pub fn quotations(lines: &[(usize, &str)]) -> Vec<Quotation> {
+    let mut out = Vec::new();
+    let mut open: [Option<(usize, usize)>; 4] = [None; 4];
+    let mut text = String::new();
+    let mut line_of: Vec<(usize, usize)> = Vec::with_capacity(lines.len());
+    for (k, (line, s)) in lines.iter().enumerate() {
+        if k > 0 {
+            text.push('\n');
+        }
+        line_of.push((text.len(), *line));
+        text.push_str(s);
+    }
+    let line_at = |i: usize| {
+        let k = line_of.partition_point(|&(start, _)| start <= i);
+        line_of[k.saturating_sub(1)].1
+    };
+    let mut emit = |from: usize, to: usize, at: usize| {
+        let t = normalise(&text[from..to]);
+        if is_checked(&t) {
+            out.push(Quotation { line: line_at(at), text: t });
+        }
+    };
+    for (i, c) in text.char_indices() {
+        if !is_mark(c) {
+            continue;
+        }
+        let after = i + c.len_utf8();
+        for (k, &(o, cl)) in MARKS.iter().enumerate() {
+            match open[k] {
+                Some((from, at)) if c == cl => {
+                    emit(from, i, at);
+                    open[k] = None;
+                }
+                None if c == o => open[k] = Some((after, i)),
+                _ => {}
+            }
+        }
+    }
+    for (from, at) in open.into_iter().flatten() {
+        emit(from, text.len(), at);
+    }
+    out
+}
+
+/// The indexes of the `quotes` that appear in none of `texts` (each already
+/// [`normalise`]d), in order. One pass over each text for all quotations.
+pub fn ungrounded(quotes: &[&str], texts: &[&str]) -> Vec<usize> {
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let pattern: Vec<usize> = quotes
+        .iter()
+        .map(|q| {
+            *slot.entry(q).or_insert_with(|| {
+                distinct.push(q);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let mut found = vec![false; distinct.len()];
+    let mut left = distinct.len();
+    if left > 0 && !texts.is_empty() {
+        match NFA::builder().match_kind(MatchKind::Standard).prefilter(false).build(&distinct) {
+            Ok(nfa) => {
+                for t in texts {
+                    scan(&nfa, t.as_bytes(), &mut found, &mut left);
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+            // Too many states for one automaton: one search per quotation.
+            Err(_) => {
+                for (k, q) in distinct.iter().enumerate() {
+                    let f = memchr::memmem::Finder::new(q.as_bytes());
+                    found[k] = texts.iter().any(|t| f.find(t.as_bytes()).is_some());
+                }
+            }
+        }
+    }
+    (0..quotes.len()).filter(|&i| !found[pattern[i]]).collect()
+}
+
+/// Marks every pattern of `nfa` that occurs in `text`. A match state lists
+/// every pattern ending there, so each distinct match state is read once.
+fn scan(nfa: &NFA, text: &[u8], found: &mut [bool], left: &mut usize) {
+    let Ok(mut sid) = nfa.start_state(Anchored::No) else { return };
+    let mut seen = HashSet::new();
+    for &b in text {
+        sid = nfa.next_state(Anchored::No, sid, b);
+        if nfa.is_match(sid) && seen.insert(sid) {
+            for m in 0..nfa.match_len(sid) {
+                let p = nfa.match_pattern(sid, m).as_usize();
+                if !found[p] {
+                    found[p] = true;
+                    *left -= 1;
+                }
+            }
+            if *left == 0 {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
