@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(stemmed.len(), 1);
         assert!(at_cap.starts_with(&stemmed[0]) && stemmed[0].len() < MAX_WORD_CHARS, "{stemmed:?}");
         // One more and the first 64 characters are the term, verbatim.
-        assert_eq!(terms(stem, &format!("{at_cap}s")), [at_cap.clone()]);
+        assert_eq!(terms(stem, &format!("{at_cap}s")), [at_cap]);
         // A million-character word is one term of 64 characters.
         let huge = "Y".repeat(1_000_000);
         assert_eq!(
