@@ -1,4 +1,4 @@
-//! The writer on the LoCoMo dev data (`../shared/data/locomo/`): every
+//! The writer on the LoCoMo dev data (`data/locomo/`): every
 //! conversation imported into a session store and cut into batches at the
 //! default threshold (16,000 `o200k_base` tokens), then
 //!
@@ -31,7 +31,7 @@ use scriptorium_writer::input::{Input, Turn};
 use scriptorium_writer::{offline, Message, Offline, OpenAiCompatible};
 
 fn batches(test: bool) -> Vec<(String, Vec<SourceRecord>)> {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo/locomo-dev.json");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/locomo/locomo-dev.json");
     let mut transcripts = read(Format::Locomo, &data).expect("the LoCoMo dev data is beside the checkout");
     if test {
         transcripts.truncate(1);

@@ -56,7 +56,7 @@ impl Options {
                 other => bail!("unknown argument {other:?}"),
             }
         }
-        o.data = data.context("--data FILE is required (e.g. ../shared/data/locomo/locomo-dev.json)")?.into();
+        o.data = data.context("--data FILE is required (e.g. data/locomo/locomo-dev.json)")?.into();
         Ok(o)
     }
 }

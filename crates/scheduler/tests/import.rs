@@ -144,7 +144,7 @@ fn our_jsonl_refusals_say_where() {
 
 #[test]
 fn locomo_dev_set() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo-dev.json");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/locomo/locomo-dev.json");
     let (s, got) = load(Format::Locomo, &data);
     assert_eq!(got.sessions, 5);
     assert_eq!(got.nodes, got.new_nodes);

@@ -115,7 +115,7 @@ fn every_format_imports() {
         "--json",
     ]);
     assert_eq!(oa["nodes"], 6);
-    let locomo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo-dev.json");
+    let locomo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/locomo/locomo-dev.json");
     let lo = ok_json(&["session", "import", "--workspace", w, "--format", "locomo", s(&locomo), "--json"]);
     assert_eq!(lo["sessions"], 5);
     let out = ok_json(&["write", "--workspace", w, "--json"]);

@@ -47,7 +47,7 @@ fn ours(dir: &Path) {
 fn offline_end_to_end_on_locomo() {
     let dir = tempfile::tempdir().unwrap();
     let w = s(dir.path());
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo-dev.json");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/locomo/locomo-dev.json");
     ok_json(&["session", "import", "--workspace", w, "--format", "locomo", s(&data), "--json"]);
     let out = ok_json(&["write", "--workspace", w, "--force", "--json"]);
     assert_eq!(out["writer"], "offline");
