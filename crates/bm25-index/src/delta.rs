@@ -29,10 +29,16 @@ pub enum Refreshed {
 
 /// The delta is merged into a new base once it holds more documents (added
 /// plus deleted) than this fraction of the base, and at least
-/// [`MERGE_MIN`].
+/// [`MERGE_MIN`]; or more text (added plus deleted, in bytes) than this
+/// fraction of the base's bytes, and at least [`MERGE_MIN_BYTES`]. Every
+/// refresh rebuilds the delta from all that changed since the base, so
+/// both bounds keep its cost a fraction of the workspace: a few huge
+/// documents cannot make every later write pay for them again.
 pub const MERGE_FRACTION: f64 = 0.125;
 /// See [`MERGE_FRACTION`].
 pub const MERGE_MIN: u64 = 4096;
+/// See [`MERGE_FRACTION`].
+pub const MERGE_MIN_BYTES: u64 = 4 << 20;
 
 /// Applies `changes` to `view` (later changes to a path win).
 pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
@@ -73,7 +79,15 @@ pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> 
     let tombstoned: u64 = tomb_ranges.iter().map(|r| u64::from(r.1)).sum();
     let added: u64 = changed.values().flatten().map(|u| u.docs.len() as u64).sum();
     let limit = (f64::from(base.len()) * MERGE_FRACTION) as u64;
-    if added + tombstoned > limit.max(MERGE_MIN) {
+    let mut text_bytes: u64 =
+        changed.values().flatten().flat_map(|u| &u.docs).map(|d| d.text.len() as u64).sum();
+    for &(first, count) in &tomb_ranges {
+        for d in first..first + count {
+            text_bytes += base.stored(d)?.text.len() as u64;
+        }
+    }
+    let byte_limit = (base.byte_len() as f64 * MERGE_FRACTION) as u64;
+    if added + tombstoned > limit.max(MERGE_MIN) || text_bytes > byte_limit.max(MERGE_MIN_BYTES) {
         // Merge: every live base unit plus the changed ones, as one base.
         let mut units = Vec::new();
         for u in 0..base.unit_count() {

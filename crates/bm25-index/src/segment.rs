@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use rayon::prelude::*;
 
 use crate::format::{self, checksum, get_u32, get_u64, put_str, put_u32, put_u64, sec, Reader};
-use crate::tokenize::{FxBuild, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig};
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -146,12 +146,16 @@ struct ChunkPostings {
 fn index_chunk(tok: &Tokenizer, first: u32, texts: &[&str]) -> ChunkPostings {
     // Folded word → its term's id in this chunk (`None`: a stop word), so
     // a repeated word costs one lookup; term → id for new words only.
-    let mut words: HashMap<String, Option<u32>, FxBuild> = HashMap::default();
-    let mut dict: HashMap<String, u32, FxBuild> = HashMap::default();
+    // Keyed hashing (std's SipHash with a random key): the words come from
+    // untrusted text, and an unkeyed hash lets crafted or merely regular
+    // words (`w1 w2 … w2500000`) pile into a few buckets, which made
+    // indexing quadratic in the number of distinct words.
+    let mut words: HashMap<String, Option<u32>> = HashMap::default();
+    let mut dict: HashMap<String, u32> = HashMap::default();
     let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut lengths = Vec::with_capacity(texts.len());
     let mut ids: Vec<u32> = Vec::new();
-    type Dict = HashMap<String, u32, FxBuild>;
+    type Dict = HashMap<String, u32>;
     fn intern(term: &str, dict: &mut Dict, postings: &mut Vec<Vec<(u32, u32)>>) -> u32 {
         match dict.get(term) {
             Some(&id) => id,
@@ -726,6 +730,12 @@ impl Segment {
     /// Total length of this segment's own documents.
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// The size of the segment in bytes (its stored texts included).
+    pub fn byte_len(&self) -> usize {
+        let bytes: &[u8] = (*self.bytes).as_ref();
+        bytes.len()
     }
 
     fn verify_chunks(&self, lo: usize, hi: usize) -> Result<(), Damaged> {

@@ -279,8 +279,9 @@ impl Tokenizer {
     }
 }
 
-/// A fast hasher for short strings (FxHash): the build's term dictionary
-/// is internal, so hash flooding is not a concern there.
+/// A fast hasher for short strings (FxHash), for the fixed stop-word set
+/// only: it is not keyed, so maps whose keys come from untrusted text use
+/// std's keyed hasher instead.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Fx(u64);
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::delta::{refresh, Change, Refreshed, MERGE_MIN};
+use crate::delta::{refresh, Change, Refreshed, MERGE_MIN, MERGE_MIN_BYTES};
 use crate::segment::{build, Document, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
 use proptest::prelude::*;
@@ -353,4 +353,22 @@ fn a_large_refresh_merges_into_a_new_base() {
     let out = refresh(&view, vec![Change::Put(unit(Kind::Source, "sources/p/_v2/t.md", many))]).unwrap();
     let Refreshed::Base(b) = out else { panic!("expected a merge") };
     assert_eq!(Segment::open_vec(b.to_vec(), config).unwrap().len(), MERGE_MIN as u32 + 2);
+}
+
+#[test]
+fn a_few_huge_documents_merge_into_a_new_base() {
+    let config = TokenizerConfig::default();
+    let base = build(vec![unit(Kind::Topic, "topics/a.md", vec![doc("x", "tea")])], config, None);
+    let view = View::new(Segment::open_vec(base.to_vec(), config).unwrap(), None).unwrap();
+    // One document under the byte bound stays in the delta …
+    let small = "tea budget ".repeat(1000);
+    let out =
+        refresh(&view, vec![Change::Put(unit(Kind::Source, "sources/p/_v2/t.md", vec![doc("s", &small)]))]);
+    assert!(matches!(out.unwrap(), Refreshed::Delta(_)));
+    // … one past it is merged: later refreshes never rebuild it again.
+    let huge = "tea budget ".repeat(MERGE_MIN_BYTES as usize / 10);
+    let out =
+        refresh(&view, vec![Change::Put(unit(Kind::Source, "sources/p/_v2/t.md", vec![doc("h", &huge)]))]);
+    let Refreshed::Base(b) = out.unwrap() else { panic!("expected a merge") };
+    assert_eq!(Segment::open_vec(b.to_vec(), config).unwrap().len(), 2);
 }
