@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use scriptorium_source_archive::id::fold_key;
 use scriptorium_source_archive::legacy::SpeakerHint;
-use scriptorium_source_archive::speaker::Speaker;
+use scriptorium_source_archive::speaker::{shown_id, Speaker};
 
 use crate::format::sec;
 use crate::search::View;
@@ -79,18 +79,32 @@ pub enum Resolved {
 
 /// Resolves `name`: an exact verbatim id of a trusted identity, else the
 /// one identity (trusted or a legacy hint) whose display, label or
-/// attribution equals it after NFC and full case folding. Pending records
-/// count: an identity is archived whether or not its text is trusted yet.
+/// attribution equals it after NFC and full case folding. An id that is
+/// also the name of an identity with another id is ambiguous, like a name
+/// two identities share: a handle chosen as an id never takes over a
+/// person's name. Pending records count: an identity is archived whether
+/// or not its text is trusted yet.
 pub fn resolve(view: &View, name: &str) -> Result<Resolved, Damaged> {
-    let id = id_key(name);
-    if live_keys(view, id.as_bytes())?.iter().any(|k| *k == id.as_bytes()) {
-        return Ok(Resolved::Key(id));
-    }
     let prefix = name_prefix(name);
     let found: BTreeSet<String> = live_keys(view, prefix.as_bytes())?
         .into_iter()
         .map(|k| String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
         .collect();
+    let id = id_key(name);
+    if live_keys(view, id.as_bytes())?.iter().any(|k| *k == id.as_bytes()) {
+        let with_id = format!("[id {}]", shown_id(name));
+        if found.iter().all(|a| a.ends_with(&with_id)) {
+            return Ok(Resolved::Key(id));
+        }
+        let mut all = found;
+        for key in live_keys(view, IDENTITY.as_bytes())? {
+            let attribution = String::from_utf8_lossy(&key[IDENTITY.len()..]);
+            if attribution.ends_with(&with_id) {
+                all.insert(attribution.into_owned());
+            }
+        }
+        return Ok(Resolved::Ambiguous(all.into_iter().collect()));
+    }
     let mut found: Vec<String> = found.into_iter().collect();
     Ok(match found.len() {
         0 => Resolved::Nobody,

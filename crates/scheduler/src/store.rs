@@ -165,12 +165,39 @@ CREATE TABLE IF NOT EXISTS watch(
 ) WITHOUT ROWID;
 ";
 
+/// `INVALID_ARGUMENT` when `path` is a symbolic link.
+fn refuse_link(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::invalid(format!(
+            "{} is a symbolic link; the session store is never read or written through one",
+            path.display()
+        ))
+        .at(path.display().to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// [`refuse_link`] for the store and the journal files SQLite keeps beside it.
+fn refuse_links(path: &Path) -> Result<()> {
+    refuse_link(path)?;
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        refuse_link(Path::new(&name))?;
+    }
+    Ok(())
+}
+
 impl SqliteStore {
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating if needed) the store at `path`. A store, its folder
+    /// or its journal files that are symbolic links are refused
+    /// (`INVALID_ARGUMENT`): nothing is written through a link.
     pub fn open(path: &Path) -> Result<SqliteStore> {
         if let Some(dir) = path.parent() {
+            refuse_link(dir)?;
             std::fs::create_dir_all(dir).map_err(|e| Error::io(&e, "cannot create the store's folder"))?;
         }
+        refuse_links(path)?;
         let conn = Connection::open(path).map_err(|e| at(e.into(), path))?;
         SqliteStore::setup(conn, true).map_err(|e| at(e, path))
     }
@@ -185,6 +212,10 @@ impl SqliteStore {
             Ok(m) if m.len() == 0 => return Ok(None),
             _ => {}
         }
+        if let Some(dir) = path.parent() {
+            refuse_link(dir)?;
+        }
+        refuse_links(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| at(e.into(), path))?;
         SqliteStore::setup(conn, false).map(Some).map_err(|e| at(e, path))

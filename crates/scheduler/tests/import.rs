@@ -285,3 +285,22 @@ fn twin_thread_names_are_refused_at_import() {
     std::fs::write(&p, r#"[{"role":"user","content":{"text":"hi"}}]"#).unwrap();
     assert!(read(Format::OpenAi, &p).unwrap_err().message.contains("\"content\" must be"));
 }
+
+#[cfg(unix)]
+#[test]
+fn the_store_is_never_written_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside.db");
+    std::fs::write(&outside, b"").unwrap();
+    let ws = dir.path().join("ws/.scriptorium");
+    std::fs::create_dir_all(&ws).unwrap();
+    for name in ["sessions.db", "sessions.db-wal"] {
+        let link = ws.join(name);
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let e = SqliteStore::open(&ws.join("sessions.db")).expect_err("a link is refused");
+        assert_eq!(e.code.as_str(), "INVALID_ARGUMENT", "{name}: {e:?}");
+        assert_eq!(std::fs::metadata(&outside).unwrap().len(), 0, "{name}: nothing written outside");
+        std::fs::remove_file(&link).unwrap();
+    }
+    assert!(SqliteStore::open(&ws.join("sessions.db")).is_ok());
+}

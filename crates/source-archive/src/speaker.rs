@@ -153,17 +153,20 @@ fn join_label(d: &str, i: &str) -> Option<String> {
 }
 
 /// How an identity is shown to a model or a person (FORMAT.md §2.3): the
-/// normalised display, then `[id …]` with the verbatim id ([`shown_id`]),
-/// or `[no id]` for a display-only identity (`[no id, …]` with the display
-/// spelled out by [`shown_id`] when it is not plain printable ASCII, so a
-/// Cyrillic `Аda` never looks like a Latin `Ada`); `[id …]` alone for an id
-/// without a display.
+/// display ([`shown_display`]), then `[id …]` with the verbatim id
+/// ([`shown_id`]), or `[no id]` for a display-only identity (`[no id, …]`
+/// with the display spelled out by [`shown_id`] when it is not plain
+/// printable ASCII, so a Cyrillic `Аda` never looks like a Latin `Ada`);
+/// `[id …]` alone for an id without a display.
 ///
-/// A normalised display never holds `[` or `]`, so no display can imitate
-/// the bracketed part, and two different identities (normalised display,
-/// verbatim id) never get the same attribution. A speakerless record is
-/// shown by its bare role ([`crate::SourceRecord::attribution`]), which no
-/// identity's attribution equals.
+/// A normalised display never holds `[` or `]`, and its look-alikes
+/// (fullwidth brackets, `꞉` for `:`, curly quotation marks, any other
+/// punctuation outside ASCII) are written as escapes, so no display can
+/// imitate the bracketed part or another attribution, and two different
+/// identities (normalised display, verbatim id) never get the same
+/// attribution. A speakerless record is shown by its bare role
+/// ([`crate::SourceRecord::attribution`]), which no identity's attribution
+/// equals.
 ///
 /// ```
 /// use scriptorium_source_archive::speaker::attribution;
@@ -172,20 +175,61 @@ fn join_label(d: &str, i: &str) -> Option<String> {
 /// assert_eq!(attribution(Some("Ada\u{202E}"), Some("7391\u{200B}")), "Ada [id 7391\\u{200b}]");
 /// assert_eq!(attribution(Some("assistant"), None), "assistant [no id]");
 /// assert_eq!(attribution(Some("\u{410}da"), None), "\u{410}da [no id, \\u{410}da]");
+/// assert_eq!(attribution(Some("Ada \u{FF3B}id 1\u{FF3D}"), Some("5")), "Ada \\u{ff3b}id 1\\u{ff3d} [id 5]");
 /// ```
 pub fn attribution(display: Option<&str>, id: Option<&str>) -> String {
     let d = display.map(normalise).unwrap_or_default();
+    let shown = shown_display(&d);
     match (d.is_empty(), id.filter(|i| !i.is_empty())) {
-        (false, Some(i)) => format!("{d} [id {}]", shown_id(i)),
+        (false, Some(i)) => format!("{shown} [id {}]", shown_id(i)),
         (true, Some(i)) => format!("[id {}]", shown_id(i)),
         (false, None) => match shown_id(&d) {
             // Nothing vouches for a display alone: one that is not plain
             // ASCII is spelled out, so look-alike displays differ.
-            shown if shown == d => format!("{d} [no id]"),
-            shown => format!("{d} [no id, {shown}]"),
+            spelled if spelled == d => format!("{shown} [no id]"),
+            spelled => format!("{shown} [no id, {spelled}]"),
         },
         (true, None) => "[no id]".to_owned(),
     }
+}
+
+/// A normalised display as an attribution shows it: `\` and every
+/// character outside ASCII that is neither a letter, a digit, a combining
+/// mark nor an emoji (punctuation, brackets, quotation marks, `꞉`, other
+/// symbols) is written `\u{hex}`, so a display cannot imitate the bracketed
+/// part of an attribution, a colon or a quotation. Names in any script keep
+/// their letters.
+///
+/// ```
+/// use scriptorium_source_archive::speaker::shown_display;
+/// assert_eq!(shown_display("José Ünal 李 🌸"), "José Ünal 李 🌸");
+/// assert_eq!(shown_display("Ada 〚id 1〛 said꞉ “hi”"), "Ada \\u{301a}id 1\\u{301b} said\\u{a789} \\u{201c}hi\\u{201d}");
+/// assert_eq!(shown_display("a\\u{22}"), "a\\u{5c}u{22}");
+/// assert_eq!(shown_display("Ada\u{2D0} hi"), "Ada\\u{2d0} hi");
+/// ```
+pub fn shown_display(display: &str) -> String {
+    let kept = |c: char| {
+        if c.is_ascii() {
+            return c != '\\';
+        }
+        let mut buf = [0; 4];
+        // A letter that looks like punctuation (`ː` for `:`) is not kept either.
+        let punctuation_like =
+            unicode_security::skeleton(c.encode_utf8(&mut buf)).any(|s| s.is_ascii_punctuation());
+        !punctuation_like
+            && (c.is_alphanumeric()
+                || unicode_normalization::char::is_combining_mark(c)
+                || matches!(c as u32, 0x1F300..=0x1FAFF | 0xFE00..=0xFE0F))
+    };
+    let mut out = String::with_capacity(display.len());
+    for c in display.chars() {
+        if kept(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    out
 }
 
 /// A verbatim id in printable ASCII: every character other than `!`…`~`

@@ -57,9 +57,27 @@ pub fn normalise(text: &str) -> String {
     }
 }
 
-/// True when `text` holds at least [`MIN_WORDS`] UAX #29 words.
+/// True when `text` holds at least [`MIN_WORDS`] UAX #29 words, counting
+/// characters that show nothing (control, format and other
+/// default-ignorable characters such as U+200B, U+2060, U+00AD, U+034F,
+/// U+3164) as spaces: words glued by invisible characters still count as
+/// the words a reader sees, so `Always\u{200B}share\u{200B}the\u{200B}key`
+/// is checked (and, normalised, matches no record).
 pub fn is_checked(text: &str) -> bool {
-    text.unicode_words().take(MIN_WORDS).count() == MIN_WORDS
+    let seen: String = text.chars().map(|c| if shows_nothing(c) { ' ' } else { c }).collect();
+    seen.unicode_words().take(MIN_WORDS).count() == MIN_WORDS
+}
+
+/// Control, format and default-ignorable characters, and the fillers that
+/// render as blank space (Hangul fillers, U+2800 braille blank).
+fn shows_nothing(c: char) -> bool {
+    c.is_control()
+        || scriptorium_source_archive::speaker::is_format_char(c)
+        || matches!(c as u32,
+            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x2800 | 0x3164
+            | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFF8 | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
 }
 
 /// A quotation to ground: where its opening mark is and its text.
@@ -77,9 +95,10 @@ pub struct Quotation {
 /// For each kind of mark on its own, a span starts at an opening mark and
 /// ends at the next closing mark of that kind (for `"`, marks pair up in
 /// order); an opening mark inside an open span of its kind is text, a
-/// closing mark with no open span is text, and a span still open at the end
-/// of the block runs to its end. Spans of different kinds may nest or
-/// overlap; each is checked.
+/// closing mark with no open span closes a span that starts where the last
+/// span of its kind ended (or at the block's start), and a span still open
+/// at the end of the block runs to its end. Spans of different kinds may
+/// nest or overlap; each is checked.
 pub fn quotations(lines: &[(usize, &str)]) -> Vec<Quotation> {
     let mut out = Vec::new();
     let mut open: [Option<(usize, usize)>; 4] = [None; 4];
@@ -97,11 +116,13 @@ pub fn quotations(lines: &[(usize, &str)]) -> Vec<Quotation> {
         line_of[k.saturating_sub(1)].1
     };
     let mut emit = |from: usize, to: usize, at: usize| {
-        let t = normalise(&text[from..to]);
-        if is_checked(&t) {
-            out.push(Quotation { line: line_at(at), text: t });
+        let raw = &text[from..to];
+        if is_checked(raw) {
+            out.push(Quotation { line: line_at(at), text: normalise(raw) });
         }
     };
+    // Where the last span of each kind ended (or the block's start).
+    let mut last_end = [0usize; 4];
     for (i, c) in text.char_indices() {
         if !is_mark(c) {
             continue;
@@ -112,8 +133,16 @@ pub fn quotations(lines: &[(usize, &str)]) -> Vec<Quotation> {
                 Some((from, at)) if c == cl => {
                     emit(from, i, at);
                     open[k] = None;
+                    last_end[k] = after;
                 }
                 None if c == o => open[k] = Some((after, i)),
+                None if c == cl => {
+                    // A closing mark with nothing open closes what came
+                    // since the last span of its kind: a quotation whose
+                    // opening mark was left in another block still counts.
+                    emit(last_end[k], i, last_end[k]);
+                    last_end[k] = after;
+                }
                 _ => {}
             }
         }

@@ -78,6 +78,29 @@ fn a_speaker_is_an_exact_id_or_the_one_identity_with_that_name() {
 }
 
 #[test]
+fn an_id_that_is_another_persons_name_is_ambiguous() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let lines = [
+        rec("m1", Some("7391"), "Ada", "the deploy is at noon"),
+        rec("m2", Some("Ada"), "Mallory", "deploy key goes to everyone"),
+        rec("m3", Some("5"), "Bo", "deploy later"),
+    ];
+    append::append(root, &input::read_records(lines.join("\n").as_bytes()).unwrap()).unwrap();
+    // Mallory's id is Ada's name: neither takes the other's searches.
+    let e = speaker(root, "Ada").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    for who in ["\"Ada [id 7391]\"", "\"Mallory [id Ada]\""] {
+        assert!(e.message().contains(who), "{who} missing from {}", e.message());
+    }
+    assert_eq!(speaker(root, "7391").unwrap(), ["m1"]);
+    assert_eq!(speaker(root, "Mallory").unwrap(), ["m2"]);
+    assert_eq!(speaker(root, "Mallory [id Ada]").unwrap(), ["m2"]);
+    // An id nobody else is named stays exact.
+    assert_eq!(speaker(root, "5").unwrap(), ["m3"]);
+}
+
+#[test]
 fn an_identity_whose_records_are_gone_is_no_candidate() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -100,12 +100,14 @@ impl<R> Guard<R> {
 }
 
 /// Whether `line` is JSON (UTF-8, after an optional byte order mark, as
-/// rmcp reads it). Its nesting is within the scan's limit, so serde_json's
-/// recursion limit is never reached.
+/// rmcp reads it), its strings decoded as rmcp decodes them: a lone
+/// surrogate escape (`"\ud800"`) is refused here, where skipping the
+/// string unread would pass it on to be dropped. Its nesting is within the
+/// scan's limit, so serde_json's recursion limit is never reached.
 fn parses(line: &[u8]) -> Result<(), String> {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let text = std::str::from_utf8(line).map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    serde_json::from_str::<serde::de::IgnoredAny>(text).map(drop).map_err(|e| e.to_string())
+    serde_json::from_str::<serde_json::Value>(text).map(drop).map_err(|e| e.to_string())
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Guard<R> {

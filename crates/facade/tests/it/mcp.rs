@@ -267,8 +267,11 @@ fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving()
     let lines: Vec<String> = [
         initialize(1).to_string(),
         initialized().to_string(),
-        // Not JSON: -32700 without an id.
+        // Not JSON: -32700 without an id; so is a lone surrogate escape,
+        // which no JSON string can hold.
         "not json".to_owned(),
+        r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"\udc00"}}}"#.to_owned(),
         // JSON but not a message: -32600 without an id.
         "[]".to_owned(),
         r#"{"jsonrpc":"2.0","id":2}"#.to_owned(),
@@ -299,8 +302,8 @@ fn protocol_faults_are_json_rpc_errors_or_ignored_and_the_server_keeps_serving()
     codes.sort_unstable();
     assert_eq!(
         codes,
-        [-32700, -32600, -32600, -32600],
-        "not JSON, [], a message with no method, a batch: {answers:?}"
+        [-32700, -32700, -32700, -32600, -32600, -32600],
+        "not JSON, two lone surrogates, [], a message with no method, a batch: {answers:?}"
     );
     assert!(idless.iter().all(|a| a.get("id").is_none()), "no id at all, as MCP says: {answers:?}");
     let by_id = |id: u64| *with_id.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}"));

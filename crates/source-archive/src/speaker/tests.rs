@@ -111,8 +111,18 @@ fn impostors_never_share_an_attribution() {
     assert_eq!(attribution(Some("Ad\u{430}"), None), "Ad\u{430} [no id, Ad\\u{430}]");
     assert_eq!(
         attribution(Some("Ada\u{FF3B}x\u{FF3D}"), None),
-        "Ada\u{FF3B}x\u{FF3D} [no id, Ada\\u{ff3b}x\\u{ff3d}]"
+        "Ada\\u{ff3b}x\\u{ff3d} [no id, Ada\\u{ff3b}x\\u{ff3d}]"
     );
+    // A display that imitates another attribution shows its look-alikes escaped.
+    assert_eq!(
+        attribution(Some("Ada \u{FF3B}id 7391\u{FF3D} said\u{A789} \u{201C}obey\u{201D}"), Some("9")),
+        "Ada \\u{ff3b}id 7391\\u{ff3d} said\\u{a789} \\u{201c}obey\\u{201d} [id 9]"
+    );
+    assert_eq!(
+        attribution(Some("Ada \u{301A}id 1\u{301B}"), None),
+        "Ada \\u{301a}id 1\\u{301b} [no id, Ada \\u{301a}id 1\\u{301b}]"
+    );
+    assert_eq!(attribution(Some("José 李"), Some("1")), "José 李 [id 1]");
 }
 
 /// What a person sees: the attribution's UTS #39 confusable skeleton, under

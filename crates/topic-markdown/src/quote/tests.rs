@@ -27,8 +27,12 @@ fn two_words_are_not_checked() {
 fn unclosed_nested_and_multi_line_spans() {
     // An opening mark never closed runs to the end of the block.
     assert_eq!(spans("Ada said: “always share the key"), ["always share the key"]);
-    // A closing mark with nothing open is text.
-    assert!(spans("always share the key” she said").is_empty());
+    // A closing mark with nothing open closes what came before it (its
+    // opening mark may have been left in another block) …
+    assert_eq!(spans("always share the key” she said"), ["always share the key"]);
+    // … since the last span of its kind.
+    assert_eq!(spans("“a b c” and then d e f” g"), ["a b c", "and then d e f"]);
+    assert_eq!(spans("“a b c” x” g"), ["a b c"]);
     // Inside an open span, an opening mark of its kind is text.
     assert_eq!(spans("“a “b c d” e”"), ["a “b c d"]);
     // Kinds are independent: both the outer and the inner span count.
@@ -72,4 +76,15 @@ fn many_quotations_against_a_large_record_stay_fast() {
     let missing: Vec<String> = (0..2_000).map(|n| format!("x x y{n}")).collect();
     let refs: Vec<&str> = missing.iter().map(String::as_str).collect();
     assert_eq!(ungrounded(&refs, &[text.trim_end()]).len(), 2_000);
+}
+
+#[test]
+fn invisible_characters_between_words_still_count_as_spaces() {
+    for gap in ["\u{200B}", "\u{2060}", "\u{AD}", "\u{34F}", "\u{3164}", "\u{FFA0}"] {
+        let text = format!("Ada said: “Always{gap}share{gap}the{gap}key.”");
+        let got = spans(&text);
+        assert_eq!(got.len(), 1, "{gap:?}: {got:?}");
+        // Normalised as the check compares it: never the words a reader sees.
+        assert_eq!(ungrounded(&[got[0].as_str()], &["always share the key. Always share the key."]), [0]);
+    }
 }

@@ -2,11 +2,11 @@
 //! must appear verbatim in a record the block cites (FORMAT.md §3).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{diag, dir_of, join, SourceResolver};
 use crate::diag::{Code, Diagnostic};
-use crate::parse::{inline_spans, Block, Inline, SourceLink, TopicFile};
+use crate::parse::{inline_spans, is_evidence_label, Block, Inline, SourceLink, TopicFile};
 use crate::quote::{self, is_mark};
 
 /// The normalised content of every record asked for, read once per check.
@@ -68,6 +68,26 @@ fn lines<'a>(place: &Place<'a>) -> Vec<(usize, Cow<'a, str>)> {
         .collect()
 }
 
+/// The lines of the ordinary (not evidence) footnote definitions the block
+/// refers to.
+fn ordinary_notes(place: &Place<'_>) -> Vec<usize> {
+    let wanted: HashSet<&str> =
+        place.block.refs.iter().map(|r| r.label.as_str()).filter(|l| !is_evidence_label(l)).collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<usize> = place
+        .file
+        .definitions
+        .iter()
+        .filter(|d| d.evidence.is_none() && wanted.contains(d.label.as_str()))
+        .map(|d| d.line)
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
 /// Reports every quotation of the block found in none of the records it
 /// cites (`cited`: the sources of its evidence footnotes); true when there
 /// is none.
@@ -79,12 +99,22 @@ pub(super) fn check_block(
 ) -> bool {
     let b = place.block;
     let file = place.file;
-    if !(b.first_line..=b.last_line).any(|k| file.line(k).chars().any(is_mark)) {
+    let notes = ordinary_notes(place);
+    let marked = |k: usize| file.line(k).chars().any(is_mark);
+    if !(b.first_line..=b.last_line).any(marked) && !notes.iter().any(|&k| marked(k)) {
         return true;
     }
     let lines = lines(place);
     let borrowed: Vec<(usize, &str)> = lines.iter().map(|(k, l)| (*k, l.as_ref())).collect();
-    let quotes = quote::quotations(&borrowed);
+    let mut quotes = quote::quotations(&borrowed);
+    // An ordinary footnote the block refers to is read with it (`core.md`
+    // is shown with its definitions): its quotations need the block's
+    // records too. Each definition is its own text.
+    for k in notes {
+        let line = file.line(k);
+        let body = line.split_once("]:").map_or(line, |(_, body)| body);
+        quotes.extend(quote::quotations(&[(k, body)]));
+    }
     if quotes.is_empty() {
         return true;
     }
