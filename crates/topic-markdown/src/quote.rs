@@ -153,9 +153,61 @@ pub fn quotations(lines: &[(usize, &str)]) -> Vec<Quotation> {
     out
 }
 
+/// `text` with U+0001 (which [`normalise`] never leaves) at each of its
+/// UAX #29 word boundaries, its start and end included. A quotation marked
+/// this way is found in a marked record only where it starts and ends on
+/// the record's word boundaries: `“safe to share”` is not in `unsafe to
+/// share`, nor `“he budget is 5”` in `the budget is 50k`.
+///
+/// ```
+/// use scriptorium_topic_markdown::quote::bounded;
+/// assert_eq!(bounded("the key, 50k"), "\u{1}the\u{1} \u{1}key\u{1},\u{1} \u{1}50k\u{1}");
+/// ```
+pub fn bounded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 2 + 2);
+    out.push('\u{1}');
+    for segment in text.split_word_bounds() {
+        out.push_str(segment);
+        out.push('\u{1}');
+    }
+    out
+}
+
+/// The longest prefix of `text` of at most `max` characters that ends on a
+/// word boundary ([`bounded`]'s), for a writer that must cut a quotation
+/// and keep it grounded.
+///
+/// ```
+/// use scriptorium_topic_markdown::quote::cut_on_boundary;
+/// assert_eq!(cut_on_boundary("the budget is 50k", 12), "the budget ");
+/// assert_eq!(cut_on_boundary("the budget", 99), "the budget");
+/// ```
+pub fn cut_on_boundary(text: &str, max: usize) -> &str {
+    let mut end = 0;
+    let mut chars = 0;
+    for (at, segment) in text.split_word_bound_indices() {
+        chars += segment.chars().count();
+        if chars > max {
+            break;
+        }
+        end = at + segment.len();
+    }
+    &text[..end]
+}
+
 /// The indexes of the `quotes` that appear in none of `texts` (each already
-/// [`normalise`]d), in order. One pass over each text for all quotations.
+/// [`normalise`]d), in order, on word boundaries ([`bounded`]). One pass
+/// over each text for all quotations.
 pub fn ungrounded(quotes: &[&str], texts: &[&str]) -> Vec<usize> {
+    let quotes: Vec<String> = quotes.iter().map(|q| bounded(q)).collect();
+    let texts: Vec<String> = texts.iter().map(|t| bounded(t)).collect();
+    let quotes: Vec<&str> = quotes.iter().map(String::as_str).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    missing(&quotes, &texts)
+}
+
+/// The search behind [`ungrounded`], over texts already [`bounded`].
+fn missing(quotes: &[&str], texts: &[&str]) -> Vec<usize> {
     let mut distinct: Vec<&str> = Vec::new();
     let mut slot: HashMap<&str, usize> = HashMap::new();
     let pattern: Vec<usize> = quotes

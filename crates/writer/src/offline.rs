@@ -307,8 +307,9 @@ pub fn said(parts: &[&str]) -> String {
                 break;
             }
         } else {
-            let cut: String = p.chars().take(left).collect();
-            let cut = cut.trim_end();
+            // Cut between words: a quotation ends on a word boundary of
+            // the record it is grounded in.
+            let cut = quote::cut_on_boundary(p, left).trim_end();
             if !cut.is_empty() {
                 out.push_str(&format!(" “{cut}”"));
             }

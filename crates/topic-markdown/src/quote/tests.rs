@@ -63,6 +63,10 @@ fn matching() {
     assert_eq!(ungrounded(&["a b c"], &[]), [0]);
     // A quotation spanning two records is found in neither.
     assert_eq!(ungrounded(&["four five six"], &texts), [0]);
+    // A quotation starts and ends on the record's word boundaries.
+    let record = ["it is unsafe to share, the budget is 50k."];
+    assert_eq!(ungrounded(&["safe to share", "he budget is", "budget is 5", "is 50k."], &record), [0, 1, 2]);
+    assert!(ungrounded(&["unsafe to share,", "the budget is 50k"], &record).is_empty());
 }
 
 #[test]
