@@ -558,4 +558,4 @@ pub fn only_named(checked: &Checked, named: &[String]) -> Vec<Diagnostic> {
 mod ground;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

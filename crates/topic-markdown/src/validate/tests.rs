@@ -6,7 +6,8 @@ const EV1: &str =
     "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-11111111)";
 const EVP: &str = "[^e-20a9ff0b11]: Time: `2024-03-16T09:30:00Z`; Sources: [chat/t/m2](../../sources/chat/_v2/t.md#source-22222222)";
 
-fn resolver() -> ArchiveResolver<'static> {
+/// Two archived records: `chat/t/m1` trusted, `chat/t/m2` pending.
+pub(crate) fn resolver() -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
     r.insert(
         "chat/t/m1".into(),

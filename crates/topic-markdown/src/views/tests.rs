@@ -2,26 +2,8 @@
 //! bytes of each view, determinism.
 
 use super::*;
-use crate::validate::{check, ArchiveResolver};
-
-fn resolver() -> ArchiveResolver<'static> {
-    let mut r = ArchiveResolver::default();
-    r.insert(
-        "chat/t/m1".into(),
-        "sources/chat/_v2/t.md".into(),
-        "source-11111111".into(),
-        false,
-        "I like tea and maps.",
-    );
-    r.insert(
-        "chat/t/m2".into(),
-        "sources/chat/_v2/t.md".into(),
-        "source-22222222".into(),
-        true,
-        "Please never deploy on Fridays.",
-    );
-    r
-}
+use crate::validate::check;
+use crate::validate::tests::resolver;
 
 const EV1: &str = "[^e-1175dea39c]: Time: `2024-03-15T23:30:00-01:00`; Sources: [chat/t/m1](../sources/chat/_v2/t.md#source-11111111)";
 const EVP: &str =

@@ -2,27 +2,10 @@
 //! the eligible blocks in file order, and exactly the rest reported.
 
 use proptest::prelude::*;
-use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
-use scriptorium_topic_markdown::views::render_core;
+use scriptorium_topic_markdown::validate::{check, Loaded};
 
-fn resolver() -> ArchiveResolver<'static> {
-    let mut r = ArchiveResolver::default();
-    r.insert(
-        "chat/t/m1".into(),
-        "sources/chat/_v2/t.md".into(),
-        "source-11111111".into(),
-        false,
-        "I like tea and maps.",
-    );
-    r.insert(
-        "chat/t/m2".into(),
-        "sources/chat/_v2/t.md".into(),
-        "source-22222222".into(),
-        true,
-        "Please never deploy on Fridays.",
-    );
-    r
-}
+use crate::resolver;
+use scriptorium_topic_markdown::views::render_core;
 
 fn independent_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base().expect("bundled vocabulary").encode_with_special_tokens(text).len()

@@ -1,20 +1,10 @@
 //! Generated files with one planted defect each produce exactly that code.
 
 use proptest::prelude::*;
-use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
+use scriptorium_topic_markdown::validate::{check, Loaded};
 use scriptorium_topic_markdown::Code;
 
-fn resolver() -> ArchiveResolver<'static> {
-    let mut r = ArchiveResolver::default();
-    r.insert(
-        "chat/t/m1".into(),
-        "sources/chat/_v2/t.md".into(),
-        "source-11111111".into(),
-        false,
-        "I like tea and maps.",
-    );
-    r
-}
+use crate::resolver;
 
 const EV: &str =
     "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-11111111)";
