@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use super::{json_lines, snapshot};
@@ -37,11 +37,28 @@ fn ignores_permissions(dir: &Path) -> bool {
 
 struct Reader {
     as_nobody: bool,
+    /// The binary to run: for `nobody`, a copy in a folder anyone may enter
+    /// (the checkout may lie under a private folder, as `mktemp -d` makes).
+    exe: PathBuf,
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl Reader {
+    fn new(as_nobody: bool) -> Reader {
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_scriptorium"));
+        if !as_nobody {
+            return Reader { as_nobody, exe: built, _copy: None };
+        }
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(copy.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = copy.path().join("scriptorium");
+        std::fs::copy(&built, &exe).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Reader { as_nobody, exe, _copy: Some(copy) }
+    }
+
     fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scriptorium"));
+        let mut cmd = Command::new(&self.exe);
         cmd.args(args)
             .env("XDG_CONFIG_HOME", "/nonexistent")
             .env("HOME", "/nonexistent")
@@ -77,7 +94,7 @@ fn warned(out: &Output, interrupted: bool) {
 /// Makes `ws` read-only and a reader of it; `None` when it cannot be run.
 fn read_only(ws: &Path) -> Option<Reader> {
     chmod_tree(ws, 0o555, 0o444);
-    let reader = Reader { as_nobody: ignores_permissions(ws) };
+    let reader = Reader::new(ignores_permissions(ws));
     if reader.as_nobody && reader.run(&["--version"], b"").status.code() != Some(0) {
         chmod_tree(ws, 0o755, 0o644);
         let message = "skipped: running with privileges and the binary cannot be run as nobody";
