@@ -9,6 +9,9 @@ use serde_json::Value;
 
 use crate::fence::{fence_memory, Fenced};
 
+mod cites;
+pub mod fold;
+
 /// Hits per turn.
 pub const RECALL_LIMIT: usize = 5;
 /// The most characters of one recalled hit.
@@ -29,22 +32,62 @@ pub fn system_prompt(root: &Path) -> std::io::Result<Fenced> {
     Ok(fence_memory(body.trim_end()))
 }
 
-/// The fenced top [`RECALL_LIMIT`] hits (topic blocks and archived
-/// records, pending ones left out) for `message`, one per line; empty when
-/// nothing matches.
+/// The fenced top [`RECALL_LIMIT`] pieces of memory (topic blocks and
+/// archived records, pending ones left out) for `message`, one per line,
+/// each a different piece ([`fold`]); empty when nothing matches.
 pub fn recall(root: &Path, message: &str) -> Result<(Fenced, usize), scriptorium_source_archive::Error> {
-    let lines = scriptorium_bm25_index::workspace::search_lines(
-        root,
-        TokenizerConfig::default(),
-        message,
-        &Filters::default(),
-        None,
-        RECALL_LIMIT,
-        Bm25::default(),
-    )?;
-    let hits: Vec<String> =
-        lines.iter().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|h| hit_line(&h)).collect();
-    Ok((fence_memory(&hits.join("\n")), hits.len()))
+    let lines = recall_lines(root, message)?;
+    let shown: Vec<String> = lines.iter().map(show).collect();
+    Ok((fence_memory(&shown.join("\n")), shown.len()))
+}
+
+/// The hits asked of the index first; more are asked while folding frees
+/// places and the index has more.
+const FIRST_CANDIDATES: usize = 4 * RECALL_LIMIT;
+/// The most hits asked of the index for one recall.
+const MAX_CANDIDATES: usize = 64 * RECALL_LIMIT;
+
+/// The top [`RECALL_LIMIT`] pieces of memory for `message`, folded.
+pub fn recall_lines(
+    root: &Path,
+    message: &str,
+) -> Result<Vec<fold::Line>, scriptorium_source_archive::Error> {
+    let mut asked = FIRST_CANDIDATES;
+    loop {
+        let hits = scriptorium_bm25_index::workspace::search_lines(
+            root,
+            TokenizerConfig::default(),
+            message,
+            &Filters::default(),
+            None,
+            asked,
+            Bm25::default(),
+        )?;
+        let answered = hits.len();
+        let mut cites = cites::Cites::new(root);
+        let pieces =
+            hits.iter().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|h| piece(&h, &mut cites));
+        let (lines, used_all) = fold::fold(pieces, RECALL_LIMIT);
+        if !used_all || answered < asked || asked >= MAX_CANDIDATES {
+            return Ok(lines);
+        }
+        asked *= 4;
+    }
+}
+
+/// A search hit as a piece of memory; a block's citations are read from
+/// its file.
+fn piece(h: &Value, cites: &mut cites::Cites) -> fold::Piece {
+    let s = |k: &str| h[k].as_str().unwrap_or("").to_owned();
+    if s("kind") == "topic" {
+        let (path, block_id) = (s("path"), s("block_id"));
+        let cited = cites.of(&path, &block_id);
+        fold::Piece::Block { cites: cited, text: s("text"), time: s("time"), path, block_id }
+    } else {
+        let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
+        let source_id = Some(s("source_id")).filter(|id| !id.is_empty());
+        fold::Piece::Record { source_id, timestamp: s("timestamp"), who, content: s("content") }
+    }
 }
 
 /// Text as one line: control and format characters go (line breaks and
@@ -90,26 +133,34 @@ fn field(s: &str) -> String {
         .collect()
 }
 
-/// One recalled hit as a line: a block with where it lives, or a record
-/// with its time, attribution and source id. The attribution (FORMAT.md
-/// §2.3) shows a trusted identity so no impostor looks like another, and
-/// the bare role for a speakerless record or a legacy record (whose hint is
-/// text that may have come from a message).
-fn hit_line(h: &Value) -> String {
-    let s = |k: &str| h[k].as_str().unwrap_or("");
-    if s("kind") == "topic" {
-        format!(
-            "- {} ({}#^{}, {})",
-            one_line(s("text")),
-            field(s("path")),
-            field(s("block_id")),
-            field(s("time"))
-        )
-    } else {
-        let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
-        let id =
-            if s("source_id").is_empty() { String::new() } else { format!(" ({})", field(s("source_id"))) };
-        format!("- [{}] {}: {}{id}", field(s("timestamp")), one_line(who), one_line(s("content")))
+/// One recall line: a block with where it lives, or a record with its
+/// time, attribution and source id, then the places of the pieces folded
+/// into it (`; also …`). The attribution (FORMAT.md §2.3) shows a trusted
+/// identity so no impostor looks like another, and the bare role for a
+/// speakerless record or a legacy record (whose hint is text that may have
+/// come from a message).
+fn show(line: &fold::Line) -> String {
+    let also: Vec<String> = line.also.iter().map(|p| field(p)).collect();
+    let also = if also.is_empty() { String::new() } else { format!("also {}", also.join(", ")) };
+    let places = |first: String| match (first.is_empty(), also.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => format!(" ({first})"),
+        (true, false) => format!(" ({also})"),
+        (false, false) => format!(" ({first}; {also})"),
+    };
+    match &line.piece {
+        fold::Piece::Block { path, block_id, time, text, .. } => format!(
+            "- {}{}",
+            one_line(text),
+            places(format!("{}#^{}, {}", field(path), field(block_id), field(time)))
+        ),
+        fold::Piece::Record { source_id, timestamp, who, content } => format!(
+            "- [{}] {}: {}{}",
+            field(timestamp),
+            one_line(who),
+            one_line(content),
+            places(source_id.as_deref().map(field).unwrap_or_default())
+        ),
     }
 }
 
@@ -117,6 +168,12 @@ fn hit_line(h: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn hit_line(h: &Value) -> String {
+        let mut cites = cites::Cites::new(Path::new("/nonexistent"));
+        let (lines, _) = fold::fold([piece(h, &mut cites)], 1);
+        show(&lines[0])
+    }
 
     #[test]
     fn a_hit_is_one_line_whatever_its_fields_hold() {
@@ -131,5 +188,26 @@ mod tests {
         let trusted = json!({"kind": "source", "role": "user", "speaker_label": "Bo (4402)", "attribution": "Bo [id 4402]",
             "speaker_trusted": true, "content": "ok", "timestamp": "t", "source_id": "c/t/m"});
         assert_eq!(hit_line(&trusted), "- [t] Bo [id 4402]: ok (c/t/m)");
+    }
+
+    #[test]
+    fn folded_places_are_shown_on_the_line_that_shows_them() {
+        let b = |id: &str, path: &str| json!({"kind": "topic", "text": "Ada said: “we ship on Friday at noon”", "block_id": id, "path": path, "time": "t"});
+        let r = |id: &str| {
+            json!({"kind": "source", "attribution": "Ada [id 7391]", "content": "We ship on Friday, at noon!",
+            "timestamp": "t", "source_id": id})
+        };
+        let mut cites = cites::Cites::new(Path::new("/nonexistent"));
+        let hits = [r("c/t/m\u{2028}1"), b("b1", "topics/a.md"), r("c/t/m2"), b("b2", "topics/b\n.md")]
+            .map(|h| piece(&h, &mut cites));
+        let (lines, _) = fold::fold(hits, 5);
+        let shown: Vec<String> = lines.iter().map(show).collect();
+        assert_eq!(
+            shown,
+            [
+                "- [t] Ada [id 7391]: We ship on Friday, at noon! (c/t/m\\u{2028}1; also c/t/m2)",
+                "- Ada said: “we ship on Friday at noon” (topics/a.md#^b1, t; also topics/b\\u{a}.md#^b2)"
+            ]
+        );
     }
 }

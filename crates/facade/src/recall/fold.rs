@@ -1,0 +1,311 @@
+//! Folding: every recall line shows a different piece of memory.
+//!
+//! Hits come best first. A hit that repeats what a line already shows is
+//! folded into that line — the line keeps showing what it showed and adds
+//! the hit's place to its citations — and the next hit takes the freed
+//! place. A hit repeats a line when
+//!
+//! 1. it is a record the line's block cites;
+//! 2. it is a block every record it cites is shown, as a record, by the
+//!    lines already there (it is folded into the line showing the first);
+//! 3. both are blocks, or both records with the same attribution, and its
+//!    words are the line's (after normalisation: lowercase, runs of letters
+//!    and digits, one space between them), or one holds the other as a run
+//!    of whole words at least [`MIN_CONTAINED_WORDS`] long — the same words
+//!    said by two speakers are two pieces. A hit that holds a line's words
+//!    takes that line's place (it shows more), the line's citations kept.
+
+use std::collections::BTreeSet;
+
+/// The fewest words a text must have to be folded into a text that holds
+/// it; shorter texts fold only into an equal one.
+pub const MIN_CONTAINED_WORDS: usize = 4;
+
+/// One recalled piece of memory, as the index answered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A topic block.
+    Block {
+        /// The topic file.
+        path: String,
+        /// The block id.
+        block_id: String,
+        /// Its newest evidence time.
+        time: String,
+        /// Its text (footnote references and block id removed).
+        text: String,
+        /// The source ids it cites.
+        cites: Vec<String>,
+    },
+    /// An archived record.
+    Record {
+        /// Its source id (none for a legacy record without one).
+        source_id: Option<String>,
+        /// When it was said.
+        timestamp: String,
+        /// The attribution shown (or the bare role).
+        who: String,
+        /// What was said.
+        content: String,
+    },
+}
+
+impl Piece {
+    /// Where the piece lives: `path#^id` for a block, the source id for a
+    /// record.
+    pub fn place(&self) -> Option<String> {
+        match self {
+            Piece::Block { path, block_id, .. } => Some(format!("{path}#^{block_id}")),
+            Piece::Record { source_id, .. } => source_id.clone(),
+        }
+    }
+
+    /// Who says it and the normalised words it says: a block's text
+    /// (which names whom it is about when that matters) said by no one, a
+    /// record's content said by its attribution — so the same words from
+    /// two speakers are two pieces, and a record and a block are compared
+    /// only through citations.
+    fn said(&self) -> (Option<&str>, String) {
+        match self {
+            Piece::Block { text, .. } => (None, words(text)),
+            Piece::Record { who, content, .. } => (Some(who), words(content)),
+        }
+    }
+}
+
+/// A recall line: the piece it shows, and the places of the hits folded
+/// into it, in the order they came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// What the line shows.
+    pub piece: Piece,
+    /// The places of the pieces folded into it.
+    pub also: Vec<String>,
+    /// The records whose text the line shows.
+    shown_records: BTreeSet<String>,
+    /// Who says what it shows ([`Piece::said`]).
+    who: Option<String>,
+    /// Normalised words of what it shows.
+    words: String,
+}
+
+impl Line {
+    fn new(piece: Piece) -> Line {
+        let (who, words) = piece.said();
+        let who = who.map(str::to_owned);
+        let shown_records = match &piece {
+            Piece::Record { source_id: Some(id), .. } => BTreeSet::from([id.clone()]),
+            _ => BTreeSet::new(),
+        };
+        Line { piece, also: Vec::new(), shown_records, who, words }
+    }
+
+    fn cites(&self, id: &str) -> bool {
+        matches!(&self.piece, Piece::Block { cites, .. } if cites.iter().any(|c| c == id))
+    }
+
+    /// Adds a place to the citations, once, and never the line's own.
+    fn add_place(&mut self, place: Option<String>) {
+        if let Some(p) = place {
+            if self.piece.place().as_deref() != Some(p.as_str()) && !self.also.contains(&p) {
+                self.also.push(p);
+            }
+        }
+    }
+}
+
+/// What to do with a hit that repeats line `i`.
+enum Fold {
+    /// Add the hit's place to line `i`.
+    Into(usize),
+    /// The hit shows more than line `i`: it takes its place, keeping the
+    /// line's citations.
+    Over(usize),
+}
+
+/// The lines for `hits` (best first): at most `limit`, each a different
+/// piece of memory. Returns the lines and whether every hit was used
+/// (`false` when `limit` was reached first).
+pub fn fold(hits: impl IntoIterator<Item = Piece>, limit: usize) -> (Vec<Line>, bool) {
+    let mut lines: Vec<Line> = Vec::new();
+    for piece in hits {
+        match repeats(&lines, &piece) {
+            Some(Fold::Into(i)) => lines[i].add_place(piece.place()),
+            Some(Fold::Over(i)) => {
+                let old = std::mem::replace(&mut lines[i], Line::new(piece));
+                let line = &mut lines[i];
+                line.add_place(old.piece.place());
+                for p in old.also {
+                    line.add_place(Some(p));
+                }
+                line.shown_records.extend(old.shown_records);
+            }
+            None if lines.len() == limit => return (lines, false),
+            None => lines.push(Line::new(piece)),
+        }
+    }
+    (lines, true)
+}
+
+/// The line `piece` repeats, if any.
+fn repeats(lines: &[Line], piece: &Piece) -> Option<Fold> {
+    match piece {
+        Piece::Record { source_id: Some(id), .. } => {
+            if let Some(i) = lines.iter().position(|l| l.cites(id) || l.shown_records.contains(id)) {
+                return Some(Fold::Into(i));
+            }
+        }
+        Piece::Block { cites, .. } if !cites.is_empty() => {
+            let shown = |id: &String| lines.iter().position(|l| l.shown_records.contains(id));
+            if cites.iter().all(|c| shown(c).is_some()) {
+                return cites.iter().filter_map(shown).min().map(Fold::Into);
+            }
+        }
+        _ => {}
+    }
+    let (who, mine) = piece.said();
+    if mine.is_empty() {
+        return None;
+    }
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.who.as_deref() == who) {
+        if l.words == mine || holds(&l.words, &mine) {
+            return Some(Fold::Into(i));
+        }
+        if holds(&mine, &l.words) {
+            return Some(Fold::Over(i));
+        }
+    }
+    None
+}
+
+/// True when `outer` holds `inner` as a run of whole words at least
+/// [`MIN_CONTAINED_WORDS`] long.
+fn holds(outer: &str, inner: &str) -> bool {
+    inner.split(' ').count() >= MIN_CONTAINED_WORDS
+        && outer.len() > inner.len()
+        && format!(" {outer} ").contains(&format!(" {inner} "))
+}
+
+/// The normalised words of `text`: lowercase, runs of letters and digits,
+/// one space between them.
+pub fn words(text: &str) -> String {
+    let lower: String = text.chars().flat_map(char::to_lowercase).collect();
+    lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(path: &str, id: &str, text: &str, cites: &[&str]) -> Piece {
+        Piece::Block {
+            path: path.into(),
+            block_id: id.into(),
+            time: "t".into(),
+            text: text.into(),
+            cites: cites.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    fn record(id: &str, content: &str) -> Piece {
+        Piece::Record {
+            source_id: Some(id.into()),
+            timestamp: "t".into(),
+            who: "Ada [id 7391]".into(),
+            content: content.into(),
+        }
+    }
+
+    fn places(lines: &[Line]) -> Vec<(String, Vec<String>)> {
+        lines.iter().map(|l| (l.piece.place().unwrap_or_default(), l.also.clone())).collect()
+    }
+
+    #[test]
+    fn a_record_a_shown_block_cites_is_folded_into_it() {
+        let hits = [
+            block("topics/a.md", "b1", "Ada leads the launch.", &["c/t/m1"]),
+            record("c/t/m1", "x"),
+            record("c/t/m2", "y"),
+        ];
+        let (lines, _) = fold(hits, 5);
+        assert_eq!(
+            places(&lines),
+            [("topics/a.md#^b1".into(), vec!["c/t/m1".into()]), ("c/t/m2".into(), vec![])]
+        );
+    }
+
+    #[test]
+    fn a_block_whose_records_are_shown_is_folded_into_the_first() {
+        let hits = [
+            record("c/t/m2", "we ship friday"),
+            record("c/t/m1", "the budget is 4k"),
+            block("topics/a.md", "b1", "The budget is 4k and we ship Friday.", &["c/t/m1", "c/t/m2"]),
+            block("topics/a.md", "b2", "Something new.", &["c/t/m1", "c/t/m3"]),
+        ];
+        let (lines, _) = fold(hits, 5);
+        assert_eq!(
+            places(&lines),
+            [
+                ("c/t/m2".into(), vec!["topics/a.md#^b1".into()]),
+                ("c/t/m1".into(), vec![]),
+                ("topics/a.md#^b2".into(), vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_text_twice_is_one_line_and_the_next_hit_takes_the_place() {
+        let same = "Ada [id 7391] said: “I lead the launch.”";
+        let hits = [
+            block("topics/core.md", "c1", same, &["c/t/m1"]),
+            block("topics/people/ada.md", "p1", &same.to_uppercase(), &["c/t/m1"]),
+            record("c/t/m9", "other"),
+        ];
+        let (lines, used) = fold(hits, 2);
+        assert!(used);
+        assert_eq!(
+            places(&lines),
+            [
+                ("topics/core.md#^c1".into(), vec!["topics/people/ada.md#^p1".into()]),
+                ("c/t/m9".into(), vec![])
+            ]
+        );
+    }
+
+    #[test]
+    fn a_text_that_holds_a_shown_one_takes_its_place() {
+        let hits = [
+            record("c/t/m1", "I will move the launch to Thursday."),
+            record("c/t/m2", "Right, it stays 4k. I will move the launch to Thursday."),
+            record("c/t/m3", "I will move the launch to Thursday, maybe."),
+        ];
+        let (lines, _) = fold(hits, 5);
+        assert_eq!(places(&lines), [("c/t/m2".into(), vec!["c/t/m1".into()]), ("c/t/m3".into(), vec![])]);
+        // Short texts fold only into equal ones.
+        let (lines, _) = fold([record("a/b/1", "ok thanks"), record("a/b/2", "ok thanks a lot")], 5);
+        assert_eq!(lines.len(), 2);
+        let (lines, _) = fold([record("a/b/1", "OK, thanks!"), record("a/b/2", "ok thanks")], 5);
+        assert_eq!(lines.len(), 1);
+        // The same words from another speaker are another piece.
+        let mut other = record("a/b/3", "OK, thanks!");
+        if let Piece::Record { who, .. } = &mut other {
+            *who = "Ada (7391) [no id]".into();
+        }
+        let (lines, _) = fold([record("a/b/1", "OK, thanks!"), other], 5);
+        assert_eq!(lines.len(), 2);
+    }
+
+    #[test]
+    fn the_limit_stops_at_the_first_new_piece_past_it() {
+        let hits = [record("a/b/1", "one"), record("a/b/2", "two"), record("a/b/3", "three")];
+        let (lines, used) = fold(hits, 2);
+        assert_eq!(lines.len(), 2);
+        assert!(!used);
+    }
+
+    #[test]
+    fn words_are_lowercase_letters_and_digits() {
+        assert_eq!(words("Ada [id 7391] said: “I'm  here.”"), "ada id 7391 said i m here");
+        assert_eq!(words("… — !"), "");
+    }
+}
