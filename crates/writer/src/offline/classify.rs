@@ -131,14 +131,16 @@ fn standing(w: &[String]) -> bool {
     })
 }
 
-const RELATIONS: &str = "wife|husband|partner|boyfriend|girlfriend|fiance|fiancee|fiancé|fiancée|sister|brother|\
+const RELATIONS: &str =
+    "wife|husband|partner|boyfriend|girlfriend|fiance|fiancee|fiancé|fiancée|sister|brother|\
 mother|mom|mum|father|dad|son|daughter|grandmother|grandma|grandfather|grandpa|aunt|uncle|cousin|niece|\
 nephew|boss|manager|colleague|coworker|roommate|friend|neighbor|neighbour|dog|cat";
 
 fn fact(s: &str, w: &[String]) -> bool {
     // Who the speaker is. `I'm a bit tired` or `I'm a big fan` says how
     // they are, not who.
-    let vague = ["bit", "little", "lot", "mix", "big", "huge", "total", "fan", "sucker", "part", "fine", "mess"];
+    let vague =
+        ["bit", "little", "lot", "mix", "big", "huge", "total", "fan", "sucker", "part", "fine", "mess"];
     let identity = position(w, &["i'm|am", "a|an"]).is_some_and(|at| {
         let subject = at == 0 || w[at] == "i'm" || w[at - 1] == "i";
         subject && w.get(at + 2).is_some_and(|n| !vague.contains(&n.as_str()))
@@ -163,7 +165,10 @@ fn fact(s: &str, w: &[String]) -> bool {
     // A path or a URL: where something lives.
     s.split_whitespace().any(|t| {
         let t = t.trim_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')'));
-        t.contains("://") || t.starts_with("~/") || t.starts_with("./") || (t.starts_with('/') && t[1..].contains('/'))
+        t.contains("://")
+            || t.starts_with("~/")
+            || t.starts_with("./")
+            || (t.starts_with('/') && t[1..].contains('/'))
     })
 }
 
@@ -182,17 +187,7 @@ const MONTHS: &[&str] = &[
 ];
 const DAYS: &[&str] = &["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 const UNITS: &[&str] = &[
-    "week",
-    "weekend",
-    "month",
-    "year",
-    "summer",
-    "winter",
-    "spring",
-    "fall",
-    "autumn",
-    "morning",
-    "evening",
+    "week", "weekend", "month", "year", "summer", "winter", "spring", "fall", "autumn", "morning", "evening",
     "night",
 ];
 
@@ -213,7 +208,9 @@ fn dated(w: &[String]) -> bool {
             || (matches!(x.as_str(), "next" | "last" | "this")
                 && w.get(i + 1).is_some_and(|n| UNITS.contains(&n.trim_end_matches('s'))))
             || (x == "ago" && i > 0)
-            || (x.len() == 4 && (x.starts_with("19") || x.starts_with("20")) && x.bytes().all(|b| b.is_ascii_digit()))
+            || (x.len() == 4
+                && (x.starts_with("19") || x.starts_with("20"))
+                && x.bytes().all(|b| b.is_ascii_digit()))
     })
 }
 
@@ -268,7 +265,9 @@ mod tests {
         ] {
             assert_eq!(class(s), Some(Statement::Standing), "{s}");
         }
-        for s in ["I'd prefer not to say", "Always here to help!", "Never give up!", "Don't worry!", "I love it!"] {
+        for s in
+            ["I'd prefer not to say", "Always here to help!", "Never give up!", "Don't worry!", "I love it!"]
+        {
             assert_ne!(class(s), Some(Statement::Standing), "{s}");
         }
     }

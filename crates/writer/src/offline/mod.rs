@@ -185,7 +185,13 @@ fn evidence_label(definition: &str) -> &str {
 /// Adds the paragraph of turn `t` saying `parts` to the file at `path`. Its
 /// block id is `c-`/`p-`/`t-` and ten hex digits of a hash of the path and
 /// the source id: the same turn in the same file always gets the same id.
-fn add(files: &mut BTreeMap<String, (String, Vec<Para>)>, path: String, head: String, t: &Turn, parts: &[&str]) {
+fn add(
+    files: &mut BTreeMap<String, (String, Vec<Para>)>,
+    path: String,
+    head: String,
+    t: &Turn,
+    parts: &[&str],
+) {
     let prefix = match path.as_str() {
         "topics/core.md" => "c",
         p if p.starts_with("topics/people/") => "p",
