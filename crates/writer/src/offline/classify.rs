@@ -141,9 +141,9 @@ fn fact(s: &str, w: &[String]) -> bool {
     // they are, not who.
     let vague =
         ["bit", "little", "lot", "mix", "big", "huge", "total", "fan", "sucker", "part", "fine", "mess"];
-    let identity = position(w, &["i'm|am", "a|an"]).is_some_and(|at| {
-        let subject = at == 0 || w[at] == "i'm" || w[at - 1] == "i";
-        subject && w.get(at + 2).is_some_and(|n| !vague.contains(&n.as_str()))
+    let identity = w.windows(3).enumerate().any(|(at, t)| {
+        let subject = t[0] == "i'm" || (t[0] == "am" && (at == 0 || w[at - 1] == "i"));
+        subject && matches!(t[1].as_str(), "a" | "an") && !vague.contains(&t[2].as_str())
     });
     const SEQS: &[&[&str]] = &[
         &["i", "work|worked", "at|as|for"],
@@ -290,6 +290,7 @@ mod tests {
         ] {
             assert_eq!(class(s), Some(Statement::Fact), "{s}");
         }
+        assert_eq!(class("I'm a bit tired, but I'm a nurse."), Some(Statement::Fact));
         for s in ["I'm a bit tired.", "I'm a big fan!", "That sounds great!", "Thanks, you too!"] {
             assert_eq!(class(s), None, "{s}");
         }
