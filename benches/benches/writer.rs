@@ -16,59 +16,32 @@
 //! Under `cargo bench -- --test` (CI): the first conversation only.
 #![allow(clippy::print_stdout)]
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use scriptorium_benches::locomo::{self, Records};
 use scriptorium_benches::percentiles;
-use scriptorium_scheduler::import::{import, read, Format};
-use scriptorium_scheduler::pending::{cut, suffix, tips_head_first, DEFAULT_THRESHOLD};
 use scriptorium_scheduler::write::ArchiveWriter;
-use scriptorium_scheduler::{Batch, BatchWriter, SqliteStore};
-use scriptorium_source_archive::SourceRecord;
+use scriptorium_scheduler::BatchWriter;
 use scriptorium_writer::agent::{observation, tool_specs, WRITE_PROMPT};
 use scriptorium_writer::input::{Input, Turn};
 use scriptorium_writer::{offline, Message, Offline, OpenAiCompatible};
 
-fn batches(test: bool) -> Vec<(String, Vec<SourceRecord>)> {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/locomo/locomo-dev.json");
-    let mut transcripts = read(Format::Locomo, &data).expect("the LoCoMo dev data is beside the checkout");
+fn batches(test: bool) -> Vec<Records> {
+    let mut transcripts = locomo::transcripts();
     if test {
         transcripts.truncate(1);
     }
-    let store = SqliteStore::in_memory().unwrap();
-    import(&store, &transcripts).unwrap();
-    let mut out = Vec::new();
-    for t in &transcripts {
-        let tip = tips_head_first(&store, &t.session).unwrap().remove(0);
-        let ids = suffix(&store, &t.session, &tip, "bench", None).unwrap();
-        let mut at = 0;
-        while at < ids.len() {
-            let c = cut(&store, &t.session, &ids[at..], DEFAULT_THRESHOLD, true).unwrap().unwrap();
-            at += c.ids.len();
-            out.push((t.session.clone(), c.records));
-        }
-    }
-    out
+    locomo::batches(&transcripts)
 }
 
-fn write_all(writer: &mut dyn BatchWriter, batches: &[(String, Vec<SourceRecord>)]) -> Vec<Duration> {
+fn write_all(writer: &mut dyn BatchWriter, batches: &[Records]) -> Vec<Duration> {
     let dir = tempfile::tempdir().unwrap();
     scriptorium_transaction::layout::ensure(dir.path()).unwrap();
     let mut times = Vec::new();
-    for (session, records) in batches {
-        let lines: Vec<String> = records.iter().map(|r| Turn::of_record(r).line).collect();
-        let batch = Batch {
-            root: dir.path(),
-            session,
-            records,
-            lines: &lines,
-            tokens: 0,
-            lock_timeout: Duration::from_secs(5),
-            archive: true,
-        };
+    for b in batches {
         let started = Instant::now();
-        writer.write_batch(&batch).expect("the batch is written");
+        locomo::write_batch(writer, dir.path(), b);
         times.push(started.elapsed());
     }
     times

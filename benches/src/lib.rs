@@ -7,6 +7,7 @@
 
 pub mod categories;
 pub mod corpus;
+pub mod locomo;
 pub mod workspace_gen;
 
 use scriptorium_source_archive::{v2, Role, SourceId, SourceRecord, Speaker};

@@ -178,7 +178,7 @@ fn topic_edits() -> Vec<Value> {
 }
 
 /// Turns imported as a session and written by the offline writer: a
-/// person file per trusted speaker, quoting hostile bodies.
+/// preference quoting a hostile body in core.md.
 const SESSION: &str = concat!(
     r#"{"session":"grp","id":"s1","parent":null,"role":"user","kind":"turn","timestamp":"2026-08-12T10:00:00Z","content":"I prefer <script>document.title='PWNED'</script> short answers","speaker_id":"5150","speaker_display":"Chen <img src=x onerror=alert(1)>","provider":"telegram"}"#,
     "\n",
@@ -452,12 +452,13 @@ fn the_palace_of_a_hostile_workspace_shows_memory_and_runs_nothing() {
         "&lt;b onmouseover=\"window.__pwned=1;document.title='PWNED';document [id 6666]</bdi>",
         "people: speakers",
     );
-    within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; [id 5150]", "people: a written person file");
+    within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; [id 5150]", "people: a trusted speaker");
     let sources = dump("sources", "#view=sources&list=all");
     within(&sources, "Pending records", "sources");
     within(
         &sources,
-        "9 archived records (1 pending, 0 in legacy files); 8 are in this page",
+        // The assistant's turn is small talk the offline writer leaves uncited.
+        "9 archived records (1 pending, 0 in legacy files); 7 are in this page",
         "sources: counts",
     );
     let timeline = dump("timeline", "#view=timeline");

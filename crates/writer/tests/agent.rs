@@ -272,7 +272,7 @@ fn a_file_must_be_read_whole_before_it_is_replaced() {
             record(
                 &format!("x{i}"),
                 Some(("7391", "Ada")),
-                &format!("I visited city number {i} and I liked it a lot, a whole lot."),
+                &format!("I visited city number {i} last year and I liked it a lot, a whole lot."),
             )
         })
         .collect();

@@ -27,10 +27,11 @@ impl InputWriter for FailOnce {
     }
 }
 
-/// Archives `n` trusted records of Ada's (`chat/t1/m0` …), cited by no block.
+/// Archives `n` trusted records of Ada's (`chat/t1/m0` …), cited by no block,
+/// each a fact about her that the offline writer keeps.
 fn archive_ada(root: &std::path::Path, n: usize) {
     let recs: Vec<_> = (0..n)
-        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I did thing {i}")))
+        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I moved to city {i}")))
         .collect();
     scriptorium_source_archive::append::append(root, &recs).unwrap();
 }
@@ -77,7 +78,7 @@ fn legacy_records_are_cited_where_they_are() {
     std::fs::create_dir_all(root.join("sources/old")).unwrap();
     std::fs::write(
         root.join("sources/old/chat.md"),
-        "<a id=\"source-dc9fdb8c\"></a>\n<!-- source:old/chat/1 -->\n[2024-03-15T10:00:00Z] user: [Ada (7)] I like maps\n\n[2024-03-15T10:01:00Z] tool: ignored\n",
+        "<a id=\"source-dc9fdb8c\"></a>\n<!-- source:old/chat/1 -->\n[2024-03-15T10:00:00Z] user: [Ada (7)] We decided on maps\n\n[2024-03-15T10:01:00Z] tool: ignored\n",
     )
     .unwrap();
     let turns = uncited(root).unwrap();
@@ -86,7 +87,7 @@ fn legacy_records_are_cited_where_they_are() {
     let done = backfill(root, &mut Offline, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!(done.changed, ["topics/threads/old-chat.md"]);
     let text = std::fs::read_to_string(root.join("topics/threads/old-chat.md")).unwrap();
-    assert!(text.contains("user said (not verbatim): (Ada (7)) I like maps[^"), "{text}");
+    assert!(text.contains("user said (not verbatim): (Ada (7)) We decided on maps[^"), "{text}");
     assert!(text.contains("(../../sources/old/chat.md#source-"), "{text}");
     assert!(!root.join("sources/old/_v2").exists());
     assert!(uncited(root).unwrap().is_empty(), "{text}");
@@ -123,7 +124,7 @@ fn legacy_records_are_taken_only_where_they_can_be_cited() {
     // No anchor line (the id's anchor is implied); a wrong anchor; a path with a space.
     std::fs::write(
         root.join("sources/old/a.md"),
-        "<!-- source:old/a/1 -->\n[2024-03-15T10:00:00Z] user: no anchor\n",
+        "<!-- source:old/a/1 -->\n[2024-03-15T10:00:00Z] user: We decided on no anchor\n",
     )
     .unwrap();
     std::fs::write(root.join("sources/old/b.md"), "<a id=\"source-00000000\"></a>\n<!-- source:old/b/1 -->\n[2024-03-15T10:00:00Z] user: wrong anchor\n").unwrap();

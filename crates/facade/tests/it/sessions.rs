@@ -69,10 +69,9 @@ fn import_write_status_round_trip() {
     assert_eq!(out["writer"], "offline");
     let changed = out["changed"].as_array().unwrap();
     assert!(changed.contains(&serde_json::json!("sources/telegram/_v2/tg-group-1.md")), "{out}");
-    assert!(changed.contains(&serde_json::json!("topics/threads/telegram-tg-group-1.md")), "{out}");
-    // Bo's forged label attributes nothing to Ada: the paragraph names Bo.
-    let thread = std::fs::read_to_string(ws.join("topics/threads/telegram-tg-group-1.md")).unwrap();
-    assert!(thread.contains("Bo [id 4402] said (not verbatim): (Ada (7391)) make it 9k["), "{thread}");
+    // Nothing of these turns is durable (no preference, no fact about a
+    // speaker, no decision): they stay in the archive only.
+    assert_eq!(changed.len(), 1, "{out}");
     assert_eq!(out["revision"].as_str().unwrap().len(), 64);
     let archived = std::fs::read_to_string(ws.join("sources/telegram/_v2/tg-group-1.md")).unwrap();
     // The transport identity is the label; the forged one stays body text.

@@ -1,0 +1,339 @@
+//! Which sentences of a turn the offline writer keeps, and as what: plain
+//! English word rules, no model (`docs/writer.md`, *What is kept*).
+
+/// What a kept sentence states. The classes are tried in this order, and a
+/// sentence has the first that matches: each sentence is written once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Statement {
+    /// A standing preference or instruction: `I prefer …`, `I hate …`,
+    /// `I like X better than Y`, `please always / never / avoid / don't …`,
+    /// `avoid …`, `call me …`, `from now on …`, `I want you to …`.
+    Standing,
+    /// A durable fact about the speaker: who they are (`I'm a product
+    /// manager`, `I work at / as …`, `my name is …`, `I live in …`),
+    /// a relationship (`my sister is …`, `Ada is my wife`), a favourite
+    /// (`my favorite … is`), or where something lives (a path such as
+    /// `~/Projects/foo`, a URL, `… lives at / in …`).
+    Fact,
+    /// A first-person plan or event with a date (`I'm flying to Oslo next
+    /// week`, `I went to the fair yesterday`).
+    Dated,
+    /// A decision or a group's dated plan or event (`we decided …`,
+    /// `we agreed …`, `let's go with …`, `decided to …`, `we're moving
+    /// the launch to Friday`).
+    Decision,
+}
+
+/// Sentences: split at line ends and after `.`, `!`, `?` followed by white
+/// space.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let bytes = line.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()) {
+                push(&mut out, &line[start..=i]);
+                start = i + 1;
+            }
+        }
+        push(&mut out, &line[start..]);
+    }
+    out
+}
+
+fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+}
+
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|w| !w.is_empty())
+}
+
+/// The words of a sentence, lowercased, `’` read as `'`.
+fn lower_words(s: &str) -> Vec<String> {
+    words(s).map(|w| w.replace('’', "'").to_lowercase()).collect()
+}
+
+/// Whether a sentence speaks of its speaker: `I`, `I'm`, `I've`, `I'll`,
+/// `I'd`, `me`, `my`, `mine`, `myself`.
+pub fn first_person(s: &str) -> bool {
+    words(s).any(|w| {
+        let w = w.replace('’', "'");
+        matches!(w.as_str(), "I" | "I'm" | "I've" | "I'll" | "I'd")
+            || matches!(w.to_lowercase().as_str(), "me" | "my" | "mine" | "myself")
+    })
+}
+
+/// Whether a sentence states a standing preference or instruction
+/// ([`Statement::Standing`]).
+pub fn preference(s: &str) -> bool {
+    standing(&lower_words(s))
+}
+
+/// What the sentence `s` states, if it is worth keeping; `None` for small
+/// talk, which stays in the archive only.
+pub fn classify(s: &str) -> Option<Statement> {
+    let w = lower_words(s);
+    if w.is_empty() {
+        None
+    } else if standing(&w) {
+        Some(Statement::Standing)
+    } else if fact(s, &w) {
+        Some(Statement::Fact)
+    } else if dated(&w) && w.iter().any(|x| FIRST_PERSON.contains(&x.as_str())) {
+        Some(Statement::Dated)
+    } else if decision(&w) {
+        Some(Statement::Decision)
+    } else {
+        None
+    }
+}
+
+const FIRST_PERSON: &[&str] = &["i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "myself"];
+const GROUP: &[&str] = &["we", "we're", "we've", "we'll", "we'd", "let's", "our", "us"];
+
+/// Whether `w` holds the word sequence `seq` (each item one word, or a
+/// `|`-separated choice of words).
+fn has(w: &[String], seq: &[&str]) -> bool {
+    position(w, seq).is_some()
+}
+
+/// Where `w` first holds the word sequence `seq` (see [`has`]).
+fn position(w: &[String], seq: &[&str]) -> Option<usize> {
+    if seq.is_empty() || w.len() < seq.len() {
+        return None;
+    }
+    (0..=w.len() - seq.len()).find(|&i| seq.iter().zip(&w[i..]).all(|(p, x)| p.split('|').any(|c| c == x)))
+}
+
+fn standing(w: &[String]) -> bool {
+    const SEQS: &[&[&str]] = &[
+        &["i", "prefer|hate|detest"],
+        &["i", "can't|cannot", "stand"],
+        &["call", "me"],
+        &["from", "now", "on"],
+        &["i", "want|need", "you", "to"],
+        &["i'd", "like", "you", "to"],
+        &["please", "always|never|avoid|don't|stop|remember|use|call|keep|answer|reply|write|speak|respond"],
+        &["please", "do", "not"],
+    ];
+    if SEQS.iter().any(|s| has(w, s)) || w.first().is_some_and(|x| x == "avoid") {
+        return true;
+    }
+    // `I like tea better than coffee`, `I love X more than Y`.
+    position(w, &["i", "like|love|enjoy"]).is_some_and(|at| {
+        let rest = &w[at + 2..w.len().min(at + 8)];
+        rest.windows(2).any(|p| matches!(p[0].as_str(), "better" | "more") && p[1] == "than")
+    })
+}
+
+const RELATIONS: &str =
+    "wife|husband|partner|boyfriend|girlfriend|fiance|fiancee|fiancé|fiancée|sister|brother|\
+mother|mom|mum|father|dad|son|daughter|grandmother|grandma|grandfather|grandpa|aunt|uncle|cousin|niece|\
+nephew|boss|manager|colleague|coworker|roommate|friend|neighbor|neighbour|dog|cat";
+
+fn fact(s: &str, w: &[String]) -> bool {
+    // Who the speaker is. `I'm a bit tired` or `I'm a big fan` says how
+    // they are, not who.
+    let vague =
+        ["bit", "little", "lot", "mix", "big", "huge", "total", "fan", "sucker", "part", "fine", "mess"];
+    let identity = w.windows(3).enumerate().any(|(at, t)| {
+        let subject = t[0] == "i'm" || (t[0] == "am" && (at == 0 || w[at - 1] == "i"));
+        subject && matches!(t[1].as_str(), "a" | "an") && !vague.contains(&t[2].as_str())
+    });
+    const SEQS: &[&[&str]] = &[
+        &["i", "work|worked", "at|as|for"],
+        &["i'm|am", "working", "at|as|for"],
+        &["my", "name|job|role|title|pronouns|email|address|birthday", "is|are"],
+        &["i", "live|lived", "in|at"],
+        &["i", "was", "born"],
+        &["i", "grew", "up"],
+        &["i", "moved", "to"],
+        &["my", "favorite|favourite|favorites|favourites"],
+        &["lives", "at|under"],
+    ];
+    if identity || SEQS.iter().any(|q| has(w, q)) {
+        return true;
+    }
+    if has(w, &["my", RELATIONS, "is|was|named|called"]) || has(w, &["is|was", "my", RELATIONS]) {
+        return true;
+    }
+    // A path or a URL: where something lives.
+    s.split_whitespace().any(|t| {
+        let t = t.trim_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')'));
+        t.contains("://")
+            || t.starts_with("~/")
+            || t.starts_with("./")
+            || (t.starts_with('/') && t[1..].contains('/'))
+    })
+}
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+const DAYS: &[&str] = &["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+const UNITS: &[&str] = &[
+    "week", "weekend", "month", "year", "summer", "winter", "spring", "fall", "autumn", "morning", "evening",
+    "night",
+];
+
+/// Whether a sentence names a time: a weekday, a month (`may` only after
+/// `in`, `on`, `last`, `next`, `this`, `of` or before a number),
+/// `today`-like words (`tomorrow`, `tonight`, `yesterday`), `next`/`last`/
+/// `this` + week, month, year, a season or a part of the day, `… ago`, a
+/// year (1900–2099) or an ISO date.
+fn dated(w: &[String]) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        let prev = i.checked_sub(1).map(|p| w[p].as_str());
+        MONTHS.contains(&x.as_str())
+            || DAYS.contains(&x.as_str())
+            || matches!(x.as_str(), "tomorrow" | "tonight" | "yesterday")
+            || (x == "may"
+                && (matches!(prev, Some("in" | "on" | "last" | "next" | "this" | "of"))
+                    || w.get(i + 1).is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))))
+            || (matches!(x.as_str(), "next" | "last" | "this")
+                && w.get(i + 1).is_some_and(|n| UNITS.contains(&n.trim_end_matches('s'))))
+            || (x == "ago" && i > 0)
+            || (x.len() == 4
+                && (x.starts_with("19") || x.starts_with("20"))
+                && x.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+fn decision(w: &[String]) -> bool {
+    const SEQS: &[&[&str]] = &[
+        &["we", "decided|agreed|chose|picked"],
+        &["we've|we", "decided|agreed|chosen|picked"],
+        &["we", "have", "decided|agreed|chosen"],
+        &["let's", "go", "with"],
+        &["we're|we", "going", "with"],
+        &["decided", "to|on|that|against"],
+        &["agreed", "to|on|that"],
+        &["the", "decision", "is|was"],
+        &["the", "plan", "is|was"],
+    ];
+    SEQS.iter().any(|s| has(w, s)) || (dated(w) && w.iter().any(|x| GROUP.contains(&x.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(s: &str) -> Option<Statement> {
+        classify(s)
+    }
+
+    #[test]
+    fn sentences_and_first_person() {
+        assert_eq!(
+            sentences("I like tea. You like coffee!\nMy dog is 3.5 years old"),
+            ["I like tea.", "You like coffee!", "My dog is 3.5 years old"]
+        );
+        assert!(first_person("I’m moving to Oslo"));
+        assert!(first_person("that is mine"));
+        assert!(!first_person("Imagine a mime"));
+    }
+
+    #[test]
+    fn standing_preferences_and_instructions() {
+        for s in [
+            "Honestly, I prefer tea",
+            "Please always answer in French.",
+            "I'm a product manager, please avoid jargon.",
+            "Avoid jargon.",
+            "Please don't use emoji",
+            "Please do not deploy on Fridays",
+            "Call me Max.",
+            "From now on, answer in French.",
+            "I hate long meetings.",
+            "I like tea better than coffee.",
+            "I want you to check the tests first.",
+        ] {
+            assert_eq!(class(s), Some(Statement::Standing), "{s}");
+        }
+        for s in
+            ["I'd prefer not to say", "Always here to help!", "Never give up!", "Don't worry!", "I love it!"]
+        {
+            assert_ne!(class(s), Some(Statement::Standing), "{s}");
+        }
+    }
+
+    #[test]
+    fn facts_about_the_speaker() {
+        for s in [
+            "I'm a product manager.",
+            "I am an engineer at Acme",
+            "I work as a nurse.",
+            "My name is Ada.",
+            "I live in Oslo.",
+            "I grew up in Lagos.",
+            "My sister is a doctor.",
+            "Bo is my husband.",
+            "My favorite band is Queen.",
+            "The project lives at ~/Projects/foo.",
+            "The notes are in /srv/notes/2026.",
+            "The docs are at https://example.org/docs.",
+        ] {
+            assert_eq!(class(s), Some(Statement::Fact), "{s}");
+        }
+        assert_eq!(class("I'm a bit tired, but I'm a nurse."), Some(Statement::Fact));
+        for s in ["I'm a bit tired.", "I'm a big fan!", "That sounds great!", "Thanks, you too!"] {
+            assert_eq!(class(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn dated_plans_and_events() {
+        for s in [
+            "I'm flying to Oslo next week.",
+            "I went to a support group yesterday.",
+            "I'll call the bank on Monday.",
+            "I may visit in May 2027.",
+            "I started painting 3 years ago.",
+            "My exam is on 2026-05-01.",
+        ] {
+            assert_eq!(class(s), Some(Statement::Dated), "{s}");
+        }
+        for s in ["I may be late.", "I had a great time!", "This is the week."] {
+            assert_eq!(class(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn decisions_and_group_events() {
+        for s in [
+            "We decided to ship on Friday.",
+            "We agreed on Postgres.",
+            "Let's go with the blue logo.",
+            "Decided to cancel the launch.",
+            "We're moving the launch to next month.",
+            "The plan is to meet at noon.",
+        ] {
+            assert_eq!(class(s), Some(Statement::Decision), "{s}");
+        }
+        assert_eq!(class("We'll make a difference!"), None);
+    }
+
+    #[test]
+    fn each_sentence_has_one_class_by_precedence() {
+        // A preference outranks the fact in the same sentence, a fact the
+        // date, a first-person date the group.
+        assert_eq!(class("I'm a product manager, please avoid jargon."), Some(Statement::Standing));
+        assert_eq!(class("I moved to Oslo last year."), Some(Statement::Fact));
+        assert_eq!(class("I and my team decided last week."), Some(Statement::Dated));
+    }
+}

@@ -1,0 +1,204 @@
+//! The offline writer: a deterministic extractive baseline that needs no
+//! model (FORMAT.md §8, `docs/writer.md`). It cannot summarise, but it
+//! chooses: each sentence of a turn is kept only when it states something
+//! durable ([`classify`]), and goes to one file ([`route`]):
+//!
+//! * `topics/core.md`: standing preferences and instructions of the user
+//!   (`I prefer …`, `please avoid …`, `call me …`), and the durable facts of
+//!   a speakerless user turn (`I'm a product manager`, `The project lives at
+//!   ~/Projects/foo`): what every session should start with;
+//! * `topics/people/<slug(attribution)>-<person key>.md`, one per trusted
+//!   person (the key is a hash of the verbatim id, or of the display of a
+//!   display-only identity): durable facts about that speaker and their
+//!   dated plans and events;
+//! * `topics/threads/<slug(provider-thread)>.md`: decisions and a group's
+//!   dated plans and events, and what non-user roles state.
+//!
+//! Small talk stays in the archive, where search still finds it. A sentence
+//! some topic already says (the same after normalisation) is not written
+//! again. Every paragraph cites exactly the turn it came from and names
+//! that turn's attribution (FORMAT.md §2.3; or its bare role), so nothing is
+//! ever attributed to anyone but the transport's speaker — whatever the
+//! body claims — and no impostor reads like the person it imitates. What
+//! the turn said is quoted exactly ([`said`]) or marked not verbatim. A
+//! paragraph whose block id is already in its file is not written again.
+
+mod classify;
+mod route;
+mod text;
+
+pub use classify::{classify, first_person, preference, sentences, Statement};
+pub use route::{destination, on_disk, opener, slug, Destination};
+pub use text::{inert, key, said, said_keys, unquoted, QUOTE_CHARS};
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use scriptorium_scheduler::{BatchWriter, Code, WriteFailure, Written};
+use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
+
+use crate::input::{hex, Input, Turn};
+
+/// The offline baseline writer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offline;
+
+/// The name reports print.
+pub const NAME: &str = "offline";
+
+impl BatchWriter for Offline {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn write_batch(&mut self, batch: &scriptorium_scheduler::Batch<'_>) -> Result<Written, WriteFailure> {
+        write(&Input::of_batch(batch))
+    }
+}
+
+/// Writes `input` with the offline writer, as one transaction: the records
+/// always, the paragraphs chosen from them when there are any.
+pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
+    // The lock is held from reading the files to the install: nothing can
+    // change under the plan.
+    let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let mut input = input.clone();
+    input.reconcile();
+    let rev = transaction::revision::compute(input.root)?;
+    let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
+    let mut known = Known {
+        ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
+        cited: index.files.values().flat_map(|f| f.sources.iter().cloned()).collect(),
+        said: HashSet::new(),
+    };
+    for path in index.files.keys() {
+        known.said.extend(said_keys(&read(input.root, path)?.unwrap_or_default()));
+    }
+    let edits = plan(input.root, &input.turns, &known)?;
+    let patch = Patch {
+        base_revision: String::new(),
+        message: format!("offline writer: {} turns of {}", input.turns.len(), input.origin),
+        sources: input.archive.clone(),
+        edits,
+    };
+    let done = w.commit(&patch, Tier::Owner, Base::Any)?;
+    Ok(Written { revision: done.revision, changed: done.changed })
+}
+
+/// One paragraph to add to one file.
+struct Para {
+    id: String,
+    text: String,
+    definition: String,
+    label: String,
+}
+
+/// What the workspace already holds: every block id, every source id a
+/// block cites, and what its paragraphs say was said.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// Block ids.
+    pub ids: HashSet<String>,
+    /// Cited source ids (text form).
+    pub cited: HashSet<String>,
+    /// The [`key`]s of every sentence some topic file quotes (or says not
+    /// verbatim): such a sentence is not written again.
+    pub said: HashSet<String>,
+}
+
+/// The edits the offline writer makes for `turns` in the workspace at
+/// `root` (reading the topic files they add to). A turn some block already
+/// cites was written (perhaps moved since by a reorganize) and is skipped;
+/// so is a sentence some topic (or an earlier turn of the plan) already
+/// says, and a paragraph whose block id exists.
+pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
+    let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
+    let mut said_now: HashSet<String> = HashSet::new();
+    for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
+        let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
+        for s in sentences(&t.content) {
+            let Some(what) = classify(s) else { continue };
+            let k = key(s);
+            if known.said.contains(&k) || !said_now.insert(k) {
+                continue;
+            }
+            kept.entry(destination(what, t)).or_default().push(s);
+        }
+        for (destination, parts) in kept {
+            let (path, head) = route::file(root, destination, t);
+            add(&mut files, path, head, t, &parts);
+        }
+    }
+    let mut edits = Vec::new();
+    for (path, (head, paras)) in files {
+        let existing = read(root, &path)?;
+        let mut text = String::new();
+        let base = existing.as_deref().unwrap_or("");
+        for p in paras {
+            if known.ids.contains(&p.id) || text.contains(&format!(" ^{}\n", p.id)) {
+                continue;
+            }
+            text.push('\n');
+            text.push_str(&format!(
+                "{} said{}[^{}] ^{}\n",
+                unquoted(&p.label),
+                p.text,
+                evidence_label(&p.definition),
+                p.id
+            ));
+            let def_prefix = format!("[^{}]:", evidence_label(&p.definition));
+            if !base.contains(&def_prefix) && !text.contains(&def_prefix) {
+                text.push('\n');
+                text.push_str(&p.definition);
+                text.push('\n');
+            }
+        }
+        if text.is_empty() {
+            continue;
+        }
+        match existing {
+            None => edits.push(Edit::Create { path, content: format!("{head}{text}") }),
+            Some(old) => {
+                let sep = if old.is_empty() || old.ends_with('\n') { "" } else { "\n" };
+                edits.push(Edit::Append { path, content: format!("{sep}{text}") });
+            }
+        }
+    }
+    Ok(edits)
+}
+
+/// The text of the workspace file at `path`, `None` when it does not exist.
+fn read(root: &Path, path: &str) -> Result<Option<String>, WriteFailure> {
+    match std::fs::read_to_string(root.join(path)) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(WriteFailure::new(Code::Io, format!("cannot read {path}: {e}"))),
+    }
+}
+
+fn evidence_label(definition: &str) -> &str {
+    definition.strip_prefix("[^").and_then(|s| s.split(']').next()).unwrap_or("")
+}
+
+/// Adds the paragraph of turn `t` saying `parts` to the file at `path`. Its
+/// block id is `c-`/`p-`/`t-` and ten hex digits of a hash of the path and
+/// the source id: the same turn in the same file always gets the same id.
+fn add(
+    files: &mut BTreeMap<String, (String, Vec<Para>)>,
+    path: String,
+    head: String,
+    t: &Turn,
+    parts: &[&str],
+) {
+    let prefix = match path.as_str() {
+        "topics/core.md" => "c",
+        p if p.starts_with("topics/people/") => "p",
+        _ => "t",
+    };
+    let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
+    let para =
+        Para { id, text: said(parts), definition: t.evidence.definition(&path), label: opener(t.who()) };
+    files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
+}

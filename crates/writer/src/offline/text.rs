@@ -1,0 +1,119 @@
+//! Quoting: what a paragraph says was said, exactly or marked not
+//! verbatim (FORMAT.md §3, *Grounded quotations*), and labels that cannot
+//! break a file.
+
+use scriptorium_topic_markdown::quote;
+
+/// The longest quotation, in characters.
+pub const QUOTE_CHARS: usize = 300;
+
+/// What a paragraph says was said, after `<label> said`: each of `parts`
+/// (sentences of the turn, or its whole text) quoted exactly, after the
+/// normalisation quotations are checked in (`quote::normalise`), when no
+/// part holds `[`, `]` or a quotation mark that makes a span (`quote::MARKS`):
+/// `: “…” “…”`, at most [`QUOTE_CHARS`] characters in all, a cut quotation
+/// being a prefix of the part with `…` after its closing mark. Otherwise
+/// the parts joined and made [`inert`], without quotation marks:
+/// ` (not verbatim): …`, with `…` when cut.
+pub fn said(parts: &[&str]) -> String {
+    let exact: Vec<String> = parts.iter().map(|p| quote::normalise(p)).collect();
+    let quotable = exact.iter().all(|p| !p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
+    if !quotable {
+        let full = inert_uncut(&parts.join(" "));
+        let mut out = format!(" (not verbatim): {}", full.chars().take(QUOTE_CHARS).collect::<String>());
+        if full.chars().count() > QUOTE_CHARS {
+            out.push('…');
+        }
+        return out;
+    }
+    let mut out = String::from(":");
+    let mut left = QUOTE_CHARS;
+    for (k, p) in exact.iter().enumerate() {
+        let n = p.chars().count();
+        if n <= left {
+            out.push_str(&format!(" “{p}”"));
+            left -= n;
+            if left == 0 && k + 1 < exact.len() {
+                out.push('…');
+                break;
+            }
+        } else {
+            // Cut between words: a quotation ends on a word boundary of
+            // the record it is grounded in.
+            let cut = quote::cut_on_boundary(p, left).trim_end();
+            if !cut.is_empty() {
+                out.push_str(&format!(" “{cut}”"));
+            }
+            out.push('…');
+            break;
+        }
+    }
+    out
+}
+
+/// A label with every quotation mark that makes a span written as a
+/// `\u{…}` escape, so that no display name opens a quotation in the
+/// paragraph it starts.
+pub fn unquoted(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for c in label.chars() {
+        if quote::is_mark(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text made inert: white space collapsed, control and format characters
+/// (NUL, bidi overrides, zero-width joiners) removed, brackets made
+/// parentheses, double quotation marks and corner brackets made single
+/// quotation marks, cut at [`QUOTE_CHARS`] characters.
+pub fn inert(text: &str) -> String {
+    inert_uncut(text).chars().take(QUOTE_CHARS).collect()
+}
+
+fn inert_uncut(text: &str) -> String {
+    quote::normalise(text)
+        .chars()
+        .map(|c| match c {
+            '[' => '(',
+            ']' => ')',
+            // Quotation marks would let a body open a quotation of words
+            // the record does not hold, or close one and forge another.
+            '“' | '„' | '‟' | '«' | '「' => '‘',
+            '”' | '»' | '」' => '’',
+            '"' => '\'',
+            c => c,
+        })
+        .collect()
+}
+
+/// The key under which a sentence counts as already written: its inert
+/// form (normalised as quotations are checked, brackets and quotation marks
+/// neutralised), lowercased.
+pub fn key(sentence: &str) -> String {
+    inert_uncut(sentence).to_lowercase()
+}
+
+/// The keys of what the paragraphs of a topic file's `text` say was said:
+/// each quotation `“…”`, and each sentence after `said (not verbatim): `.
+pub fn said_keys(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some((_, words)) = line.split_once(" said (not verbatim): ") {
+            let words = words.split("[^").next().unwrap_or(words).trim_end_matches('…');
+            out.extend(crate::offline::sentences(words).into_iter().map(key));
+            continue;
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find('“') {
+            let after = &rest[open + '“'.len_utf8()..];
+            let Some(close) = after.find('”') else { break };
+            out.push(key(&after[..close]));
+            rest = &after[close + '”'.len_utf8()..];
+        }
+    }
+    out
+}

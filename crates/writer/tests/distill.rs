@@ -1,0 +1,169 @@
+//! The offline writer chooses: durable statements become blocks, each in
+//! one file (core, the speaker's card, or the thread), once; small talk
+//! stays in the archive.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use proptest::prelude::*;
+use scriptorium_source_archive::SourceRecord;
+use scriptorium_writer::offline;
+
+/// Every topic file under `root` with its text.
+fn topics(root: &std::path::Path) -> BTreeMap<String, String> {
+    let (loaded, bad) = scriptorium_transaction::views::load_topics(root).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    loaded
+        .into_iter()
+        .map(|l| {
+            let text = std::fs::read_to_string(root.join(&l.path)).unwrap();
+            (l.path, text)
+        })
+        .collect()
+}
+
+fn with_role(message: &str, role: &str, content: &str) -> SourceRecord {
+    let v = serde_json::json!({"provider": "chat", "thread": "t1", "message": message, "role": role,
+        "timestamp": "2026-03-01T10:00:00Z", "content": content});
+    scriptorium_source_archive::input::parse_record(&v.to_string()).unwrap()
+}
+
+/// Writes `recs` and answers the paths changed besides the archive file.
+fn written(root: &std::path::Path, recs: &[SourceRecord]) -> Vec<String> {
+    let w = offline::write(&input(root, recs)).unwrap();
+    w.changed.into_iter().filter(|p| p.starts_with("topics/")).collect()
+}
+
+#[test]
+fn small_talk_stays_in_the_archive() {
+    let dir = workspace();
+    let recs = [
+        record("m1", Some(("7391", "Ada")), "Thanks, that sounds great!"),
+        record("m2", Some(("4402", "Bo")), "Haha, I love it. See you!"),
+        record("m3", None, "ok"),
+    ];
+    assert!(written(dir.path(), &recs).is_empty());
+    assert!(dir.path().join("sources/chat/_v2/t1.md").exists(), "the turns are archived");
+}
+
+#[test]
+fn a_standing_preference_goes_to_core_only() {
+    let dir = workspace();
+    let recs = [
+        record("m1", Some(("7391", "Ada")), "I prefer short answers."),
+        record("m2", None, "Please avoid jargon."),
+    ];
+    assert_eq!(written(dir.path(), &recs), ["topics/core.md"]);
+    let core = &topics(dir.path())["topics/core.md"];
+    assert!(core.contains("Ada [id 7391] said: “I prefer short answers.”"), "{core}");
+    assert!(core.contains("user said: “Please avoid jargon.”"), "{core}");
+}
+
+#[test]
+fn a_fact_about_the_speaker_goes_to_their_card() {
+    let dir = workspace();
+    let recs = [record("m1", Some(("7391", "Ada")), "The repo lives at ~/src/app. Nice weather today.")];
+    assert_eq!(written(dir.path(), &recs), [ada_file()]);
+    let ada = &topics(dir.path())[&ada_file()];
+    assert!(ada.contains("Ada [id 7391] said: “The repo lives at ~/src/app.”[^"), "{ada}");
+    assert!(!ada.contains("weather"), "{ada}");
+}
+
+#[test]
+fn what_a_speakerless_user_says_of_themselves_goes_to_core() {
+    let dir = workspace();
+    let recs = [record("m1", None, "I'm a product manager.")];
+    assert_eq!(written(dir.path(), &recs), ["topics/core.md"]);
+}
+
+#[test]
+fn a_decision_goes_to_the_thread() {
+    let dir = workspace();
+    let recs = [record("m1", Some(("7391", "Ada")), "We decided I will lead the launch.")];
+    assert_eq!(written(dir.path(), &recs), ["topics/threads/chat-t1.md"]);
+}
+
+#[test]
+fn only_a_user_instructs_core() {
+    let dir = workspace();
+    let recs = [with_role("m1", "assistant", "Please always answer in French.")];
+    assert_eq!(written(dir.path(), &recs), ["topics/threads/chat-t1.md"]);
+}
+
+#[test]
+fn a_sentence_is_written_once() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        record("m1", Some(("7391", "Ada")), "I prefer tea."),
+        record("m2", Some(("4402", "Bo")), "I prefer  tea."),
+    ];
+    assert_eq!(written(root, &recs), ["topics/core.md"]);
+    // And in a later write too.
+    assert!(written(root, &[record("m3", Some(("5", "Cy")), "I PREFER TEA.")]).is_empty());
+    assert_eq!(topics(root)["topics/core.md"].matches("said:").count(), 1);
+}
+
+/// Sentences turns are made of: durable ones of every class, small talk,
+/// and hostile ones (brackets, quotation marks).
+fn sentence() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "I prefer tea.",
+        "Please avoid jargon.",
+        "Call me Max.",
+        "I'm a product manager, please avoid jargon.",
+        "I'm a nurse.",
+        "My sister is a doctor.",
+        "The project lives at ~/Projects/foo.",
+        "I went to the fair yesterday.",
+        "I'm flying to Oslo next week!",
+        "We decided to ship on Friday.",
+        "Let's go with the blue logo.",
+        "I work as a [night] nurse.",
+        "We agreed on “plan B”.",
+        "Thanks!",
+        "That sounds great.",
+        "Haha, I love it.",
+        "See you soon!",
+    ])
+}
+
+fn speaker() -> impl Strategy<Value = Option<(&'static str, &'static str)>> {
+    prop::sample::select(vec![None, Some(("7391", "Ada")), Some(("4402", "Bo")), Some(("5", "Cy"))])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn no_sentence_is_in_two_files(
+        batches in proptest::collection::vec(
+            proptest::collection::vec((speaker(), proptest::collection::vec(sentence(), 1..4)), 1..6),
+            1..3,
+        )
+    ) {
+        let dir = workspace();
+        let root = dir.path();
+        let mut n = 0;
+        for batch in &batches {
+            let recs: Vec<SourceRecord> = batch
+                .iter()
+                .map(|(who, parts)| {
+                    n += 1;
+                    record(&format!("m{n}"), *who, &parts.join(" "))
+                })
+                .collect();
+            offline::write(&input(root, &recs)).unwrap();
+        }
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (path, text) in topics(root) {
+            for key in offline::said_keys(&text) {
+                prop_assert!(!key.contains("thanks") && !key.contains("sounds great"), "small talk {key:?} in {path}");
+                if let Some(first) = seen.insert(key.clone(), path.clone()) {
+                    prop_assert!(false, "{key:?} in {first} and again in {path}");
+                }
+            }
+        }
+    }
+}
