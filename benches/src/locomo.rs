@@ -20,6 +20,10 @@ use scriptorium_topic_markdown::quote;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
 use scriptorium_writer::input::Turn;
 
+pub mod recall;
+
+use recall::RecallMeasured;
+
 /// The vendored development split.
 pub fn data_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/locomo/locomo-dev.json")
@@ -142,6 +146,10 @@ pub struct Measured {
     pub questions: usize,
     /// Sum over questions of the share of evidence found at each of [`KS`].
     pub recall: [f64; 3],
+    /// Per-turn recall before folding: the top five hits.
+    pub unfolded: RecallMeasured,
+    /// Per-turn recall as `scriptorium recall` shows it.
+    pub folded: RecallMeasured,
 }
 
 impl Measured {
@@ -155,6 +163,8 @@ impl Measured {
         for (a, b) in self.recall.iter_mut().zip(other.recall) {
             *a += b;
         }
+        self.unfolded.add(&other.unfolded);
+        self.folded.add(&other.folded);
     }
 }
 
@@ -215,18 +225,33 @@ pub fn measure(root: &Path, questions: &[Question]) -> Measured {
             Some(((b.path.as_str(), id), b.sources.iter().map(|s| dia_id(s)).collect()))
         })
         .collect();
+    let content: HashMap<String, &str> =
+        archive.v2_records().map(|r| (r.id().to_string(), r.content())).collect();
     let view = workspace::open(root, TokenizerConfig::default()).expect("the index opens").view;
     for q in questions {
         let hits = view.search(&q.text, &Filters::default(), 10, Bm25::default()).expect("search runs");
         // Per hit, the evidence turns it shows, in hit order.
         let mut shown: Vec<Vec<String>> = Vec::new();
+        let mut unfolded: Vec<(String, Vec<String>)> = Vec::new();
         for h in &hits {
             let s = view.stored(h).expect("the hit is stored");
             shown.push(match s.kind {
                 Kind::Source => vec![dia_id(s.key)],
                 Kind::Topic => cites.get(&(s.path, s.anchor)).cloned().unwrap_or_default(),
             });
+            if unfolded.len() < scriptorium::recall::RECALL_LIMIT {
+                let text = match s.kind {
+                    Kind::Source => content.get(s.key).copied().unwrap_or("").to_owned(),
+                    Kind::Topic => s.text.to_owned(),
+                };
+                unfolded.push((text, shown.last().cloned().unwrap_or_default()));
+            }
         }
+        m.unfolded.add(&RecallMeasured::of(&unfolded, &q.evidence));
+        let lines = scriptorium::recall::recall_lines(root, &q.text).expect("recall runs");
+        let lines: Vec<(String, Vec<String>)> =
+            lines.iter().map(|l| recall::folded(l, &cites, dia_id)).collect();
+        m.folded.add(&RecallMeasured::of(&lines, &q.evidence));
         for (k, slot) in KS.iter().zip(m.recall.iter_mut()) {
             let top: HashSet<&str> = shown.iter().take(*k).flatten().map(String::as_str).collect();
             let found = q.evidence.iter().filter(|w| top.contains(w.as_str())).count();
