@@ -554,14 +554,14 @@ impl<'f> Writer<'f> {
             struct Line<'a> {
                 time: String,
                 action: &'a str,
-                by: &'a str,
+                who: &'a str,
                 sources: &'a [String],
                 revision: &'a str,
             }
             let mut line = scriptorium_source_archive::json::to_line(&Line {
                 time: timestamp::now(),
                 action: "promote",
-                by,
+                who: by,
                 sources: &promoted,
                 revision: &rev.hex,
             })

@@ -818,6 +818,8 @@ fn promotion_trusts_a_pending_source_without_touching_the_archive() {
     let audit = json_lines(&std::fs::read(root.join(".scriptorium/audit.jsonl")).unwrap());
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0]["action"], "promote");
+    assert_eq!(audit[0]["who"], "owner", "the actor is under `who` (FORMAT §6)");
+    assert!(audit[0].get("by").is_none(), "{}", audit[0]);
     assert_eq!(audit[0]["sources"], json!(["chat/inbox/p1"]));
     assert_eq!(std::fs::read(&archive).unwrap(), archived, "promotion never rewrites the archive");
     assert_eq!(revision(root), rev, "promotion does not change the revision");
