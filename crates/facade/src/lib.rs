@@ -77,6 +77,23 @@ pub fn writer_status(root: &Path) -> serde_json::Map<String, serde_json::Value> 
     out
 }
 
+/// The report of `core.md` as `render` would write it now (FORMAT §4.4):
+/// its token count and the ids of eligible blocks of `topics/core.md` left
+/// out for the budget; `checked` is the whole workspace's check.
+pub fn core_report(
+    root: &Path,
+    checked: &scriptorium_topic_markdown::validate::Checked,
+) -> Result<scriptorium_topic_markdown::views::CoreReport, scriptorium_transaction::Error> {
+    let budget = scriptorium_transaction::layout::core_budget(root)?;
+    let path = root.join("topics/core.md");
+    let core = match std::fs::read(&path) {
+        Ok(bytes) => scriptorium_transaction::validation::load("topics/core.md", &bytes).ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(scriptorium_transaction::Error::io(&e, "cannot read", &path)),
+    };
+    Ok(scriptorium_topic_markdown::views::render_core(core.as_ref(), checked, budget).report)
+}
+
 pub use scriptorium_bm25_index as index;
 pub use scriptorium_scheduler as scheduler;
 pub use scriptorium_source_archive as archive;

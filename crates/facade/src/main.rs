@@ -804,6 +804,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         }),
         Err(e) => serde_json::json!({"error": e.message()}),
     };
+    let core = match scriptorium::core_report(&root, &checked) {
+        Ok(c) => c,
+        Err(e) => return fail_tx(&e),
+    };
     let mut v = serde_json::json!({
         "revision": revision,
         "topic_files": topic_count,
@@ -813,6 +817,7 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         "pending_sources": pending_sources,
         "diagnostics": diagnostics.len(),
         "index": index_state,
+        "core": core,
     });
     if let Some(obj) = v.as_object_mut() {
         obj.extend(scriptorium::writer_status(&root));
@@ -821,8 +826,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         print_line(&json::to_line(&v))
     } else {
         print_line(&format!(
-            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}\npending turns {}\nwriter {}",
+            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}",
             diagnostics.len(),
+            core.tokens,
+            core.omitted.len(),
             v["index"],
             v["pending_turns"],
             v["writer"]

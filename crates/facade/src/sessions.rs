@@ -241,12 +241,21 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
     };
     match result {
         Ok(r) => {
+            let (_, checked, _) = match crate::whole_workspace_diagnostics(&o.root) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            let core = match scriptorium::core_report(&o.root, &checked) {
+                Ok(c) => c,
+                Err(e) => return fail_tx(&e),
+            };
             let v = serde_json::json!({
                 "turns": r.turns,
                 "batches": r.batches,
                 "revision": r.revision,
                 "changed": r.changed,
                 "writer": w.name(),
+                "core": core,
             });
             if o.json {
                 print_line(&json::to_line(&v))
@@ -254,10 +263,12 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
                 print_line("nothing owed")
             } else {
                 print_line(&format!(
-                    "{} turns in {} batches; revision {}",
+                    "{} turns in {} batches; revision {}; core.md {} tokens, {} block(s) left out",
                     r.turns,
                     r.batches,
-                    r.revision.unwrap_or_default()
+                    r.revision.unwrap_or_default(),
+                    core.tokens,
+                    core.omitted.len()
                 ))
             }
         }

@@ -15,6 +15,7 @@ mod mcp;
 mod quotes;
 #[cfg(unix)]
 mod readonly;
+mod seed;
 mod search;
 mod sessions;
 mod topics;
