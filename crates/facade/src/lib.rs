@@ -9,7 +9,8 @@
 //! contract and its local and disabled implementations, the fence
 //! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
 //! the memory palace, a self-contained HTML page of a workspace
-//! ([`palace`]), configuration ([`config`]), the `scriptorium` binary and
+//! ([`palace`]), configuration ([`config`]), the choice of writer and
+//! promotion ([`writers`]), the `scriptorium` binary and
 //! its MCP server;
 //! and each layer re-exported as a module (`archive`, `topics`, `index`,
 //! `transaction`, `scheduler`, `writer`).
@@ -38,6 +39,7 @@ pub mod fence;
 pub mod palace;
 pub mod recall;
 pub mod tools;
+pub mod writers;
 
 use std::path::Path;
 

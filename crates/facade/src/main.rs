@@ -134,6 +134,8 @@ enum Command {
     },
     /// Promote pending sources (owner only): they and the blocks citing them
     /// count as trusted from now on; recorded in .scriptorium/audit.jsonl.
+    /// Then the writer writes the named records no block cites yet, as one
+    /// transaction.
     Promote {
         /// The workspace folder.
         #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
@@ -147,6 +149,8 @@ enum Command {
         /// How long to wait for another writer's lock before refusing with LOCKED.
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
     },
     /// Conversation sessions (.scriptorium/sessions.db).
     #[command(subcommand)]
@@ -629,27 +633,47 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
     }
 }
 
-fn run_promote(root: PathBuf, ids: Vec<String>, as_json: bool, timeout_ms: u64) -> ExitCode {
+fn run_promote(
+    root: PathBuf,
+    ids: Vec<String>,
+    as_json: bool,
+    timeout_ms: u64,
+    model: &sessions::ModelArgs,
+) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    let mut w = match writer(&root, timeout_ms) {
-        Ok(w) => w,
-        Err(code) => return code,
+    // The writer is chosen first: a bad choice promotes nothing.
+    let mut chosen = match sessions::choose(model) {
+        Ok(c) => c,
+        Err(f) => return sessions::fail_write(&f),
     };
-    match w.promote(&ids, "owner") {
-        Ok(p) => {
-            if as_json {
-                print_line(&json::to_line(&p))
-            } else {
-                print_line(&format!(
-                    "promoted {} source(s); {} already trusted",
-                    p.promoted.len(),
-                    p.already_trusted.len()
-                ))
-            }
+    let timeout = std::time::Duration::from_millis(timeout_ms);
+    let p = match scriptorium::writers::promote(&root, &ids, "owner", chosen.input_writer(), timeout) {
+        Ok(p) => p,
+        Err(e) => return fail_tx(&e),
+    };
+    let shown = if as_json {
+        print_line(&json::to_line(&p))
+    } else {
+        let written = match &p.written {
+            Some(b) => format!("; wrote {} record(s), {} file(s) changed", b.records, b.changed.len()),
+            None => String::new(),
+        };
+        print_line(&format!(
+            "promoted {} source(s); {} already trusted{written}",
+            p.promotion.promoted.len(),
+            p.promotion.already_trusted.len()
+        ))
+    };
+    match &p.write_error {
+        // The promotion stands; the failure is the exit status and the
+        // error object on stderr.
+        Some(e) => {
+            let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": e })));
+            ExitCode::from(1)
         }
-        Err(e) => fail_tx(&e),
+        None => shown,
     }
 }
 
@@ -1257,8 +1281,8 @@ fn main() -> ExitCode {
             sessions::run_backfill(workspace, batch, &model, json)
         }
         Command::Check { workspace, json, timeout_ms } => run_check(workspace, json, timeout_ms),
-        Command::Promote { workspace, source_ids, json, timeout_ms } => {
-            run_promote(workspace, source_ids, json, timeout_ms)
+        Command::Promote { workspace, source_ids, json, timeout_ms, model } => {
+            run_promote(workspace, source_ids, json, timeout_ms, &model)
         }
         Command::Palace { workspace, out, open } => palace_cli::run(workspace, out, open),
         Command::Render { workspace, json, budget, timeout_ms } => {

@@ -81,3 +81,105 @@ fn status_and_write_carry_the_core_report() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("core.md ") && text.contains("1 block(s) left out"), "{text}");
 }
+
+/// Runs the binary, returning its exit code, stdout lines and stderr lines.
+fn lines(args: &[&str]) -> (Option<i32>, Vec<Value>, Vec<Value>) {
+    let out = run(args, b"");
+    (out.status.code(), json_lines(&out.stdout), json_lines(&out.stderr))
+}
+
+fn topics_of(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("topics")];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn promote_writes_the_promoted_records_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    append(
+        root,
+        &[
+            record("t", "m1", "I'm a product manager, please avoid jargon.", true),
+            record("t", "m2", "The project lives at ~/Projects/foo.", true),
+        ],
+    );
+    assert!(cited(root).is_empty());
+    let (code, out, err) = lines(&["promote", "--workspace", w(root), "chat/t/m1", "--json"]);
+    assert_eq!(code, Some(0), "{err:?}");
+    assert_eq!(out[0]["promoted"], json!(["chat/t/m1"]), "{out:?}");
+    assert_eq!(out[0]["written"]["records"], 1, "{out:?}");
+    assert!(!out[0]["written"]["changed"].as_array().unwrap().is_empty(), "{out:?}");
+    assert!(out[0].get("write_error").is_none(), "{out:?}");
+    assert!(cited(root).contains(&"chat/t/m1".to_owned()), "a block cites the promoted record");
+    assert!(!cited(root).contains(&"chat/t/m2".to_owned()), "only the promoted record is written");
+
+    // Again: already trusted and already cited, so nothing is written.
+    let before = topics_of(root);
+    let (code, out, _) = lines(&["promote", "--workspace", w(root), "chat/t/m1", "--json"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(out[0]["already_trusted"], json!(["chat/t/m1"]));
+    assert_eq!(out[0]["written"]["records"], 0, "{out:?}");
+    assert_eq!(topics_of(root), before, "an existing citation is skipped");
+    let human = run(&["promote", "--workspace", w(root), "chat/t/m1"], b"");
+    assert!(String::from_utf8_lossy(&human.stdout).contains("wrote 0 record(s)"));
+
+    // A writer that fails after the audit line: the promotion stands, the
+    // failure has its code, and backfill writes the record later.
+    let (code, out, err) = lines(&[
+        "promote",
+        "--workspace",
+        w(root),
+        "chat/t/m2",
+        "--json",
+        "--model-url",
+        "http://127.0.0.1:1/v1",
+        "--model-name",
+        "absent",
+        "--model-timeout-secs",
+        "1",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(out[0]["promoted"], json!(["chat/t/m2"]), "{out:?}");
+    assert_eq!(out[0]["written"], Value::Null);
+    assert_eq!(out[0]["write_error"]["code"], "MODEL_UNAVAILABLE", "{out:?}");
+    assert_eq!(err[0]["error"]["code"], "MODEL_UNAVAILABLE", "{err:?}");
+    assert_eq!(err[0]["error"]["retryable"], true);
+    let audit = json_lines(&std::fs::read(root.join(".scriptorium/audit.jsonl")).unwrap());
+    assert_eq!(audit.last().unwrap()["sources"], json!(["chat/t/m2"]), "the promotion is kept");
+    assert!(!cited(root).contains(&"chat/t/m2".to_owned()));
+    let back = ok_json(&["backfill", "--workspace", w(root), "--json"]);
+    assert_eq!(back["records"], 1, "{back}");
+    assert!(cited(root).contains(&"chat/t/m2".to_owned()), "backfill picks it up");
+}
+
+#[test]
+fn memory_promote_writes_through_the_configured_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    append(root, &[record("t", "m1", "The project lives at ~/Projects/foo.", true)]);
+    let owner = scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Owner, interactive: true };
+    let got =
+        scriptorium::tools::call_tool(root, "memory_promote", &json!({"source_ids": ["chat/t/m1"]}), &owner)
+            .unwrap();
+    assert_eq!(got["promoted"], json!(["chat/t/m1"]), "{got}");
+    assert_eq!(got["written"]["records"], 1, "{got}");
+    assert!(cited(root).contains(&"chat/t/m1".to_owned()));
+    let again =
+        scriptorium::tools::call_tool(root, "memory_promote", &json!({"source_ids": ["chat/t/m1"]}), &owner)
+            .unwrap();
+    assert_eq!(again["written"]["records"], 0, "{again}");
+}
