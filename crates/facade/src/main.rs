@@ -561,6 +561,31 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
     }
 }
 
+/// Says on stderr what happened to a hand-written root `core.md`, if
+/// anything did.
+fn note_core(note: Option<String>) {
+    if let Some(n) = note {
+        let _ = writeln!(io::stderr().lock(), "note: hand-written core.md: {}", shown(&n));
+    }
+}
+
+/// Migrates a hand-written root `core.md` before a verb reads or writes
+/// (FORMAT §4.4). A workspace this process cannot write is left as it is
+/// (the reader then warns that it reads it as it is on disk).
+fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
+    let core = root.join("core.md");
+    if !core.is_file() || transaction::views::is_derived_core(&core) {
+        return Ok(());
+    }
+    let mut w = match transaction::Writer::open(root, std::time::Duration::from_millis(5000)) {
+        Ok(w) => w,
+        Err(e) if matches!(e.code, transaction::Code::Io | transaction::Code::PermissionDenied) => return Ok(()),
+        Err(e) => return Err(fail_tx(&e)),
+    };
+    note_core(w.migrate_core().map_err(|e| fail_tx(&e))?);
+    Ok(())
+}
+
 fn warn(warnings: &[String]) {
     for w in warnings {
         let _ = writeln!(io::stderr().lock(), "warning: {w}");
@@ -601,7 +626,7 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
     let tier = tier_of(tier);
     // INVALID_ARGUMENT (shape, paths, links and twins on disk), then
     // PERMISSION_DENIED, before the lock.
-    let parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
+    let mut parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
         Ok(p) => p,
         Err(e) => return fail_tx(&e),
     };
@@ -620,6 +645,10 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
         Ok(w) => w,
         Err(code) => return code,
     };
+    match w.migrate_core_before(&mut parsed) {
+        Ok(note) => note_core(note),
+        Err(e) => return fail_tx(&e),
+    }
     match w.commit(&parsed, tier, transaction::Base::Check) {
         Ok(c) => {
             warn(&c.warnings);
@@ -1075,6 +1104,9 @@ fn print_fenced(f: &scriptorium::fence::Fenced, hits: usize, as_json: bool) -> E
 fn run_prompt(root: PathBuf, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
+    }
+    if let Err(code) = migrate_core(&root) {
+        return code;
     }
     let _shared = match settle(&root) {
         Ok(l) => l,

@@ -165,6 +165,9 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
         Ok(c) => c,
         Err(f) => return fail_write(&f),
     };
+    if let Err(code) = crate::migrate_core(&o.root) {
+        return code;
+    }
     let w = chosen.batch_writer();
     let mut sch = Scheduler::new(&store, &o.root, &ws);
     sch.threshold = o.threshold.or(config().threshold).unwrap_or(scheduler::pending::DEFAULT_THRESHOLD);

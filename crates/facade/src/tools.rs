@@ -350,8 +350,10 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
 }
 
 fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
-    let patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
+    let mut patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
     let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    // A hand-written core.md is migrated first, as on every write.
+    w.migrate_core_before(&mut patch)?;
     let done = w.commit(&patch, caller.tier, Base::Check)?;
     Ok(json!({"revision": done.revision, "changed": done.changed}))
 }
