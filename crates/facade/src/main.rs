@@ -579,7 +579,9 @@ fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
     }
     let mut w = match transaction::Writer::open(root, std::time::Duration::from_millis(5000)) {
         Ok(w) => w,
-        Err(e) if matches!(e.code, transaction::Code::Io | transaction::Code::PermissionDenied) => return Ok(()),
+        Err(e) if matches!(e.code, transaction::Code::Io | transaction::Code::PermissionDenied) => {
+            return Ok(())
+        }
         Err(e) => return Err(fail_tx(&e)),
     };
     note_core(w.migrate_core().map_err(|e| fail_tx(&e))?);

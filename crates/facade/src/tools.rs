@@ -393,9 +393,13 @@ fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolErro
     };
     // The writer `write` would use, from the workspace's configuration: a
     // bad choice promotes nothing.
-    let config = crate::config::Config::load(root).map_err(|e| invalid(format!("configuration: {}", e.message)))?;
-    let mut chosen = crate::writers::choose(&crate::writers::WriterFlags::default(), &config)
-        .map_err(|f| ToolError { retryable: Some(f.retryable), ..ToolError::new(f.code.as_str(), f.reason) })?;
+    let config =
+        crate::config::Config::load(root).map_err(|e| invalid(format!("configuration: {}", e.message)))?;
+    let mut chosen =
+        crate::writers::choose(&crate::writers::WriterFlags::default(), &config).map_err(|f| ToolError {
+            retryable: Some(f.retryable),
+            ..ToolError::new(f.code.as_str(), f.reason)
+        })?;
     let done = crate::writers::promote(root, &ids, "owner", chosen.input_writer(), Duration::from_secs(5))?;
     Ok(serde_json::to_value(done).unwrap_or(Value::Null))
 }

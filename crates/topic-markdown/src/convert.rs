@@ -171,7 +171,12 @@ fn is_block(p: &Piece, form: Form) -> bool {
 }
 
 /// The file, and each piece's 1-based line range in it.
-fn assemble(pieces: &[Piece], forms: &[Form], ids: &[String], cite: Citation<'_>) -> (String, Vec<(usize, usize)>) {
+fn assemble(
+    pieces: &[Piece],
+    forms: &[Form],
+    ids: &[String],
+    cite: Citation<'_>,
+) -> (String, Vec<(usize, usize)>) {
     let mut out = String::new();
     let mut line = 1;
     let mut ranges = Vec::with_capacity(pieces.len());

@@ -120,7 +120,9 @@ impl Writer<'_> {
                 }
             }
             Plan::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
-            Plan::Unarchivable(why) => format!("not a valid topic file and not archivable ({why}): set aside"),
+            Plan::Unarchivable(why) => {
+                format!("not a valid topic file and not archivable ({why}): set aside")
+            }
             Plan::Preserve { record, converted } => self.preserve(*record, converted),
         };
         let to = crate::layout::set_aside(self.root(), "core.md")?;

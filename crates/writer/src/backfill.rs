@@ -141,7 +141,8 @@ pub fn write_named(
     lock_timeout: Duration,
 ) -> Result<Backfilled, WriteFailure> {
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let turns: Vec<Turn> = uncited(root)?.into_iter().filter(|t| wanted.contains(t.source.as_str())).collect();
+    let turns: Vec<Turn> =
+        uncited(root)?.into_iter().filter(|t| wanted.contains(t.source.as_str())).collect();
     if turns.is_empty() {
         return Ok(Backfilled::default());
     }

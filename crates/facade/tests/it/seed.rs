@@ -205,7 +205,10 @@ fn prompt_text(root: &Path) -> String {
 fn assert_migrated(root: &Path, original: &str) {
     let kept = std::fs::read_to_string(root.with_file_name("ws-superseded/core.md")).unwrap();
     assert_eq!(kept, original, "the original is kept byte for byte");
-    assert!(scriptorium::transaction::views::is_derived_core(&root.join("core.md")) || !root.join("core.md").exists());
+    assert!(
+        scriptorium::transaction::views::is_derived_core(&root.join("core.md"))
+            || !root.join("core.md").exists()
+    );
     let cites = cited(root);
     assert!(cites.iter().any(|c| c.starts_with("workspace/core-md/core-")), "{cites:?}");
 }
@@ -239,7 +242,10 @@ fn write_update_and_render_migrate_it_too() {
                 let rev = ok_json(&["status", "--workspace", w(&root), "--json"])["revision"].clone();
                 let patch = json!({"base_revision": rev, "message": "m", "sources":
                     [record("t", "m1", "The project lives at ~/Projects/foo.", false)], "edits": []});
-                run(&["update", "--workspace", w(&root), "--patch", "-", "--json"], patch.to_string().as_bytes())
+                run(
+                    &["update", "--workspace", w(&root), "--patch", "-", "--json"],
+                    patch.to_string().as_bytes(),
+                )
             }
             _ => run(&[verb, "--workspace", w(&root), "--json"], b""),
         };
@@ -256,8 +262,11 @@ fn a_core_md_with_root_relative_links_migrates() {
     append(&root, &[record("t", "m1", "Ada leads the launch.", false)]);
     std::fs::create_dir_all(root.join("topics/people")).unwrap();
     let def = footnote("e-0000000001", "t", "m1").replace("](../", "](../../");
-    std::fs::write(root.join("topics/people/ada.md"), format!("# Ada\n\nAda leads the launch.[^e-0000000001] ^a1\n\n{def}\n"))
-        .unwrap();
+    std::fs::write(
+        root.join("topics/people/ada.md"),
+        format!("# Ada\n\nAda leads the launch.[^e-0000000001] ^a1\n\n{def}\n"),
+    )
+    .unwrap();
     // What the rendered core.md looks like, without its marker line.
     let core = "Ask [Ada](topics/people/ada.md#^a1) before any launch decision.\n";
     std::fs::write(root.join("core.md"), core).unwrap();
@@ -318,7 +327,8 @@ fn session_import_takes_unpaired_turns_as_pending() {
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    let got = ok_json(&["session", "import", "--workspace", w(&root), "--format", "jsonl", w(&file), "--json"]);
+    let got =
+        ok_json(&["session", "import", "--workspace", w(&root), "--format", "jsonl", w(&file), "--json"]);
     assert_eq!(got["new_nodes"], 3, "{got}");
     let written = ok_json(&["write", "--workspace", w(&root), "--force", "--json"]);
     assert_eq!(written["turns"], 3, "{written}");

@@ -74,7 +74,11 @@ fn hostile_text_becomes_inert_and_valid() {
     assert!(got.text.contains("[\\^e-0123456789]: Time: `x`; Sources: nothing [^"), "{}", got.text);
     assert!(got.text.contains("An id at the end ^abc [^"));
     assert!(got.text.contains("\"We ship on Friday no matter what\" she said. [^"), "a grounded quotation");
-    assert!(got.text.contains("~~~\nunclosed [^fence]\n~~~\n[^"), "an unclosed fence is closed: {}", got.text);
+    assert!(
+        got.text.contains("~~~\nunclosed [^fence]\n~~~\n[^"),
+        "an unclosed fence is closed: {}",
+        got.text
+    );
     assert!(got.rewritten >= 2, "{}", got.rewritten);
 }
 
