@@ -570,8 +570,9 @@ fn note_core(note: Option<String>) {
 }
 
 /// Migrates a hand-written root `core.md` before a verb reads or writes
-/// (FORMAT §4.4). A workspace this process cannot write is left as it is
-/// (the reader then warns that it reads it as it is on disk).
+/// (FORMAT §4.4). A workspace this process cannot write, or whose lock
+/// another writer holds, is left as it is for now (a reader then reads it
+/// as it is on disk; a writer meets the same refusal itself).
 fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
     let core = root.join("core.md");
     if !core.is_file() || transaction::views::is_derived_core(&core) {

@@ -15,8 +15,8 @@ mod mcp;
 mod quotes;
 #[cfg(unix)]
 mod readonly;
+mod rules;
 mod search;
-mod seed;
 mod sessions;
 mod topics;
 mod transaction;

@@ -25,7 +25,7 @@ impl SourceResolver for One<'_> {
     }
 
     fn content(&self, id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
-        (self.resolve(id, path, anchor) == Resolution::Trusted).then(|| Cow::Borrowed(self.text))
+        (self.resolve(id, path, anchor) == Resolution::Trusted).then_some(Cow::Borrowed(self.text))
     }
 }
 

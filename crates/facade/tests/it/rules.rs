@@ -1,4 +1,4 @@
-//! The seed's rules through the binary: the core report on `status` and
+//! Memory rules through the binary: the core report on `status` and
 //! `write`, promotion writing memory, a hand-written `core.md` kept in the
 //! prompt, unpaired turns through `session import`.
 
@@ -224,8 +224,13 @@ fn a_hand_written_core_md_stays_in_the_prompt() {
     assert_migrated(&root, NOTES);
     let (_, diagnostics) = scriptorium::transaction::views::load_topics(&root).unwrap();
     assert!(diagnostics.is_empty());
-    let (code, lines) = (run(&["check", "--workspace", w(&root), "--json"], b"").status.code(), ());
-    assert_eq!(code, Some(0), "the converted topic is valid{lines:?}");
+    let check = run(&["check", "--workspace", w(&root), "--json"], b"");
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "the converted topic is valid: {}",
+        String::from_utf8_lossy(&check.stdout)
+    );
     // The preserved record is cited, so backfill leaves it alone.
     let back = ok_json(&["backfill", "--workspace", w(&root), "--json"]);
     assert_eq!(back["records"], 0, "{back}");
