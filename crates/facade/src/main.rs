@@ -580,7 +580,12 @@ fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
     }
     let mut w = match transaction::Writer::open(root, std::time::Duration::from_millis(5000)) {
         Ok(w) => w,
-        Err(e) if matches!(e.code, transaction::Code::Io | transaction::Code::PermissionDenied) => {
+        Err(e)
+            if matches!(
+                e.code,
+                transaction::Code::Io | transaction::Code::PermissionDenied | transaction::Code::Locked
+            ) =>
+        {
             return Ok(())
         }
         Err(e) => return Err(fail_tx(&e)),
