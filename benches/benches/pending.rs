@@ -43,6 +43,7 @@ fn node(id: String, parent: Option<String>, i: usize) -> Node {
         speaker_display: Some(format!("Person {}", i % 5)),
         provider: "bench".to_owned(),
         thread: "session".to_owned(),
+        pending: false,
     }
 }
 

@@ -9,7 +9,8 @@
 //! contract and its local and disabled implementations, the fence
 //! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
 //! the memory palace, a self-contained HTML page of a workspace
-//! ([`palace`]), configuration ([`config`]), the `scriptorium` binary and
+//! ([`palace`]), configuration ([`config`]), the choice of writer and
+//! promotion ([`writers`]), the `scriptorium` binary and
 //! its MCP server;
 //! and each layer re-exported as a module (`archive`, `topics`, `index`,
 //! `transaction`, `scheduler`, `writer`).
@@ -38,6 +39,7 @@ pub mod fence;
 pub mod palace;
 pub mod recall;
 pub mod tools;
+pub mod writers;
 
 use std::path::Path;
 
@@ -75,6 +77,23 @@ pub fn writer_status(root: &Path) -> serde_json::Map<String, serde_json::Value> 
         serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure}),
     );
     out
+}
+
+/// The report of `core.md` as `render` would write it now (FORMAT §4.4):
+/// its token count and the ids of eligible blocks of `topics/core.md` left
+/// out for the budget; `checked` is the whole workspace's check.
+pub fn core_report(
+    root: &Path,
+    checked: &scriptorium_topic_markdown::validate::Checked,
+) -> Result<scriptorium_topic_markdown::views::CoreReport, scriptorium_transaction::Error> {
+    let budget = scriptorium_transaction::layout::core_budget(root)?;
+    let path = root.join("topics/core.md");
+    let core = match std::fs::read(&path) {
+        Ok(bytes) => scriptorium_transaction::validation::load("topics/core.md", &bytes).ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(scriptorium_transaction::Error::io(&e, "cannot read", &path)),
+    };
+    Ok(scriptorium_topic_markdown::views::render_core(core.as_ref(), checked, budget).report)
 }
 
 pub use scriptorium_bm25_index as index;

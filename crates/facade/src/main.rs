@@ -134,6 +134,8 @@ enum Command {
     },
     /// Promote pending sources (owner only): they and the blocks citing them
     /// count as trusted from now on; recorded in .scriptorium/audit.jsonl.
+    /// Then the writer writes the named records no block cites yet, as one
+    /// transaction.
     Promote {
         /// The workspace folder.
         #[arg(long, env = "SCRIPTORIUM_WORKSPACE", default_value_os_t = scriptorium::config::default_workspace())]
@@ -147,6 +149,8 @@ enum Command {
         /// How long to wait for another writer's lock before refusing with LOCKED.
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
+        #[command(flatten)]
+        model: sessions::ModelArgs,
     },
     /// Conversation sessions (.scriptorium/sessions.db).
     #[command(subcommand)]
@@ -557,6 +561,39 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
     }
 }
 
+/// Says on stderr what happened to a hand-written root `core.md`, if
+/// anything did.
+fn note_core(note: Option<String>) {
+    if let Some(n) = note {
+        let _ = writeln!(io::stderr().lock(), "note: hand-written core.md: {}", shown(&n));
+    }
+}
+
+/// Migrates a hand-written root `core.md` before a verb reads or writes
+/// (FORMAT §4.4). A workspace this process cannot write, or whose lock
+/// another writer holds, is left as it is for now (a reader then reads it
+/// as it is on disk; a writer meets the same refusal itself).
+fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
+    let core = root.join("core.md");
+    if !core.is_file() || transaction::views::is_derived_core(&core) {
+        return Ok(());
+    }
+    let mut w = match transaction::Writer::open(root, std::time::Duration::from_millis(5000)) {
+        Ok(w) => w,
+        Err(e)
+            if matches!(
+                e.code,
+                transaction::Code::Io | transaction::Code::PermissionDenied | transaction::Code::Locked
+            ) =>
+        {
+            return Ok(())
+        }
+        Err(e) => return Err(fail_tx(&e)),
+    };
+    note_core(w.migrate_core().map_err(|e| fail_tx(&e))?);
+    Ok(())
+}
+
 fn warn(warnings: &[String]) {
     for w in warnings {
         let _ = writeln!(io::stderr().lock(), "warning: {w}");
@@ -597,7 +634,7 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
     let tier = tier_of(tier);
     // INVALID_ARGUMENT (shape, paths, links and twins on disk), then
     // PERMISSION_DENIED, before the lock.
-    let parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
+    let mut parsed = match transaction::patch::parse(&text, transaction::Tier::Owner) {
         Ok(p) => p,
         Err(e) => return fail_tx(&e),
     };
@@ -616,6 +653,10 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
         Ok(w) => w,
         Err(code) => return code,
     };
+    match w.migrate_core_before(&mut parsed) {
+        Ok(note) => note_core(note),
+        Err(e) => return fail_tx(&e),
+    }
     match w.commit(&parsed, tier, transaction::Base::Check) {
         Ok(c) => {
             warn(&c.warnings);
@@ -629,27 +670,47 @@ fn run_update(root: PathBuf, patch: String, tier: TierArg, timeout_ms: u64, as_j
     }
 }
 
-fn run_promote(root: PathBuf, ids: Vec<String>, as_json: bool, timeout_ms: u64) -> ExitCode {
+fn run_promote(
+    root: PathBuf,
+    ids: Vec<String>,
+    as_json: bool,
+    timeout_ms: u64,
+    model: &sessions::ModelArgs,
+) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
-    let mut w = match writer(&root, timeout_ms) {
-        Ok(w) => w,
-        Err(code) => return code,
+    // The writer is chosen first: a bad choice promotes nothing.
+    let mut chosen = match sessions::choose(model) {
+        Ok(c) => c,
+        Err(f) => return sessions::fail_write(&f),
     };
-    match w.promote(&ids, "owner") {
-        Ok(p) => {
-            if as_json {
-                print_line(&json::to_line(&p))
-            } else {
-                print_line(&format!(
-                    "promoted {} source(s); {} already trusted",
-                    p.promoted.len(),
-                    p.already_trusted.len()
-                ))
-            }
+    let timeout = std::time::Duration::from_millis(timeout_ms);
+    let p = match scriptorium::writers::promote(&root, &ids, "owner", chosen.input_writer(), timeout) {
+        Ok(p) => p,
+        Err(e) => return fail_tx(&e),
+    };
+    let shown = if as_json {
+        print_line(&json::to_line(&p))
+    } else {
+        let written = match &p.written {
+            Some(b) => format!("; wrote {} record(s), {} file(s) changed", b.records, b.changed.len()),
+            None => String::new(),
+        };
+        print_line(&format!(
+            "promoted {} source(s); {} already trusted{written}",
+            p.promotion.promoted.len(),
+            p.promotion.already_trusted.len()
+        ))
+    };
+    match &p.write_error {
+        // The promotion stands; the failure is the exit status and the
+        // error object on stderr.
+        Some(e) => {
+            let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": e })));
+            ExitCode::from(1)
         }
-        Err(e) => fail_tx(&e),
+        None => shown,
     }
 }
 
@@ -804,6 +865,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         }),
         Err(e) => serde_json::json!({"error": e.message()}),
     };
+    let core = match scriptorium::core_report(&root, &checked) {
+        Ok(c) => c,
+        Err(e) => return fail_tx(&e),
+    };
     let mut v = serde_json::json!({
         "revision": revision,
         "topic_files": topic_count,
@@ -813,6 +878,7 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         "pending_sources": pending_sources,
         "diagnostics": diagnostics.len(),
         "index": index_state,
+        "core": core,
     });
     if let Some(obj) = v.as_object_mut() {
         obj.extend(scriptorium::writer_status(&root));
@@ -821,8 +887,10 @@ fn run_status(root: PathBuf, as_json: bool) -> ExitCode {
         print_line(&json::to_line(&v))
     } else {
         print_line(&format!(
-            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\nindex {}\npending turns {}\nwriter {}",
+            "revision {revision}\ntopic files {topic_count}, blocks {blocks} ({pending_blocks} pending), diagnostics {}\nsource records {records} ({pending_sources} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}",
             diagnostics.len(),
+            core.tokens,
+            core.omitted.len(),
             v["index"],
             v["pending_turns"],
             v["writer"]
@@ -1045,6 +1113,9 @@ fn run_prompt(root: PathBuf, as_json: bool) -> ExitCode {
     if let Err(r) = workspace::require(&root) {
         return refuse(&r);
     }
+    if let Err(code) = migrate_core(&root) {
+        return code;
+    }
     let _shared = match settle(&root) {
         Ok(l) => l,
         Err(code) => return code,
@@ -1250,8 +1321,8 @@ fn main() -> ExitCode {
             sessions::run_backfill(workspace, batch, &model, json)
         }
         Command::Check { workspace, json, timeout_ms } => run_check(workspace, json, timeout_ms),
-        Command::Promote { workspace, source_ids, json, timeout_ms } => {
-            run_promote(workspace, source_ids, json, timeout_ms)
+        Command::Promote { workspace, source_ids, json, timeout_ms, model } => {
+            run_promote(workspace, source_ids, json, timeout_ms, &model)
         }
         Command::Palace { workspace, out, open } => palace_cli::run(workspace, out, open),
         Command::Render { workspace, json, budget, timeout_ms } => {

@@ -12,11 +12,11 @@ use scriptorium::scheduler::{
     import::{self, Format},
     store::SESSIONS_DB,
     watch::{Event, EventSink, Reorganize, Watcher},
-    BatchWriter, Scheduler, SessionStore, SqliteStore, WriteFailure,
+    Scheduler, SessionStore, SqliteStore, WriteFailure,
 };
 use scriptorium::transaction;
-use scriptorium::writer::backfill::{self, InputWriter};
-use scriptorium::writer::{ModelWriter, Offline, OpenAiCompatible};
+use scriptorium::writer::backfill;
+use scriptorium::writers::Chosen;
 
 use crate::{fail_tx, print_line};
 
@@ -34,7 +34,7 @@ fn fail(e: &scheduler::Error) -> ExitCode {
 }
 
 /// A write failure: the error object with `retryable`.
-fn fail_write(f: &WriteFailure) -> ExitCode {
+pub(crate) fn fail_write(f: &WriteFailure) -> ExitCode {
     let obj = serde_json::json!({"code": f.code.as_str(), "message": f.reason, "retryable": f.retryable});
     let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": obj })));
     ExitCode::from(1)
@@ -110,39 +110,14 @@ pub(crate) struct ModelArgs {
     pub(crate) model_timeout_secs: u64,
 }
 
-/// The chosen writer.
-pub(crate) enum Chosen {
-    Offline(Offline),
-    Model(Box<ModelWriter<OpenAiCompatible>>),
-}
-
-impl Chosen {
-    pub(crate) fn name(&self) -> String {
-        match self {
-            Chosen::Offline(w) => w.name().to_owned(),
-            Chosen::Model(w) => w.name().to_owned(),
-        }
-    }
-
-    pub(crate) fn batch_writer(&mut self) -> &mut dyn BatchWriter {
-        match self {
-            Chosen::Offline(w) => w,
-            Chosen::Model(w) => w.as_mut(),
-        }
-    }
-
-    fn input_writer(&mut self) -> &mut dyn InputWriter {
-        match self {
-            Chosen::Offline(w) => w,
-            Chosen::Model(w) => w.as_mut(),
-        }
-    }
-
-    fn reorganize(&mut self, root: &Path, lock_timeout: Duration) -> Result<Vec<String>, WriteFailure> {
-        match self {
-            // The offline writer has no judgement to reorganize with.
-            Chosen::Offline(_) => Ok(Vec::new()),
-            Chosen::Model(w) => w.reorganize(root, lock_timeout),
+impl ModelArgs {
+    /// The flags as the library takes them.
+    pub(crate) fn flags(&self) -> scriptorium::writers::WriterFlags {
+        scriptorium::writers::WriterFlags {
+            model: self.model.clone(),
+            model_url: self.model_url.clone(),
+            model_name: self.model_name.clone(),
+            model_timeout_secs: self.model_timeout_secs,
         }
     }
 }
@@ -158,45 +133,10 @@ pub(crate) fn config() -> scriptorium::config::Config {
     CONFIG.get().cloned().unwrap_or_default()
 }
 
-/// Picks the writer: flags first, then configuration (`memory.writer.*`,
-/// `SCRIPTORIUM_MODEL_URL` / `SCRIPTORIUM_MODEL_NAME`); `--model offline`
-/// (with no URL) or nothing configured is the offline writer; a URL and a
-/// model name make the OpenAI-compatible client, its key from the
-/// configured variable (`SCRIPTORIUM_API_KEY` by default).
+/// Picks the writer from the flags and the configuration
+/// ([`scriptorium::writers::choose`]).
 pub(crate) fn choose(a: &ModelArgs) -> Result<Chosen, WriteFailure> {
-    let invalid = |m: String| Err(WriteFailure::new(scheduler::Code::InvalidArgument, m));
-    let c = config();
-    if a.model.as_deref() == Some("offline") {
-        if a.model_url.is_some() || a.model_name.is_some() {
-            return invalid("--model offline takes no --model-url or --model-name".to_owned());
-        }
-        return Ok(Chosen::Offline(Offline));
-    }
-    if let (Some(m), Some(n)) = (&a.model, &a.model_name) {
-        if m != n {
-            return invalid(format!("--model {m:?} and --model-name {n:?} name two different models"));
-        }
-    }
-    let flagged = a.model_url.is_some() || a.model_name.is_some() || a.model.is_some();
-    if !flagged && c.model.as_deref() == Some("offline") {
-        return Ok(Chosen::Offline(Offline));
-    }
-    let url = a.model_url.clone().or(c.model_url.clone());
-    let name =
-        a.model_name.clone().or_else(|| a.model.clone()).or(c.model.clone()).filter(|n| n != "offline");
-    match (url, name) {
-        (None, None) => Ok(Chosen::Offline(Offline)),
-        (Some(u), None) => invalid(format!(
-            "model URL {u:?} without a model name (--model-name, --model, memory.writer.model or SCRIPTORIUM_MODEL_NAME)"
-        )),
-        (None, Some(n)) => invalid(format!(
-            "model {n:?} without a URL (--model-url, memory.writer.model_url or SCRIPTORIUM_MODEL_URL)"
-        )),
-        (Some(u), Some(n)) => {
-            let client = OpenAiCompatible::new(&u, &n, c.api_key(), Duration::from_secs(a.model_timeout_secs.max(1)))?;
-            Ok(Chosen::Model(Box::new(ModelWriter::new(client))))
-        }
-    }
+    scriptorium::writers::choose(&a.flags(), &config())
 }
 
 pub(crate) struct WriteOptions {
@@ -225,6 +165,9 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
         Ok(c) => c,
         Err(f) => return fail_write(&f),
     };
+    if let Err(code) = crate::migrate_core(&o.root) {
+        return code;
+    }
     let w = chosen.batch_writer();
     let mut sch = Scheduler::new(&store, &o.root, &ws);
     sch.threshold = o.threshold.or(config().threshold).unwrap_or(scheduler::pending::DEFAULT_THRESHOLD);
@@ -241,12 +184,21 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
     };
     match result {
         Ok(r) => {
+            let (_, checked, _) = match crate::whole_workspace_diagnostics(&o.root) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            let core = match scriptorium::core_report(&o.root, &checked) {
+                Ok(c) => c,
+                Err(e) => return fail_tx(&e),
+            };
             let v = serde_json::json!({
                 "turns": r.turns,
                 "batches": r.batches,
                 "revision": r.revision,
                 "changed": r.changed,
                 "writer": w.name(),
+                "core": core,
             });
             if o.json {
                 print_line(&json::to_line(&v))
@@ -254,10 +206,12 @@ pub(crate) fn run_write(o: WriteOptions) -> ExitCode {
                 print_line("nothing owed")
             } else {
                 print_line(&format!(
-                    "{} turns in {} batches; revision {}",
+                    "{} turns in {} batches; revision {}; core.md {} tokens, {} block(s) left out",
                     r.turns,
                     r.batches,
-                    r.revision.unwrap_or_default()
+                    r.revision.unwrap_or_default(),
+                    core.tokens,
+                    core.omitted.len()
                 ))
             }
         }

@@ -350,8 +350,10 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
 }
 
 fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
-    let patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
+    let mut patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
     let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    // A hand-written core.md is migrated first, as on every write.
+    w.migrate_core_before(&mut patch)?;
     let done = w.commit(&patch, caller.tier, Base::Check)?;
     Ok(json!({"revision": done.revision, "changed": done.changed}))
 }
@@ -389,8 +391,16 @@ fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolErro
             .ok_or_else(|| invalid("\"source_ids\" must be strings"))?,
         _ => return Err(invalid("\"source_ids\" must be a non-empty array")),
     };
-    let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
-    let done = w.promote(&ids, "owner")?;
+    // The writer `write` would use, from the workspace's configuration: a
+    // bad choice promotes nothing.
+    let config =
+        crate::config::Config::load(root).map_err(|e| invalid(format!("configuration: {}", e.message)))?;
+    let mut chosen =
+        crate::writers::choose(&crate::writers::WriterFlags::default(), &config).map_err(|f| ToolError {
+            retryable: Some(f.retryable),
+            ..ToolError::new(f.code.as_str(), f.reason)
+        })?;
+    let done = crate::writers::promote(root, &ids, "owner", chosen.input_writer(), Duration::from_secs(5))?;
     Ok(serde_json::to_value(done).unwrap_or(Value::Null))
 }
 

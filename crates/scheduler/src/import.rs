@@ -226,6 +226,8 @@ struct JsonlNode {
     speaker_display: Option<String>,
     #[serde(default)]
     provider: Option<String>,
+    #[serde(default)]
+    pending: bool,
 }
 
 /// The provider of our own JSONL when a line names none.
@@ -268,6 +270,7 @@ fn jsonl(text: &str) -> Result<Vec<Transcript>> {
             speaker_display: raw.speaker_display,
             provider: raw.provider.unwrap_or_else(|| JSONL_PROVIDER.to_owned()),
             thread: raw.session.clone(),
+            pending: raw.pending,
         };
         node.check().map_err(|e| bad(n, e.message))?;
         let slot = *index.entry(raw.session.clone()).or_insert_with(|| {
@@ -380,6 +383,7 @@ fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
             speaker_display: name.map(str::to_owned),
             provider: OPENAI_PROVIDER.to_owned(),
             thread: session.clone(),
+            pending: false,
         };
         node.check().map_err(|e| Error::invalid(format!("message {i}: {}", e.message)))?;
         nodes.push(node);
@@ -460,6 +464,7 @@ fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
             speaker_display: None,
             provider: CLAUDE_CODE_PROVIDER.to_owned(),
             thread,
+            pending: false,
         };
         node.check().map_err(|e| bad(n, e.message))?;
         nodes.push(node);
@@ -584,6 +589,7 @@ fn locomo(text: &str) -> Result<Vec<Transcript>> {
                     speaker_display: field("speaker").map(str::to_owned),
                     provider: LOCOMO_PROVIDER.to_owned(),
                     thread: id.to_owned(),
+                    pending: false,
                 };
                 node.check()
                     .map_err(|e| Error::invalid(format!("sample {id:?}: turn {dia:?}: {}", e.message)))?;

@@ -116,6 +116,9 @@ pub struct Node {
     pub provider: String,
     /// The archive thread its record goes to.
     pub thread: String,
+    /// Whether its record is archived pending: what an unpaired group
+    /// member said, trusted only once the owner promotes it.
+    pub pending: bool,
 }
 
 impl Node {
@@ -165,7 +168,7 @@ impl Node {
             }
         };
         let speaker = Speaker::from_transport(self.speaker_id.as_deref(), self.speaker_display.as_deref());
-        SourceRecord::new(id, role, &self.timestamp, speaker, false, self.content.clone())
+        SourceRecord::new(id, role, &self.timestamp, speaker, self.pending, self.content.clone())
             .map_err(Error::from_archive)
     }
 }

@@ -18,7 +18,7 @@ use crate::node::{Kind, Node, Role};
 pub const SESSIONS_DB: &str = ".scriptorium/sessions.db";
 
 /// The schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// A session as the store describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,6 +139,7 @@ CREATE TABLE IF NOT EXISTS nodes(
     provider TEXT NOT NULL,
     thread TEXT NOT NULL,
     leaf INTEGER NOT NULL DEFAULT 1,
+    pending INTEGER NOT NULL DEFAULT 0,
     UNIQUE(session, id)
 );
 CREATE INDEX IF NOT EXISTS nodes_tips ON nodes(session, row) WHERE leaf = 1;
@@ -267,6 +268,18 @@ impl SqliteStore {
             conn.execute_batch(&format!(
                 "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             ))?;
+        } else if version == 1 {
+            // Version 2 adds the pending flag of a node; every older node
+            // was archived trusted. The version is read again inside the
+            // transaction: another process may have upgraded it meanwhile.
+            conn.execute_batch("BEGIN IMMEDIATE;")?;
+            let now: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if now == 1 {
+                conn.execute_batch(&format!(
+                    "ALTER TABLE nodes ADD COLUMN pending INTEGER NOT NULL DEFAULT 0; PRAGMA user_version = {SCHEMA_VERSION};"
+                ))?;
+            }
+            conn.execute_batch("COMMIT;")?;
         }
         Ok(())
     }
@@ -326,6 +339,7 @@ fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str
             speaker_display: r.get(7)?,
             provider: r.get(8)?,
             thread: r.get(9)?,
+            pending: r.get(10)?,
         },
         bad_role.or(bad_kind),
     ))
@@ -389,7 +403,7 @@ impl SessionStore for SqliteStore {
 
     fn node(&self, session: &str, id: &str) -> Result<Option<Node>> {
         let mut st = self.conn.prepare_cached(
-            "SELECT id, parent, role, kind, timestamp, content, speaker_id, speaker_display, provider, thread
+            "SELECT id, parent, role, kind, timestamp, content, speaker_id, speaker_display, provider, thread, pending
              FROM nodes WHERE session = ?1 AND id = ?2",
         )?;
         match st.query_row([session, id], node_of).optional()? {
@@ -427,8 +441,8 @@ impl SessionStore for SqliteStore {
             let mut find = tx.prepare_cached("SELECT row FROM nodes WHERE session = ?1 AND id = ?2")?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO nodes(session, id, parent, parent_row, role, kind, timestamp, content,
-                                   speaker_id, speaker_display, provider, thread, leaf)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1)",
+                                   speaker_id, speaker_display, provider, thread, pending, leaf)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 1)",
             )?;
             let mut unleaf = tx.prepare_cached("UPDATE nodes SET leaf = 0 WHERE row = ?1 AND leaf = 1")?;
             let mut upsert = tx.prepare_cached(
@@ -472,7 +486,8 @@ impl SessionStore for SqliteStore {
                         n.speaker_id,
                         n.speaker_display,
                         n.provider,
-                        n.thread
+                        n.thread,
+                        n.pending
                     ])?;
                     if let Some(p) = parent_row {
                         unleaf.execute([p])?;

@@ -5,8 +5,11 @@
 //! one line of `.scriptorium/audit.jsonl`:
 //!
 //! ```json
-//! {"time":"2026-08-09T10:11:12Z","action":"promote","by":"owner","sources":["chat/g1/m3"],"revision":"…"}
+//! {"time":"2026-08-09T10:11:12Z","action":"promote","who":"owner","sources":["chat/g1/m3"],"revision":"…"}
 //! ```
+//!
+//! Earlier versions named the actor under `by`; either line promotes the
+//! same (the actor is not needed to decide trust).
 //!
 //! A record whose id is listed by a `promote` line counts as trusted. A line
 //! that does not parse (a torn last line after a crash, a hand edit) promotes
@@ -60,11 +63,13 @@ mod tests {
         let log = concat!(
             r#"{"time":"t","action":"promote","by":"owner","sources":["a/b/c","a/b/d"]}"#,
             "\n",
+            r#"{"time":"t","action":"promote","who":"owner","sources":["a/b/e"],"revision":"r"}"#,
+            "\n",
             r#"{"time":"t","action":"note","sources":["x/y/z"]}"#,
             "\n",
             r#"{"time":"t","action":"promote","sources":["p/q/"#
         );
         let got: Vec<String> = promoted_in(log.as_bytes()).into_iter().collect();
-        assert_eq!(got, ["a/b/c", "a/b/d"]);
+        assert_eq!(got, ["a/b/c", "a/b/d", "a/b/e"]);
     }
 }

@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod convert;
 pub mod diag;
 pub mod files;
 pub mod ids;

@@ -231,12 +231,12 @@ pub struct TopicFile {
 type Res<'a, T> = IResult<&'a str, T, ()>;
 
 /// True for a blank line: empty, or spaces and tabs only.
-fn is_blank(s: &str) -> bool {
+pub(crate) fn is_blank(s: &str) -> bool {
     s.bytes().all(|b| b == b' ' || b == b'\t')
 }
 
 /// A heading: 1–6 `#`, then a space or the end of the line.
-fn is_heading(s: &str) -> bool {
+pub(crate) fn is_heading(s: &str) -> bool {
     let n = s.bytes().take_while(|&b| b == b'#').count();
     (1..=6).contains(&n) && matches!(s.as_bytes().get(n), None | Some(b' '))
 }
@@ -257,7 +257,7 @@ fn footnote_ref(i: &str) -> Res<'_, &str> {
 }
 
 /// `[^label]: body` → (label, body).
-fn definition_line(i: &str) -> Res<'_, (&str, &str)> {
+pub(crate) fn definition_line(i: &str) -> Res<'_, (&str, &str)> {
     separated_pair(footnote_ref, tag(":"), map(rest, |b: &str| b.strip_prefix(' ').unwrap_or(b)))(i)
 }
 
@@ -335,7 +335,7 @@ fn fm_entry(i: &str) -> Res<'_, (&str, FmValue)> {
 }
 
 /// A code fence opener or closer: up to 3 spaces, then 3+ backticks or tildes.
-fn fence(s: &str) -> Option<(u8, usize, &str)> {
+pub(crate) fn fence(s: &str) -> Option<(u8, usize, &str)> {
     let indent = s.bytes().take_while(|&b| b == b' ').count();
     if indent > 3 {
         return None;

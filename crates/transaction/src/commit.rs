@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
-use scriptorium_source_archive::{append, fsio, timestamp, trust, Role, SourceId, SourceRecord};
-use scriptorium_topic_markdown::views::{core_promotion, CorePromotion, RenderReport};
+use scriptorium_source_archive::{append, fsio, timestamp, trust, SourceId};
+use scriptorium_topic_markdown::views::RenderReport;
 
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
@@ -446,10 +446,10 @@ impl<'f> Writer<'f> {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let resolver = IndexSources::new(&root, &opened.view);
-            let decision = core_promotion(Some(&text), &checkup.topics, &resolver);
+            let plan = crate::core_md::plan(&bytes, &text, &checkup.topics, &resolver);
             drop(checkup);
             drop(opened);
-            let note = self.promote_core(&bytes, &text, decision)?;
+            let note = self.promote_core(plan)?;
             derived.hand_written_core = Some(note);
             let opened = index::open(&root, TokenizerConfig::default())?;
             let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
@@ -467,50 +467,6 @@ impl<'f> Writer<'f> {
         let rev = revision::compute(&self.root)?;
         views::ViewsCache::from_check(&checkup.topics, &checkup.checked, &rev.hex).save(&self.root)?;
         Ok(rendered.report)
-    }
-
-    fn promote_core(&mut self, bytes: &[u8], text: &str, decision: CorePromotion) -> Result<String, Error> {
-        let root = self.root.clone();
-        let note = match decision {
-            CorePromotion::Move if std::str::from_utf8(bytes).is_ok() => {
-                let p = Patch {
-                    base_revision: String::new(),
-                    message: "move the hand-written core.md to topics/core.md".into(),
-                    sources: Vec::new(),
-                    edits: vec![Edit::Create { path: "topics/core.md".into(), content: text.to_owned() }],
-                };
-                match self.commit(&p, Tier::Owner, Base::Any).map(|_| ()) {
-                    Ok(()) => "moved to topics/core.md".to_owned(),
-                    Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
-                }
-            }
-            CorePromotion::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
-            _ => {
-                let digest = <sha2::Sha256 as sha2::Digest>::digest(bytes);
-                let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                let id = SourceId::new("workspace", "core-md", &format!("core-{short}"))?;
-                match SourceRecord::new(id, Role::System, &timestamp::now(), None, false, text.to_owned()) {
-                    Ok(record) => {
-                        let p = Patch {
-                            base_revision: String::new(),
-                            message: "preserve the hand-written core.md as evidence".into(),
-                            sources: vec![record],
-                            edits: Vec::new(),
-                        };
-                        match self.commit(&p, Tier::Owner, Base::Any).map(|_| ()) {
-                            Ok(()) => "not a valid topic file: archived as evidence in sources/workspace/_v2/core-md.md"
-                                .to_owned(),
-                            Err(e) => format!("not a valid topic file and not archivable ({e}): set aside"),
-                        }
-                    }
-                    Err(e) => {
-                        format!("not a valid topic file and not archivable ({}): set aside", e.message())
-                    }
-                }
-            }
-        };
-        let to = crate::layout::set_aside(&root, "core.md")?;
-        Ok(format!("{note}; the original is kept at {}", to.display()))
     }
 
     /// Promotes pending sources (owner only): one line in
@@ -554,14 +510,14 @@ impl<'f> Writer<'f> {
             struct Line<'a> {
                 time: String,
                 action: &'a str,
-                by: &'a str,
+                who: &'a str,
                 sources: &'a [String],
                 revision: &'a str,
             }
             let mut line = scriptorium_source_archive::json::to_line(&Line {
                 time: timestamp::now(),
                 action: "promote",
-                by,
+                who: by,
                 sources: &promoted,
                 revision: &rev.hex,
             })

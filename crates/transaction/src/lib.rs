@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod commit;
+mod core_md;
 pub mod disk;
 pub mod error;
 pub mod install;

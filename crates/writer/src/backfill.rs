@@ -130,6 +130,30 @@ fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str)
     }
 }
 
+/// Writes the trusted records among `ids` that no block cites yet through
+/// `writer`, as one transaction, without archiving them again: what
+/// `promote` does after its audit line. A named record already cited (or
+/// still pending) is skipped; with none left, nothing is written.
+pub fn write_named(
+    root: &Path,
+    ids: &[String],
+    writer: &mut dyn InputWriter,
+    lock_timeout: Duration,
+) -> Result<Backfilled, WriteFailure> {
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let turns: Vec<Turn> =
+        uncited(root)?.into_iter().filter(|t| wanted.contains(t.source.as_str())).collect();
+    if turns.is_empty() {
+        return Ok(Backfilled::default());
+    }
+    let records = turns.len();
+    let input = Input { root, origin: "promote".to_owned(), turns, archive: Vec::new(), lock_timeout };
+    let mut changed = writer.write_input(&input)?.changed;
+    changed.sort();
+    changed.dedup();
+    Ok(Backfilled { batches: 1, records, changed, refused: 0 })
+}
+
 /// Runs backfill: batches of `batch` uncited records through `writer`.
 /// `progress(done, total)` is called after each batch.
 pub fn backfill(

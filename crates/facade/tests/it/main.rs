@@ -16,6 +16,7 @@ mod quotes;
 #[cfg(unix)]
 mod readonly;
 mod recall;
+mod rules;
 mod search;
 mod sessions;
 mod topics;

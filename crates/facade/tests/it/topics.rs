@@ -138,14 +138,14 @@ fn check_reports_codes_and_named_files() {
 }
 
 #[test]
-fn an_invalid_hand_written_core_is_archived_as_evidence_and_set_aside() {
+fn an_invalid_hand_written_core_is_archived_as_evidence_and_converted() {
     let ws = workspace();
     std::fs::remove_file(ws.path().join("topics/core.md")).unwrap();
     std::fs::write(ws.path().join("core.md"), "My own notes.\n").unwrap();
     let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let note = json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().to_owned();
-    assert!(note.contains("archived as evidence"), "{note}");
+    assert!(note.contains("converted into 1 block(s) of topics/core.md"), "{note}");
     // The original bytes are kept beside the workspace and in the archive.
     let name = ws.path().file_name().unwrap().to_string_lossy().into_owned();
     let aside = ws.path().with_file_name(format!("{name}-superseded")).join("core.md");
@@ -153,8 +153,11 @@ fn an_invalid_hand_written_core_is_archived_as_evidence_and_set_aside() {
     let archived = std::fs::read_to_string(ws.path().join("sources/workspace/_v2/core-md.md")).unwrap();
     assert!(archived.contains("My own notes."));
     std::fs::remove_dir_all(aside.parent().unwrap()).unwrap();
-    // Nothing is left to render into core.md.
-    assert!(!ws.path().join("core.md").exists());
+    // The text is a block of topics/core.md citing the record, rendered.
+    let topic = std::fs::read_to_string(ws.path().join("topics/core.md")).unwrap();
+    assert!(topic.contains("My own notes. [^e-"), "{topic}");
+    let core = std::fs::read_to_string(ws.path().join("core.md")).unwrap();
+    assert!(core.contains("My own notes."), "{core}");
 }
 
 #[test]

@@ -813,11 +813,15 @@ fn promotion_trusts_a_pending_source_without_touching_the_archive() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         json_lines(&out.stdout),
-        [json!({"promoted": ["chat/inbox/p1"], "already_trusted": [], "revision": rev})]
+        [json!({"promoted": ["chat/inbox/p1"], "already_trusted": [], "revision": rev,
+            "written": {"batches": 0, "records": 0, "changed": []}})],
+        "a block cites the record already: nothing to write"
     );
     let audit = json_lines(&std::fs::read(root.join(".scriptorium/audit.jsonl")).unwrap());
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0]["action"], "promote");
+    assert_eq!(audit[0]["who"], "owner", "the actor is under `who` (FORMAT §6)");
+    assert!(audit[0].get("by").is_none(), "{}", audit[0]);
     assert_eq!(audit[0]["sources"], json!(["chat/inbox/p1"]));
     assert_eq!(std::fs::read(&archive).unwrap(), archived, "promotion never rewrites the archive");
     assert_eq!(revision(root), rev, "promotion does not change the revision");

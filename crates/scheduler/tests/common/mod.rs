@@ -29,6 +29,7 @@ pub fn node(id: &str, parent: Option<&str>, kind: Kind, content: &str) -> Node {
         speaker_display: Some("Ada".to_owned()),
         provider: "test".to_owned(),
         thread: "t1".to_owned(),
+        pending: false,
     }
 }
 

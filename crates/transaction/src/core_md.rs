@@ -1,0 +1,190 @@
+//! A hand-written root `core.md` (no derived marker line): moved to
+//! `topics/core.md` when it is a valid topic file, else preserved verbatim
+//! as an evidence record and converted into blocks of `topics/core.md`
+//! citing it, in one transaction (FORMAT.md §4.4). The original is then
+//! set aside, never deleted.
+
+use std::borrow::Cow;
+
+use scriptorium_source_archive::{timestamp, Role, SourceId, SourceRecord};
+use scriptorium_topic_markdown::convert::{convert_core, Citation, Converted, CORE_PATH};
+use scriptorium_topic_markdown::validate::{Loaded, Resolution, SourceResolver};
+use scriptorium_topic_markdown::views::{core_promotion, CorePromotion};
+
+use crate::commit::{Base, Writer};
+use crate::error::Error;
+use crate::patch::{Edit, Patch, Tier};
+
+/// What to do with a hand-written `core.md`, decided while the index and
+/// the topic files are open.
+#[derive(Debug)]
+pub(crate) enum Plan {
+    /// A valid topic file: committed as `topics/core.md` as it is.
+    Move(String),
+    /// `topics/core.md` exists: only set aside.
+    Overwrite,
+    /// Preserved as `record`, and converted when that works.
+    Preserve { record: Box<SourceRecord>, converted: Option<Converted> },
+    /// Not archivable (why): only set aside.
+    Unarchivable(String),
+}
+
+/// The resolver of the current workspace plus the record about to be
+/// archived with the conversion.
+struct Staged<'a> {
+    inner: &'a dyn SourceResolver,
+    record: &'a SourceRecord,
+}
+
+impl Staged<'_> {
+    fn is_it(&self, source_id: &str, path: &str, anchor: &str) -> bool {
+        let id = self.record.id();
+        source_id == id.text() && path == id.v2_path() && anchor == id.anchor()
+    }
+}
+
+impl SourceResolver for Staged<'_> {
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
+        if self.is_it(source_id, path, anchor) {
+            Resolution::Trusted
+        } else {
+            self.inner.resolve(source_id, path, anchor)
+        }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        if self.is_it(source_id, path, anchor) {
+            Some(Cow::Borrowed(self.record.content()))
+        } else {
+            self.inner.content(source_id, path, anchor)
+        }
+    }
+}
+
+/// The evidence footnote label of a source id: `e-` and ten hex digits of
+/// a hash of it (the writers' scheme, so one record has one label).
+fn label_of(source: &str) -> String {
+    let d = <sha2::Sha256 as sha2::Digest>::digest(format!("evidence\0{source}").as_bytes());
+    let hex: String = d.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    format!("e-{hex}")
+}
+
+/// Decides what happens to the hand-written `text` (read as `bytes`),
+/// checked with the other topic files against `resolver`.
+pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn SourceResolver) -> Plan {
+    match core_promotion(Some(text), topics, resolver) {
+        CorePromotion::Move if std::str::from_utf8(bytes).is_ok() => return Plan::Move(text.to_owned()),
+        CorePromotion::Overwrite => return Plan::Overwrite,
+        _ => {}
+    }
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(bytes);
+    let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let record = SourceId::new("workspace", "core-md", &format!("core-{short}"))
+        .map_err(|e| e.message().to_owned())
+        .and_then(|id| {
+            SourceRecord::new(id, Role::System, &timestamp::now(), None, false, text.to_owned())
+                .map_err(|e| e.message().to_owned())
+        });
+    let record = match record {
+        Ok(r) => r,
+        Err(why) => return Plan::Unarchivable(why),
+    };
+    let id = record.id();
+    let label = label_of(&id.text());
+    let definition = format!(
+        "[^{label}]: Time: `{}`; Sources: [{}](../{}#{})",
+        record.timestamp(),
+        id.text(),
+        id.v2_path(),
+        id.anchor()
+    );
+    let staged = Staged { inner: resolver, record: &record };
+    let converted = convert_core(text, Citation { label: &label, definition: &definition }, topics, &staged);
+    Plan::Preserve { record: Box::new(record), converted }
+}
+
+impl Writer<'_> {
+    /// Carries out `plan`, then sets the original aside; says what was done.
+    pub(crate) fn promote_core(&mut self, plan: Plan) -> Result<String, Error> {
+        let note = match plan {
+            Plan::Move(text) => {
+                let p = Patch {
+                    base_revision: String::new(),
+                    message: "move the hand-written core.md to topics/core.md".into(),
+                    sources: Vec::new(),
+                    edits: vec![Edit::Create { path: CORE_PATH.into(), content: text }],
+                };
+                match self.commit(&p, Tier::Owner, Base::Any) {
+                    Ok(_) => "moved to topics/core.md".to_owned(),
+                    Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
+                }
+            }
+            Plan::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
+            Plan::Unarchivable(why) => {
+                format!("not a valid topic file and not archivable ({why}): set aside")
+            }
+            Plan::Preserve { record, converted } => self.preserve(*record, converted),
+        };
+        let to = crate::layout::set_aside(self.root(), "core.md")?;
+        Ok(format!("{note}; the original is kept at {}", to.display()))
+    }
+
+    /// Archives `record` and creates the converted `topics/core.md` in one
+    /// transaction; when that is refused, archives the record alone.
+    fn preserve(&mut self, record: SourceRecord, converted: Option<Converted>) -> String {
+        let at = record.id().v2_path();
+        if let Some(c) = converted {
+            let p = Patch {
+                base_revision: String::new(),
+                message: "convert the hand-written core.md into topics/core.md, preserved as evidence".into(),
+                sources: vec![record.clone()],
+                edits: vec![Edit::Create { path: CORE_PATH.into(), content: c.text }],
+            };
+            match self.commit(&p, Tier::Owner, Base::Any) {
+                Ok(_) => {
+                    return format!(
+                        "not a valid topic file: converted into {} block(s) of topics/core.md, each citing it as archived in {at}",
+                        c.blocks
+                    )
+                }
+                Err(e) => tracing::warn!(error = %e, "the converted core.md was refused; archiving it alone"),
+            }
+        }
+        let p = Patch {
+            base_revision: String::new(),
+            message: "preserve the hand-written core.md as evidence".into(),
+            sources: vec![record],
+            edits: Vec::new(),
+        };
+        match self.commit(&p, Tier::Owner, Base::Any) {
+            Ok(_) => format!("not a valid topic file and not convertible: archived as evidence in {at}"),
+            Err(e) => format!("not a valid topic file and not archivable ({e}): set aside"),
+        }
+    }
+
+    /// Migrates a hand-written root `core.md` if there is one (what `render`
+    /// does first; `write`, `prompt` and `update` do it too), and rebuilds
+    /// the derived views; says what was done, `None` when there was nothing
+    /// to migrate.
+    pub fn migrate_core(&mut self) -> Result<Option<String>, Error> {
+        let core = self.root().join("core.md");
+        if !core.is_file() || crate::views::is_derived_core(&core) {
+            return Ok(None);
+        }
+        Ok(self.rebuild_derived()?.hand_written_core)
+    }
+
+    /// [`Writer::migrate_core`] before committing `patch`: a patch based on
+    /// the revision before the migration is based on the one after it (the
+    /// migration only archives the preserved record and creates
+    /// `topics/core.md`, which such a patch cannot have seen, so a `create`
+    /// of it still conflicts).
+    pub fn migrate_core_before(&mut self, patch: &mut Patch) -> Result<Option<String>, Error> {
+        let before = crate::revision::compute(self.root())?.hex;
+        let note = self.migrate_core()?;
+        if note.is_some() && patch.base_revision == before {
+            patch.base_revision = crate::revision::compute(self.root())?.hex;
+        }
+        Ok(note)
+    }
+}
