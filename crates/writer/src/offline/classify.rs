@@ -115,13 +115,19 @@ fn standing(w: &[String]) -> bool {
         &["i", "prefer|hate|detest"],
         &["i", "can't|cannot", "stand"],
         &["call", "me"],
-        &["from", "now", "on"],
         &["i", "want|need", "you", "to"],
         &["i'd", "like", "you", "to"],
         &["please", "always|never|avoid|don't|stop|remember|use|call|keep|answer|reply|write|speak|respond"],
         &["please", "do", "not"],
     ];
     if SEQS.iter().any(|s| has(w, s)) || w.first().is_some_and(|x| x == "avoid") {
+        return true;
+    }
+    // `From now on, answer in French` asks something; `I'll write it down
+    // from now on` tells of the speaker's own plan.
+    if position(w, &["from", "now", "on"])
+        .is_some_and(|at| at == 0 || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "please")))
+    {
         return true;
     }
     // `I like tea better than coffee`, `I love X more than Y`.
@@ -259,15 +265,22 @@ mod tests {
             "Please do not deploy on Fridays",
             "Call me Max.",
             "From now on, answer in French.",
+            "Please keep it short from now on.",
+            "I'd love it if you wrote in French from now on.",
             "I hate long meetings.",
             "I like tea better than coffee.",
             "I want you to check the tests first.",
         ] {
             assert_eq!(class(s), Some(Statement::Standing), "{s}");
         }
-        for s in
-            ["I'd prefer not to say", "Always here to help!", "Never give up!", "Don't worry!", "I love it!"]
-        {
+        for s in [
+            "I'd prefer not to say",
+            "Always here to help!",
+            "Never give up!",
+            "Don't worry!",
+            "I love it!",
+            "But I'll also start writing down my favorite memories from now on.",
+        ] {
             assert_ne!(class(s), Some(Statement::Standing), "{s}");
         }
     }
