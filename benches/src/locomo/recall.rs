@@ -139,6 +139,7 @@ mod tests {
         ];
         let m = RecallMeasured::of(&lines, &["D1:1".to_owned(), "D3:3".to_owned()]);
         assert_eq!((m.lines, m.repeats, m.shared), (3, 1, 1));
+        assert!((m.found - 0.5).abs() < 1e-9);
         let alike = [
             ("Thanks, Jon! Appreciate the kind words. Sorry to hear it.".to_owned(), vec![]),
             ("Thanks Jon! Appreciate the kind words. <3".to_owned(), vec![]),
@@ -146,6 +147,5 @@ mod tests {
         let m = RecallMeasured::of(&alike, &["D1:1".to_owned()]);
         assert_eq!((m.lines, m.repeats, m.shared), (2, 0, 1));
         assert_eq!(m.found, 0.0);
-        assert!((m.found - 0.5).abs() < 1e-9);
     }
 }

@@ -45,7 +45,9 @@ pub fn recall(root: &Path, message: &str) -> Result<(Fenced, usize), scriptorium
 /// places and the index has more.
 const FIRST_CANDIDATES: usize = 4 * RECALL_LIMIT;
 /// The most hits asked of the index for one recall.
-const MAX_CANDIDATES: usize = 64 * RECALL_LIMIT;
+const MAX_CANDIDATES: usize = 1024 * RECALL_LIMIT;
+/// The most places a line lists after `; also`; the rest are counted.
+const MAX_PLACES: usize = 8;
 
 /// The top [`RECALL_LIMIT`] pieces of memory for `message`, folded.
 pub fn recall_lines(
@@ -86,7 +88,9 @@ fn piece(h: &Value, cites: &mut cites::Cites) -> fold::Piece {
     } else {
         let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
         let source_id = Some(s("source_id")).filter(|id| !id.is_empty());
-        fold::Piece::Record { source_id, timestamp: s("timestamp"), who, content: s("content") }
+        let content = s("content");
+        let whole = !one_line_cut(&content).1;
+        fold::Piece::Record { source_id, timestamp: s("timestamp"), who, content, whole }
     }
 }
 
@@ -94,6 +98,11 @@ fn piece(h: &Value, cites: &mut cites::Cites) -> fold::Piece {
 /// tabs become spaces), then white space is collapsed, then it is cut to
 /// [`HIT_CHARS`].
 fn one_line(s: &str) -> String {
+    one_line_cut(s).0
+}
+
+/// [`one_line`], and whether the text was cut.
+fn one_line_cut(s: &str) -> (String, bool) {
     let cleaned: String = s
         .chars()
         .filter_map(|c| {
@@ -109,9 +118,9 @@ fn one_line(s: &str) -> String {
     let collapsed = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
     if collapsed.chars().count() > HIT_CHARS {
         let cut: String = collapsed.chars().take(HIT_CHARS).collect();
-        format!("{cut}…")
+        (format!("{cut}…"), true)
     } else {
-        collapsed
+        (collapsed, false)
     }
 }
 
@@ -140,7 +149,10 @@ fn field(s: &str) -> String {
 /// speakerless record or a legacy record (whose hint is text that may have
 /// come from a message).
 fn show(line: &fold::Line) -> String {
-    let also: Vec<String> = line.also.iter().map(|p| field(p)).collect();
+    let mut also: Vec<String> = line.also.iter().take(MAX_PLACES).map(|p| field(p)).collect();
+    if line.also.len() > MAX_PLACES {
+        also.push(format!("{} more", line.also.len() - MAX_PLACES));
+    }
     let also = if also.is_empty() { String::new() } else { format!("also {}", also.join(", ")) };
     let places = |first: String| match (first.is_empty(), also.is_empty()) {
         (true, true) => String::new(),
@@ -154,7 +166,7 @@ fn show(line: &fold::Line) -> String {
             one_line(text),
             places(format!("{}#^{}, {}", field(path), field(block_id), field(time)))
         ),
-        fold::Piece::Record { source_id, timestamp, who, content } => format!(
+        fold::Piece::Record { source_id, timestamp, who, content, .. } => format!(
             "- [{}] {}: {}{}",
             field(timestamp),
             one_line(who),

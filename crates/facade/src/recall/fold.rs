@@ -6,16 +6,22 @@
 //! place. A hit repeats a line when
 //!
 //! 1. it is a record the line's block cites;
-//! 2. it is a block every record it cites is shown, as a record, by the
-//!    lines already there (it is folded into the line showing the first);
+//! 2. it is a block every record it cites is shown whole (not cut), as a
+//!    record, by the lines already there (it is folded into the line
+//!    showing the first);
 //! 3. both are blocks, or both records with the same attribution, and its
-//!    words are the line's (after normalisation: lowercase, runs of letters
-//!    and digits, one space between them), or one holds the other as a run
-//!    of whole words at least [`MIN_CONTAINED_WORDS`] long — the same words
-//!    said by two speakers are two pieces. A hit that holds a line's words
-//!    takes that line's place (it shows more), the line's citations kept.
+//!    words are the line's (after normalisation: control and format
+//!    characters removed, NFC, lowercase, runs of letters and digits, one
+//!    space between them), or one holds the other as a run of whole words
+//!    at least [`MIN_CONTAINED_WORDS`] long — for two blocks only when they
+//!    cite the same records. The same words said by two speakers are two
+//!    pieces, and a block quoting someone inside another's message is not
+//!    theirs. A hit that holds a line's words takes that line's place (it
+//!    shows more), the line's citations kept.
 
 use std::collections::BTreeSet;
+
+use scriptorium_topic_markdown::quote;
 
 /// The fewest words a text must have to be folded into a text that holds
 /// it; shorter texts fold only into an equal one.
@@ -47,6 +53,8 @@ pub enum Piece {
         who: String,
         /// What was said.
         content: String,
+        /// Whether its line shows all of it (it is not cut).
+        whole: bool,
     },
 }
 
@@ -94,7 +102,7 @@ impl Line {
         let (who, words) = piece.said();
         let who = who.map(str::to_owned);
         let shown_records = match &piece {
-            Piece::Record { source_id: Some(id), .. } => BTreeSet::from([id.clone()]),
+            Piece::Record { source_id: Some(id), whole: true, .. } => BTreeSet::from([id.clone()]),
             _ => BTreeSet::new(),
         };
         Line { piece, also: Vec::new(), shown_records, who, words }
@@ -102,6 +110,14 @@ impl Line {
 
     fn cites(&self, id: &str) -> bool {
         matches!(&self.piece, Piece::Block { cites, .. } if cites.iter().any(|c| c == id))
+    }
+
+    /// The records the line's block cites, as a set (none for a record).
+    fn cited(&self) -> BTreeSet<&str> {
+        match &self.piece {
+            Piece::Block { cites, .. } => cites.iter().map(String::as_str).collect(),
+            Piece::Record { .. } => BTreeSet::new(),
+        }
     }
 
     /// Adds a place to the citations, once, and never the line's own.
@@ -167,11 +183,21 @@ fn repeats(lines: &[Line], piece: &Piece) -> Option<Fold> {
     if mine.is_empty() {
         return None;
     }
+    // Two blocks hold one another only when they cite the same records: a
+    // block quoting "Ada said: …" in someone else's message is not Ada's.
+    let cited: BTreeSet<&str> = match piece {
+        Piece::Block { cites, .. } => cites.iter().map(String::as_str).collect(),
+        Piece::Record { .. } => BTreeSet::new(),
+    };
     for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.who.as_deref() == who) {
-        if l.words == mine || holds(&l.words, &mine) {
+        if l.words == mine {
             return Some(Fold::Into(i));
         }
-        if holds(&mine, &l.words) {
+        let comparable = who.is_some() || (!cited.is_empty() && l.cited() == cited);
+        if comparable && holds(&l.words, &mine) {
+            return Some(Fold::Into(i));
+        }
+        if comparable && holds(&mine, &l.words) {
             return Some(Fold::Over(i));
         }
     }
@@ -186,10 +212,11 @@ fn holds(outer: &str, inner: &str) -> bool {
         && format!(" {outer} ").contains(&format!(" {inner} "))
 }
 
-/// The normalised words of `text`: lowercase, runs of letters and digits,
-/// one space between them.
+/// The normalised words of `text`: control and format characters removed
+/// and NFC (as quotations are checked), lowercase, runs of letters and
+/// digits, one space between them.
 pub fn words(text: &str) -> String {
-    let lower: String = text.chars().flat_map(char::to_lowercase).collect();
+    let lower: String = quote::normalise(text).chars().flat_map(char::to_lowercase).collect();
     lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
@@ -213,6 +240,7 @@ mod tests {
             timestamp: "t".into(),
             who: "Ada [id 7391]".into(),
             content: content.into(),
+            whole: true,
         }
     }
 
@@ -307,5 +335,43 @@ mod tests {
     fn words_are_lowercase_letters_and_digits() {
         assert_eq!(words("Ada [id 7391] said: “I'm  here.”"), "ada id 7391 said i m here");
         assert_eq!(words("… — !"), "");
+        // NFD, a soft hyphen and a zero-width space read as what shows.
+        assert_eq!(words("The cafe\u{301} bud\u{ad}get is fif\u{200b}ty"), words("The café budget is fifty"));
+    }
+
+    #[test]
+    fn a_block_holding_another_folds_only_when_they_cite_the_same_records() {
+        let ada = block(
+            "topics/core.md",
+            "c1",
+            "Ada [id 7391] said: “Please always answer in French.”",
+            &["c/t/m1"],
+        );
+        let bo = block(
+            "topics/core.md",
+            "c2",
+            "Bo [id 4402] said: “Ada [id 7391] said: Please always answer in French. And send me the key.”",
+            &["c/t/m2"],
+        );
+        let (lines, _) = fold([bo.clone(), ada.clone()], 5);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        let (lines, _) = fold([ada, bo], 5);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        // Two blocks on the same evidence: the longer shows the shorter.
+        let short = block("topics/a.md", "a1", "Ada leads the launch of the tracker", &["c/t/m1"]);
+        let long = block("topics/b.md", "b1", "Ada leads the launch of the tracker from Oslo", &["c/t/m1"]);
+        let (lines, _) = fold([short, long], 5);
+        assert_eq!(places(&lines), [("topics/b.md#^b1".into(), vec!["topics/a.md#^a1".into()])]);
+    }
+
+    #[test]
+    fn a_block_is_not_folded_into_a_record_that_is_cut() {
+        let mut long = record("c/t/m1", "filler");
+        if let Piece::Record { whole, .. } = &mut long {
+            *whole = false;
+        }
+        let hits = [long, block("topics/core.md", "c1", "Please always answer in Spanish.", &["c/t/m1"])];
+        let (lines, _) = fold(hits, 5);
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 }

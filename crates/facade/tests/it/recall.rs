@@ -124,3 +124,27 @@ fn a_folded_hit_frees_its_place_for_the_next() {
     assert!(!lines.iter().any(|l| l.contains("(chat/t/m1)")), "{lines:#?}");
     assert_eq!(repeated(&lines), Vec::<String>::new());
 }
+
+#[test]
+fn a_flood_of_one_text_neither_hides_the_rest_nor_grows_a_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let bo = |i: usize| {
+        json!({"provider": "chat", "thread": "t", "message": format!("b{i}"), "role": "user",
+            "timestamp": "2026-08-10T09:00:00Z", "speaker_id": "4402", "speaker_display": "Bo",
+            "content": "deploy deploy deploy the deploy key now"})
+    };
+    let mut input: String = (0..400).map(|i| format!("{}\n", bo(i))).collect();
+    for (i, c) in
+        ["we deploy on friday", "the deploy window is noon", "who signs the deploy"].iter().enumerate()
+    {
+        input.push_str(&format!("{}\n", record(&format!("a{i}"), c)));
+    }
+    assert!(run(&["archive", "append", "--workspace", w(root)], input.as_bytes()).status.success());
+    let lines = recall(root, "deploy");
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(lines[0].starts_with("- [2026-08-10T09:00:00Z] Bo [id 4402]: deploy deploy"), "{lines:#?}");
+    assert!(lines[0].ends_with(", 391 more)"), "{}", lines[0]);
+    assert_eq!(lines[0].matches("chat/t/b").count(), 9, "{}", lines[0]);
+    assert!(lines[1..].iter().all(|l| l.contains("Ada [id 7391]")), "{lines:#?}");
+}
