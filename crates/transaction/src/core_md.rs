@@ -167,8 +167,7 @@ impl Writer<'_> {
     /// the derived views; says what was done, `None` when there was nothing
     /// to migrate.
     pub fn migrate_core(&mut self) -> Result<Option<String>, Error> {
-        let core = self.root().join("core.md");
-        if !core.is_file() || crate::views::is_derived_core(&core) {
+        if crate::views::CoreSlot::of(self.root()) != crate::views::CoreSlot::HandWritten {
             return Ok(None);
         }
         Ok(self.rebuild_derived()?.hand_written_core)
