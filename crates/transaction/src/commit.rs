@@ -428,6 +428,9 @@ impl<'f> Writer<'f> {
                 &checked,
                 self.budget,
             )
+        } else if views::CoreSlot::of(&root) != views::CoreSlot::Derived {
+            // Not read through a link; `install` leaves the slot alone.
+            scriptorium_topic_markdown::views::CoreRender::default()
         } else {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let bytes = String::from_utf8(bytes)
