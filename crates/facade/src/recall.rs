@@ -24,7 +24,9 @@ const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 /// empty when there is none, or when it is not a regular file (a symbolic
 /// link is never followed).
 pub fn system_prompt(root: &Path) -> std::io::Result<Fenced> {
-    if let scriptorium_transaction::views::CoreSlot::Blocked(_) = scriptorium_transaction::views::CoreSlot::of(root) {
+    if let scriptorium_transaction::views::CoreSlot::Blocked(_) =
+        scriptorium_transaction::views::CoreSlot::of(root)
+    {
         return Ok(Fenced::default());
     }
     let text = match std::fs::read_to_string(root.join("core.md")) {

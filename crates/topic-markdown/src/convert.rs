@@ -30,8 +30,8 @@
 
 use std::collections::HashSet;
 
-use crate::ids::new_block_id;
 use crate::diag::Code;
+use crate::ids::new_block_id;
 use crate::parse::{definition_line, fence, is_blank, is_heading, TopicFile};
 use crate::validate::{check, Loaded, SourceResolver};
 
@@ -288,7 +288,8 @@ fn assemble(
 
 /// The definitions kept as definitions that no block of `file` cites.
 fn uncited(file: &TopicFile, pieces: &[Piece], forms: &[Form]) -> Vec<usize> {
-    let cited: HashSet<&str> = file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
+    let cited: HashSet<&str> =
+        file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
     (0..pieces.len())
         .filter(|&k| pieces[k].kind == Kind::Definition && forms[k] != Form::Inert)
         .filter(|&k| definition_line(&pieces[k].lines[0]).is_ok_and(|(_, (label, _))| !cited.contains(label)))

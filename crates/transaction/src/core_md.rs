@@ -75,7 +75,9 @@ fn label_of(source: &str) -> String {
 pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn SourceResolver) -> Plan {
     // A byte-order mark is not the person's text (the record keeps it).
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if core_promotion(Some(body), topics, resolver) == CorePromotion::Move && std::str::from_utf8(bytes).is_ok() {
+    if core_promotion(Some(body), topics, resolver) == CorePromotion::Move
+        && std::str::from_utf8(bytes).is_ok()
+    {
         return Plan::Move(body.to_owned());
     }
     let onto = topics.iter().any(|t| t.path == CORE_PATH);
@@ -141,7 +143,11 @@ impl Writer<'_> {
                 base_revision: String::new(),
                 message: "convert the hand-written core.md into topics/core.md, preserved as evidence".into(),
                 sources: vec![record.clone()],
-                edits: vec![if onto { Edit::Replace { path, content } } else { Edit::Create { path, content } }],
+                edits: vec![if onto {
+                    Edit::Replace { path, content }
+                } else {
+                    Edit::Create { path, content }
+                }],
             };
             let done = if onto {
                 format!("topics/core.md exists: converted into {} block(s) appended to it", c.blocks)

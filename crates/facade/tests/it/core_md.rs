@@ -121,7 +121,12 @@ fn headings_footnotes_and_front_matter_reach_the_prompt() {
     let cases: [(&[u8], &[&str]); 3] = [
         (
             b"# Rules\nPlease be terse.\n\n[^x]: Never deploy on Fridays.\n## The wifi password is hunter2\n",
-            &["**Rules**", "Please be terse.", "[\\^x]: Never deploy on Fridays.", "**The wifi password is hunter2**"],
+            &[
+                "**Rules**",
+                "Please be terse.",
+                "[\\^x]: Never deploy on Fridays.",
+                "**The wifi password is hunter2**",
+            ],
         ),
         (
             b"[^a]: first def\n[^a]: second def\nText citing [^a] and [^missing] here.\n",

@@ -124,7 +124,12 @@ fn headings_and_uncited_definitions_become_blocks() {
     let got = convert(text, &[]);
     assert_eq!(
         block_texts(&got.text),
-        ["**Rules**", "Please be terse.", "[\\^x]: Never deploy on Fridays.", "**The wifi password is hunter2**"],
+        [
+            "**Rules**",
+            "Please be terse.",
+            "[\\^x]: Never deploy on Fridays.",
+            "**The wifi password is hunter2**"
+        ],
         "{}",
         got.text
     );
@@ -148,7 +153,11 @@ fn a_label_defined_twice_keeps_both_texts() {
 fn front_matter_stays_front_matter_and_a_bom_is_dropped() {
     let text = "\u{feff}---\ndescription: my notes\n---\nBe terse.\n";
     let got = convert(text, &[]);
-    assert!(got.text.starts_with("---\ndescription: my notes\n---\n\n# Core\n\nBe terse. [^"), "{}", got.text);
+    assert!(
+        got.text.starts_with("---\ndescription: my notes\n---\n\n# Core\n\nBe terse. [^"),
+        "{}",
+        got.text
+    );
     assert!(!got.text.contains('\u{feff}'));
     // Front matter that does not parse is shown as code, never as a heading.
     let got = convert("---\nnot front matter at all\n---\nBe terse.\n", &[]);
