@@ -574,8 +574,11 @@ fn note_core(note: Option<String>) {
 /// another writer holds, is left as it is for now (a reader then reads it
 /// as it is on disk; a writer meets the same refusal itself).
 fn migrate_core(root: &std::path::Path) -> Result<(), ExitCode> {
-    let core = root.join("core.md");
-    if !core.is_file() || transaction::views::is_derived_core(&core) {
+    let slot = transaction::views::CoreSlot::of(root);
+    if let Some(w) = slot.warning() {
+        warn(&[w]);
+    }
+    if slot != transaction::views::CoreSlot::HandWritten {
         return Ok(());
     }
     let mut w = match transaction::Writer::open(root, std::time::Duration::from_millis(5000)) {
@@ -987,11 +990,15 @@ fn run_render(root: PathBuf, as_json: bool, budget: Option<usize>, timeout_ms: u
         Ok(d) => d,
         Err(e) => return fail_tx(&e),
     };
+    warn(&derived.warnings);
     let r = &derived.views;
     let line = if as_json {
         let mut report = serde_json::to_value(r).expect("a report serializes");
         if let Some(note) = &derived.hand_written_core {
             report["hand_written_core"] = note.clone().into();
+        }
+        if !derived.warnings.is_empty() {
+            report["warnings"] = derived.warnings.clone().into();
         }
         json::to_line(&report)
     } else {

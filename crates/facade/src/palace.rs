@@ -880,7 +880,12 @@ fn collect(root: &Path) -> Result<Data, ToolError> {
                 }
             }
         }
+        let blocked = matches!(
+            scriptorium_transaction::views::CoreSlot::of(root),
+            scriptorium_transaction::views::CoreSlot::Blocked(_)
+        );
         let on_disk = match std::fs::read_to_string(root.join("core.md")) {
+            _ if blocked => "blocked",
             Ok(text) if !text.starts_with(views::CORE_MARKER) => "hand-written",
             Ok(text) if Some(&text) == render.bytes.as_ref() => "current",
             Ok(_) => "stale",

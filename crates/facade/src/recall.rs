@@ -21,8 +21,14 @@ pub const HIT_CHARS: usize = 600;
 const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 
 /// The fenced `core.md` (the derived file, without its marker line);
-/// empty when there is none.
+/// empty when there is none, or when it is not a regular file (a symbolic
+/// link is never followed).
 pub fn system_prompt(root: &Path) -> std::io::Result<Fenced> {
+    if let scriptorium_transaction::views::CoreSlot::Blocked(_) =
+        scriptorium_transaction::views::CoreSlot::of(root)
+    {
+        return Ok(Fenced::default());
+    }
     let text = match std::fs::read_to_string(root.join("core.md")) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Fenced::default()),

@@ -1,14 +1,19 @@
 //! A hand-written root `core.md` that is not a valid topic file, converted
 //! into valid blocks of `topics/core.md`, each citing the record that
-//! preserves the file verbatim (FORMAT.md §4.4).
+//! preserves the file verbatim (FORMAT.md §4.4). When `topics/core.md`
+//! already exists, the blocks are appended to it.
 //!
-//! The text is cut into pieces, in order: a heading line stays a heading; a
-//! paragraph (a run of non-blank lines) is a block, and so is each top-level
-//! list item (a line starting with `-`, `*`, `+` or `1.`/`1)` after at most
-//! one space) with the lines that follow it; a code fence is a block of its
-//! own (an unclosed one is closed at the end of the file); a footnote
-//! definition line stays a definition. Each block ends with the evidence
-//! citation and a new id. Pieces are kept exactly as written, except:
+//! A byte-order mark at the start is dropped. The text is cut into pieces,
+//! in order: front matter at the very start (a `---` line, `key: value`
+//! lines, a `---` line) stays front matter; a paragraph (a run of non-blank
+//! lines) is a block, and so is each top-level list item (a line starting
+//! with `-`, `*`, `+` or `1.`/`1)` after at most one space) with the lines
+//! that follow it; a heading becomes a block of its text in bold (the core
+//! view shows blocks only); a code fence is a block of its own (an unclosed
+//! one is closed at the end of the file); a footnote definition stays a
+//! definition while a block cites it, and becomes a block otherwise. Each
+//! block ends with the evidence citation and a new id. Pieces are kept
+//! exactly as written, except:
 //!
 //! * the line ends (a CR before an LF is dropped, as topic files read it)
 //!   and the spaces or tabs at the end of a block's last line;
@@ -17,22 +22,24 @@
 //!   `topics/…` and `sources/…`) become relative to `topics/` again; then
 //!   its Markdown syntax is made inert (`[^` → `[\^`, `[[` → `[\[`,
 //!   `](` → `]\(`), so hostile footnotes, links and definitions are text;
-//!   a definition made inert becomes a block.
+//!   a definition made inert becomes a block, and front matter that is not
+//!   valid (or follows existing text) becomes a fenced code block.
 //!
 //! Whatever cannot be made valid this way makes the conversion fail
 //! (`None`): the caller then keeps only the preserved record.
 
 use std::collections::HashSet;
 
+use crate::diag::Code;
 use crate::ids::new_block_id;
-use crate::parse::{definition_line, fence, is_blank, is_heading};
+use crate::parse::{definition_line, fence, is_blank, is_heading, TopicFile};
 use crate::validate::{check, Loaded, SourceResolver};
 
 /// The path the conversion is checked as.
 pub const CORE_PATH: &str = "topics/core.md";
 
 /// How many times the pieces with problems are rewritten before giving up.
-const ROUNDS: usize = 4;
+const ROUNDS: usize = 6;
 
 /// The citation every block carries.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +53,8 @@ pub struct Citation<'a> {
 /// A successful conversion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Converted {
-    /// The bytes of `topics/core.md`.
+    /// The bytes of `topics/core.md` (the existing file's, then the
+    /// appended blocks, when there was one).
     pub text: String,
     /// Blocks written.
     pub blocks: usize,
@@ -56,6 +64,7 @@ pub struct Converted {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
+    FrontMatter,
     Heading,
     Text,
     Code,
@@ -98,13 +107,61 @@ fn list_item(line: &str) -> bool {
         && matches!(b.get(digits + 1), Some(b' ' | b'\t'))
 }
 
+/// The front matter `text` starts with, as lines: a `---` line, then up
+/// to the next `---` line. `Ok` when it parses as front matter, `Err` when
+/// it does not (it is then shown as code); `None` when there is none.
+fn front_matter(text: &str) -> Option<Result<Vec<String>, Vec<String>>> {
+    let mut lines = text.lines();
+    if lines.next() != Some("---") {
+        return None;
+    }
+    let close = lines.position(|l| l == "---")? + 1;
+    let block: Vec<String> = text.lines().take(close + 1).map(str::to_owned).collect();
+    let (file, problems) = TopicFile::parse_lenient(&(block.join("\n") + "\n"));
+    let valid = file.front_matter.is_some() && problems.iter().all(|p| p.code != Code::BadFrontMatter);
+    Some(if valid { Ok(block) } else { Err(block) })
+}
+
+/// A fence around `lines` that none of them closes.
+fn fenced(lines: &[String]) -> Vec<String> {
+    let longest = lines.iter().map(|l| l.trim_start().bytes().take_while(|&b| b == b'`').count()).max();
+    let fence = "`".repeat(longest.unwrap_or(0).max(2) + 1);
+    let mut out = vec![format!("{fence}text")];
+    out.extend(lines.iter().cloned());
+    out.push(fence);
+    out
+}
+
+/// A heading's text in bold: the `#` marks, and a closing run of them,
+/// dropped; `None` when it has no text.
+fn heading_text(line: &str) -> Option<String> {
+    let t = line.trim_start_matches('#').trim();
+    let t = match t.trim_end_matches('#') {
+        rest if rest.is_empty() || rest.ends_with([' ', '\t']) => rest.trim_end(),
+        _ => t,
+    };
+    (!t.is_empty()).then(|| format!("**{t}**"))
+}
+
 /// Cuts `text` into pieces (see the module documentation).
 fn pieces(text: &str) -> Vec<Piece> {
     let mut out: Vec<Piece> = Vec::new();
     let mut open: Option<Piece> = None;
     let mut in_fence: Option<(u8, usize)> = None;
     let flush = |open: &mut Option<Piece>, out: &mut Vec<Piece>| out.extend(open.take());
-    for line in text.lines().map(str::to_owned) {
+    let mut skip = 0;
+    match front_matter(text) {
+        Some(Ok(lines)) => {
+            skip = lines.len();
+            out.push(Piece { kind: Kind::FrontMatter, lines });
+        }
+        Some(Err(lines)) => {
+            skip = lines.len();
+            out.push(Piece { kind: Kind::Code, lines: fenced(&lines) });
+        }
+        None => {}
+    }
+    for line in text.lines().skip(skip).map(str::to_owned) {
         if let Some(f) = in_fence {
             let done = closes(&line, f);
             open.get_or_insert(Piece { kind: Kind::Code, lines: Vec::new() }).lines.push(line);
@@ -118,7 +175,7 @@ fn pieces(text: &str) -> Vec<Piece> {
             flush(&mut open, &mut out);
         } else if is_heading(&line) {
             flush(&mut open, &mut out);
-            out.push(Piece { kind: Kind::Heading, lines: vec![line] });
+            out.extend(heading_text(&line).map(|t| Piece { kind: Kind::Heading, lines: vec![t] }));
         } else if definition_line(&line).is_ok() {
             flush(&mut open, &mut out);
             out.push(Piece { kind: Kind::Definition, lines: vec![line] });
@@ -151,8 +208,10 @@ fn inert(line: &str) -> String {
 }
 
 fn shaped(p: &Piece, form: Form) -> Vec<String> {
-    if p.kind == Kind::Code {
-        return p.lines.clone();
+    match p.kind {
+        Kind::Code => return p.lines.clone(),
+        Kind::FrontMatter if form == Form::Inert => return fenced(&p.lines),
+        _ => {}
     }
     match form {
         Form::AsIs => p.lines.clone(),
@@ -164,14 +223,16 @@ fn shaped(p: &Piece, form: Form) -> Vec<String> {
 /// Whether the piece is written as a block (with the citation and an id).
 fn is_block(p: &Piece, form: Form) -> bool {
     match p.kind {
-        Kind::Heading => false,
-        Kind::Definition => form == Form::Inert,
-        Kind::Text | Kind::Code => true,
+        Kind::Definition | Kind::FrontMatter => form == Form::Inert,
+        Kind::Heading | Kind::Text | Kind::Code => true,
     }
 }
 
-/// The file, and each piece's 1-based line range in it.
+/// The file, and each piece's 1-based line range in it: `base` (the
+/// existing `topics/core.md`) when there is one, else `# Core` after the
+/// front matter kept; then the pieces and the evidence definition.
 fn assemble(
+    base: Option<&str>,
     pieces: &[Piece],
     forms: &[Form],
     ids: &[String],
@@ -180,16 +241,23 @@ fn assemble(
     let mut out = String::new();
     let mut line = 1;
     let mut ranges = Vec::with_capacity(pieces.len());
-    if pieces.first().is_none_or(|p| p.kind != Kind::Heading) {
-        out.push_str("# Core\n\n");
-        line += 2;
+    let mut header = base.is_none();
+    if let Some(b) = base.map(|b| b.trim_end_matches(['\n', '\r'])).filter(|b| !b.is_empty()) {
+        out.push_str(b);
+        out.push_str("\n\n");
+        line += b.split('\n').count() + 1;
     }
     for (k, p) in pieces.iter().enumerate() {
+        if header && !(p.kind == Kind::FrontMatter && forms[k] != Form::Inert) {
+            out.push_str("# Core\n\n");
+            line += 2;
+            header = false;
+        }
         let mut lines = shaped(p, forms[k]);
         if is_block(p, forms[k]) {
             let tail = format!("[^{}] ^{}", cite.label, ids[k]);
             match p.kind {
-                Kind::Code => lines.push(tail),
+                Kind::Code | Kind::FrontMatter => lines.push(tail),
                 _ => {
                     let last = lines.last_mut().expect("a piece has a line");
                     last.truncate(last.trim_end_matches([' ', '\t']).len());
@@ -206,22 +274,41 @@ fn assemble(
         }
         out.push('\n');
     }
-    out.push_str(cite.definition);
-    out.push('\n');
+    if header {
+        out.push_str("# Core\n\n");
+    }
+    // The same record preserved before is defined once.
+    let defined = format!("[^{}]:", cite.label);
+    if !base.is_some_and(|b| b.lines().any(|l| l.starts_with(&defined))) {
+        out.push_str(cite.definition);
+        out.push('\n');
+    }
     (out, ranges)
+}
+
+/// The definitions kept as definitions that no block of `file` cites.
+fn uncited(file: &TopicFile, pieces: &[Piece], forms: &[Form]) -> Vec<usize> {
+    let cited: HashSet<&str> =
+        file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
+    (0..pieces.len())
+        .filter(|&k| pieces[k].kind == Kind::Definition && forms[k] != Form::Inert)
+        .filter(|&k| definition_line(&pieces[k].lines[0]).is_ok_and(|(_, (label, _))| !cited.contains(label)))
+        .collect()
 }
 
 /// Converts the hand-written `text` into `topics/core.md` (see the module
 /// documentation), checked with the other topic files `others` against
-/// `resolver`, which must resolve the cited record. `None` when some piece
-/// cannot be made valid.
+/// `resolver`, which must resolve the cited record. When `others` holds
+/// `topics/core.md`, the blocks are appended to it (its own problems, if
+/// any, are not this conversion's). `None` when some piece cannot be made
+/// valid.
 pub fn convert_core(
     text: &str,
     cite: Citation<'_>,
     others: &[Loaded],
     resolver: &dyn SourceResolver,
 ) -> Option<Converted> {
-    let pieces = pieces(text);
+    let pieces = pieces(text.strip_prefix('\u{feff}').unwrap_or(text));
     let mut taken: HashSet<String> =
         others.iter().flat_map(|l| l.file.blocks.iter().filter_map(|b| b.id.clone())).collect();
     let ids: Vec<String> = pieces
@@ -234,26 +321,39 @@ pub fn convert_core(
             id
         })
         .collect();
-    let mut forms = vec![Form::AsIs; pieces.len()];
-    let mut all: Vec<Loaded> = others.to_vec();
+    let base_text = others.iter().find(|l| l.path == CORE_PATH).map(|l| l.file.print());
+    let base = base_text.as_deref();
+    // Front matter can only open a file.
+    let mut forms: Vec<Form> = pieces
+        .iter()
+        .map(|p| if base.is_some() && p.kind == Kind::FrontMatter { Form::Inert } else { Form::AsIs })
+        .collect();
+    let mut all: Vec<Loaded> = others.iter().filter(|l| l.path != CORE_PATH).cloned().collect();
     all.push(Loaded::parse(CORE_PATH, ""));
     for _ in 0..ROUNDS {
-        let (out, ranges) = assemble(&pieces, &forms, &ids, cite);
+        let (out, ranges) = assemble(base, &pieces, &forms, &ids, cite);
+        let first = ranges.first().map_or(usize::MAX, |r| r.0);
         *all.last_mut().expect("pushed") = Loaded::parse(CORE_PATH, &out);
         let checked = check(&all, resolver);
-        let lines: Vec<usize> =
-            checked.diagnostics.iter().filter(|d| d.path == CORE_PATH).map(|d| d.line).collect();
-        if lines.is_empty() {
+        let mut bump: Vec<usize> = Vec::new();
+        for d in checked.diagnostics.iter().filter(|d| d.path == CORE_PATH) {
+            match ranges.iter().position(|&(a, b)| a <= d.line && d.line <= b) {
+                Some(k) => bump.push(k),
+                None if base.is_some() && d.line < first => {}
+                None => return None,
+            }
+        }
+        if bump.is_empty() {
+            bump = uncited(&all.last().expect("pushed").file, &pieces, &forms);
+        }
+        if bump.is_empty() {
             let blocks = pieces.iter().zip(&forms).filter(|(p, f)| is_block(p, **f)).count();
             let rewritten = forms.iter().filter(|f| **f != Form::AsIs).count();
             return Some(Converted { text: out, blocks, rewritten });
         }
-        let mut bumped = HashSet::new();
-        for line in lines {
-            let k = ranges.iter().position(|&(a, b)| a <= line && line <= b)?;
-            if !bumped.insert(k) {
-                continue;
-            }
+        bump.sort_unstable();
+        bump.dedup();
+        for k in bump {
             let relinks = pieces[k].lines.iter().any(|l| relinked(l) != *l);
             forms[k] = match forms[k] {
                 Form::AsIs if relinks => Form::Relinked,

@@ -503,8 +503,9 @@ pub fn render_parts(files: &[&str], blocks: &[&BlockViews], core: CoreRender) ->
 pub enum CorePromotion {
     /// There is no hand-written `core.md` (absent, or rendered).
     Nothing,
-    /// `topics/core.md` exists too: the loose file is the render's to
-    /// replace once it has been preserved.
+    /// `topics/core.md` exists too: the loose file is preserved and its
+    /// converted blocks appended to `topics/core.md` (see `convert`), then
+    /// the render replaces it.
     Overwrite,
     /// It is a valid topic file: move it to `topics/core.md`.
     Move,

@@ -81,6 +81,10 @@ pub struct Derived {
     /// What happened to a hand-written root `core.md`, if there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hand_written_core: Option<String>,
+    /// What could not be done, and why (a root `core.md` that is not a
+    /// regular file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A writer: holds the write lock until dropped.
@@ -341,6 +345,7 @@ impl<'f> Writer<'f> {
             tracing::warn!(error = %e, "installed, but rebuilding the index or views failed");
             warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
         }
+        warnings.extend(views::CoreSlot::of(root).warning());
         Ok(Committed {
             revision: after,
             revision_before: rev.hex,
@@ -386,7 +391,7 @@ impl<'f> Writer<'f> {
     ) -> Result<(), Error> {
         let root = self.root.clone();
         let core_path = root.join("core.md");
-        let hand_written = core_path.is_file() && !views::is_derived_core(&core_path);
+        let hand_written = views::CoreSlot::of(&root) == views::CoreSlot::HandWritten;
         let cache = if hand_written { None } else { views::ViewsCache::load(&root, before) };
         let Some(mut cache) = cache else {
             return self.rebuild_all(false).map(|_| ());
@@ -399,7 +404,7 @@ impl<'f> Writer<'f> {
             changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
         dirty.extend(topics.citing(&sources));
         let core_exists = topics.files.contains_key("topics/core.md");
-        if core_exists && !core_path.is_file() {
+        if core_exists && views::CoreSlot::of(&root) == views::CoreSlot::Empty {
             // The rendered core.md went missing: render it again.
             dirty.insert("topics/core.md".to_owned());
         }
@@ -423,6 +428,9 @@ impl<'f> Writer<'f> {
                 &checked,
                 self.budget,
             )
+        } else if views::CoreSlot::of(&root) != views::CoreSlot::Derived {
+            // Not read through a link; `install` leaves the slot alone.
+            scriptorium_topic_markdown::views::CoreRender::default()
         } else {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let bytes = String::from_utf8(bytes)
@@ -441,8 +449,9 @@ impl<'f> Writer<'f> {
         let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
         let mut derived = Derived::default();
         let core_path = root.join("core.md");
-        fsio::check_no_links(&root, "core.md")?;
-        if promote_core && core_path.is_file() && !views::is_derived_core(&core_path) {
+        let slot = views::CoreSlot::of(&root);
+        derived.warnings.extend(slot.warning());
+        if promote_core && slot == views::CoreSlot::HandWritten {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let resolver = IndexSources::new(&root, &opened.view);

@@ -1,8 +1,9 @@
 //! A hand-written root `core.md` (no derived marker line): moved to
-//! `topics/core.md` when it is a valid topic file, else preserved verbatim
-//! as an evidence record and converted into blocks of `topics/core.md`
-//! citing it, in one transaction (FORMAT.md §4.4). The original is then
-//! set aside, never deleted.
+//! `topics/core.md` when there is none and it is a valid topic file, else
+//! preserved verbatim as an evidence record and converted into blocks of
+//! `topics/core.md` citing it (appended when that file exists), in one
+//! transaction (FORMAT.md §4.4). The original is then set aside, never
+//! deleted.
 
 use std::borrow::Cow;
 
@@ -19,12 +20,12 @@ use crate::patch::{Edit, Patch, Tier};
 /// the topic files are open.
 #[derive(Debug)]
 pub(crate) enum Plan {
-    /// A valid topic file: committed as `topics/core.md` as it is.
+    /// A valid topic file and no `topics/core.md`: committed as
+    /// `topics/core.md` as it is.
     Move(String),
-    /// `topics/core.md` exists: only set aside.
-    Overwrite,
-    /// Preserved as `record`, and converted when that works.
-    Preserve { record: Box<SourceRecord>, converted: Option<Converted> },
+    /// Preserved as `record`, and converted when that works: the whole new
+    /// `topics/core.md`, which replaces the existing one when `onto`.
+    Preserve { record: Box<SourceRecord>, converted: Option<Converted>, onto: bool },
     /// Not archivable (why): only set aside.
     Unarchivable(String),
 }
@@ -70,13 +71,16 @@ fn label_of(source: &str) -> String {
 }
 
 /// Decides what happens to the hand-written `text` (read as `bytes`),
-/// checked with the other topic files against `resolver`.
+/// checked with the topic files against `resolver`.
 pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn SourceResolver) -> Plan {
-    match core_promotion(Some(text), topics, resolver) {
-        CorePromotion::Move if std::str::from_utf8(bytes).is_ok() => return Plan::Move(text.to_owned()),
-        CorePromotion::Overwrite => return Plan::Overwrite,
-        _ => {}
+    // A byte-order mark is not the person's text (the record keeps it).
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if core_promotion(Some(body), topics, resolver) == CorePromotion::Move
+        && std::str::from_utf8(bytes).is_ok()
+    {
+        return Plan::Move(body.to_owned());
     }
+    let onto = topics.iter().any(|t| t.path == CORE_PATH);
     let digest = <sha2::Sha256 as sha2::Digest>::digest(bytes);
     let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let record = SourceId::new("workspace", "core-md", &format!("core-{short}"))
@@ -100,7 +104,7 @@ pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn S
     );
     let staged = Staged { inner: resolver, record: &record };
     let converted = convert_core(text, Citation { label: &label, definition: &definition }, topics, &staged);
-    Plan::Preserve { record: Box::new(record), converted }
+    Plan::Preserve { record: Box::new(record), converted, onto }
 }
 
 impl Writer<'_> {
@@ -119,34 +123,39 @@ impl Writer<'_> {
                     Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
                 }
             }
-            Plan::Overwrite => "topics/core.md exists; the loose file was set aside".to_owned(),
             Plan::Unarchivable(why) => {
                 format!("not a valid topic file and not archivable ({why}): set aside")
             }
-            Plan::Preserve { record, converted } => self.preserve(*record, converted),
+            Plan::Preserve { record, converted, onto } => self.preserve(*record, converted, onto),
         };
         let to = crate::layout::set_aside(self.root(), "core.md")?;
         Ok(format!("{note}; the original is kept at {}", to.display()))
     }
 
-    /// Archives `record` and creates the converted `topics/core.md` in one
+    /// Archives `record` and writes the converted `topics/core.md` (created,
+    /// or replacing the existing one it extends when `onto`) in one
     /// transaction; when that is refused, archives the record alone.
-    fn preserve(&mut self, record: SourceRecord, converted: Option<Converted>) -> String {
+    fn preserve(&mut self, record: SourceRecord, converted: Option<Converted>, onto: bool) -> String {
         let at = record.id().v2_path();
         if let Some(c) = converted {
+            let (path, content) = (CORE_PATH.to_owned(), c.text);
             let p = Patch {
                 base_revision: String::new(),
                 message: "convert the hand-written core.md into topics/core.md, preserved as evidence".into(),
                 sources: vec![record.clone()],
-                edits: vec![Edit::Create { path: CORE_PATH.into(), content: c.text }],
+                edits: vec![if onto {
+                    Edit::Replace { path, content }
+                } else {
+                    Edit::Create { path, content }
+                }],
+            };
+            let done = if onto {
+                format!("topics/core.md exists: converted into {} block(s) appended to it", c.blocks)
+            } else {
+                format!("not a valid topic file: converted into {} block(s) of topics/core.md", c.blocks)
             };
             match self.commit(&p, Tier::Owner, Base::Any) {
-                Ok(_) => {
-                    return format!(
-                        "not a valid topic file: converted into {} block(s) of topics/core.md, each citing it as archived in {at}",
-                        c.blocks
-                    )
-                }
+                Ok(_) => return format!("{done}, each citing it as archived in {at}"),
                 Err(e) => tracing::warn!(error = %e, "the converted core.md was refused; archiving it alone"),
             }
         }
@@ -167,8 +176,7 @@ impl Writer<'_> {
     /// the derived views; says what was done, `None` when there was nothing
     /// to migrate.
     pub fn migrate_core(&mut self) -> Result<Option<String>, Error> {
-        let core = self.root().join("core.md");
-        if !core.is_file() || crate::views::is_derived_core(&core) {
+        if crate::views::CoreSlot::of(self.root()) != crate::views::CoreSlot::HandWritten {
             return Ok(None);
         }
         Ok(self.rebuild_derived()?.hand_written_core)

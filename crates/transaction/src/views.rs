@@ -123,9 +123,54 @@ fn is_timeline_day(rel: &str) -> bool {
         && p[1..].iter().all(|s| s.trim_end_matches(".md").bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// What holds the workspace root's `core.md` name. It is looked at, never
+/// followed: only a regular file is read, replaced, migrated or removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreSlot {
+    /// Nothing is there.
+    Empty,
+    /// The rendered view (a regular file starting with the marker line).
+    Derived,
+    /// A regular file without the marker: a hand-written `core.md`.
+    HandWritten,
+    /// A symbolic link, a folder or another kind of entry (what it is):
+    /// left alone, so the rendered view cannot be written there.
+    Blocked(&'static str),
+}
+
+impl CoreSlot {
+    /// What is in the slot at `root`.
+    pub fn of(root: &Path) -> Self {
+        let path = root.join("core.md");
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => CoreSlot::Empty,
+            Ok(m) if m.file_type().is_symlink() => CoreSlot::Blocked("a symbolic link"),
+            Ok(m) if m.is_dir() => CoreSlot::Blocked("a folder"),
+            Ok(m) if !m.is_file() => CoreSlot::Blocked("not a regular file"),
+            Ok(_) if is_derived_core(&path) => CoreSlot::Derived,
+            Ok(_) => CoreSlot::HandWritten,
+        }
+    }
+
+    /// The warning for a blocked slot, `None` otherwise.
+    pub fn warning(self) -> Option<String> {
+        match self {
+            CoreSlot::Blocked(what) => Some(format!(
+                "core.md is {what}: it is not followed, migrated or removed, and the rendered core.md \
+                 cannot be written until it is moved away (memory is written to topics/ as usual)"
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// True when the file at `path` starts with the derived `core.md` marker
-/// line exactly (a CR before the LF makes it another line).
+/// line exactly (a CR before the LF makes it another line); a symbolic
+/// link is never read.
 pub fn is_derived_core(path: &Path) -> bool {
+    if std::fs::symlink_metadata(path).map_or(true, |m| !m.is_file()) {
+        return false;
+    }
     match std::fs::read(path) {
         Ok(bytes) => {
             let marker = CORE_MARKER.as_bytes();
@@ -141,11 +186,13 @@ pub fn is_derived_core(path: &Path) -> bool {
 pub fn install(root: &Path, files: &BTreeMap<String, String>) -> Result<(), Error> {
     fsio::check_no_links(root, fsio::TMP_DIR)?;
     for (rel, bytes) in files {
-        fsio::check_no_links(root, rel)?;
-        let target = root.join(rel);
-        if rel == "core.md" && target.exists() && !is_derived_core(&target) {
+        // A hand-written core.md waits for its migration; anything else
+        // that is not a regular file there is left alone (reported).
+        if rel == "core.md" && matches!(CoreSlot::of(root), CoreSlot::HandWritten | CoreSlot::Blocked(_)) {
             continue;
         }
+        fsio::check_no_links(root, rel)?;
+        let target = root.join(rel);
         if std::fs::read(&target).ok().as_deref() == Some(bytes.as_bytes()) {
             continue;
         }
@@ -174,8 +221,7 @@ pub fn install(root: &Path, files: &BTreeMap<String, String>) -> Result<(), Erro
         }
     }
     let core = root.join("core.md");
-    fsio::check_no_links(root, "core.md")?;
-    if !files.contains_key("core.md") && is_derived_core(&core) {
+    if !files.contains_key("core.md") && CoreSlot::of(root) == CoreSlot::Derived {
         std::fs::remove_file(&core).map_err(|e| Error::io(&e, "cannot remove", &core))?;
     }
     Ok(())

@@ -800,7 +800,8 @@
       current: 'the core.md on disk is this render',
       stale: 'the core.md on disk differs from this render (it is rebuilt after the next transaction or by `scriptorium render`)',
       absent: 'nothing is eligible, so there is no core.md',
-      'hand-written': 'the core.md on disk is hand-written (no derived marker)'
+      'hand-written': 'the core.md on disk is hand-written (no derived marker)',
+      blocked: 'core.md in the workspace is a symbolic link or not a regular file: it is left alone and the render cannot be written there'
     }[c.on_disk] || c.on_disk;
     sec.appendChild(h('p', { class: 'core-meta' },
       h('strong', null, fmt(c.tokens) + ' tokens'), ' of a budget of ' + fmt(c.budget) + ' (o200k_base) · ' +

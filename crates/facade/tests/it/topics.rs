@@ -197,8 +197,8 @@ fn hand_written_core_is_never_overwritten_and_odd_names_are_reported() {
         .unwrap();
     let out = run(&["render", "--workspace", w(ws.path()), "--json"], b"");
     assert!(out.status.success());
-    // topics/core.md exists: the loose file is set aside, never lost, and
-    // the render takes its place.
+    // topics/core.md exists: the loose file is converted into blocks
+    // appended to it, set aside, never lost, and the render takes its place.
     let name = ws.path().file_name().unwrap().to_string_lossy().into_owned();
     let aside = ws.path().with_file_name(format!("{name}-superseded"));
     assert_eq!(
@@ -206,7 +206,9 @@ fn hand_written_core_is_never_overwritten_and_odd_names_are_reported() {
         b"<!-- scriptorium:derived core.md -->\r\nmy notes\r\n"
     );
     std::fs::remove_dir_all(aside).unwrap();
-    assert!(json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().contains("set aside"));
+    let note = json_lines(&out.stdout)[0]["hand_written_core"].as_str().unwrap().to_owned();
+    assert!(note.contains("appended to it") && note.contains("the original is kept at"), "{note}");
+    assert!(std::fs::read_to_string(ws.path().join("core.md")).unwrap().contains("my notes"));
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
