@@ -20,6 +20,7 @@ use scriptorium_transaction::{self as transaction, Base, Patch, Tier};
 use serde::Serialize;
 
 use crate::clock::{self, Clock, SystemClock};
+use crate::conflict::Archived;
 use crate::error::{Code, Error, Result, WriteFailure};
 use crate::pending::{self, Cut, DEFAULT_THRESHOLD};
 use crate::status;
@@ -327,6 +328,26 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
     }
 
     fn write_batch(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        cut: &Cut,
+    ) -> Result<WriteReport, WriteFailure> {
+        let Some((k, conflict)) = Archived::default().first_conflict(&self.root, &cut.records) else {
+            return self.write_cut(writer, session, cut);
+        };
+        // The turns before it are written as usual; the turn itself can
+        // never be archived under its id, so it is marked handled (its text
+        // stays in the session store) and the write fails loudly, naming
+        // both records: the next write goes on after it.
+        if k > 0 {
+            self.write_cut(writer, session, &cut.prefix(k))?;
+        }
+        self.store.mark(session, &cut.ids[k..=k], &self.workspace)?;
+        Err(conflict.failure())
+    }
+
+    fn write_cut(
         &self,
         writer: &mut dyn BatchWriter,
         session: &str,

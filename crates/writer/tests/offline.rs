@@ -192,22 +192,27 @@ fn a_case_twin_folder_is_used_and_a_cited_turn_is_not_written_again() {
 }
 
 #[test]
-fn a_turn_reusing_an_archived_id_quotes_what_the_archive_holds() {
+fn a_turn_reusing_an_archived_id_is_refused_naming_both_records() {
     let dir = workspace();
     let root = dir.path();
     // Ada's record is archived first (by an earlier session, say).
     let ada = record("m1", Some(("7391", "Ada")), "I work as the treasurer");
     offline::write(&input(root, std::slice::from_ref(&ada))).unwrap();
+    std::fs::remove_file(root.join(ada_file())).unwrap();
+    let before = std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap();
     // A new turn with the same id, spoken by Bo with other words.
-    let std::result::Result::Ok(_) = std::fs::remove_file(root.join(ada_file())) else { panic!() };
     let bo = record("m1", Some(("4402", "Bo")), "I work as the one who deletes production");
-    offline::write(&input(root, &[bo])).unwrap();
-    let checked = validate(root);
-    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
-    assert!(!root.join(bo_file()).exists(), "Bo's words cite nothing of his");
-    let ada_file = std::fs::read_to_string(root.join(ada_file())).unwrap();
-    assert!(ada_file.contains("Ada [id 7391] said: “I work as the treasurer”"), "{ada_file}");
-    assert!(!ada_file.contains("production"));
+    let refused = offline::write(&input(root, &[bo])).unwrap_err();
+    assert_eq!(refused.code, scriptorium_scheduler::Code::Conflict);
+    assert!(!refused.retryable);
+    assert!(refused.reason.contains("chat/t1/m1"), "{}", refused.reason);
+    assert!(refused.reason.contains("trusted Ada [id 7391]"), "{}", refused.reason);
+    assert!(refused.reason.contains("trusted Bo [id 4402]"), "{}", refused.reason);
+    assert!(!root.join(bo_file()).exists(), "nothing is written for Bo");
+    assert!(!root.join(ada_file()).exists(), "nor anything quoting Ada in his stead");
+    assert_eq!(std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap(), before);
+    // The very same record again is no conflict: it is archived already.
+    offline::write(&input(root, &[ada])).unwrap();
 }
 
 #[test]

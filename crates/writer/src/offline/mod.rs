@@ -64,8 +64,7 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
     let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
-    let mut input = input.clone();
-    input.reconcile();
+    input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
     let mut known = Known {
