@@ -94,6 +94,9 @@ pub struct Turn {
     pub person: Option<String>,
     /// The role, for a speakerless turn.
     pub role: String,
+    /// Whether its record is archived pending (an unpaired group member's
+    /// text, say): its blocks stay out of recall and `core.md`.
+    pub pending: bool,
     /// The body, verbatim.
     pub content: String,
     /// Where to cite it.
@@ -111,6 +114,7 @@ impl Turn {
             speaker: r.speaker().map(|s| s.attribution()),
             person: r.speaker().map(|s| person_key(s.id(), s.display())),
             role: r.role().as_str().to_owned(),
+            pending: r.is_pending(),
             content: r.content().to_owned(),
             evidence: Evidence::new(r.id(), r.timestamp(), &r.id().v2_path()),
             line: writer_input::encode(&wire),
