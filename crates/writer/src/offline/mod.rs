@@ -29,7 +29,7 @@ mod text;
 
 pub use classify::{classify, first_person, preference, sentences, Statement};
 pub use route::{destination, on_disk, opener, slug, Destination};
-pub use text::{inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
+pub use text::{fits, inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -176,7 +176,8 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
         let who = unquoted(&opener(t.who()));
         for s in sentences(&t.content) {
             let Some(what) = classify(s) else { continue };
-            if spoken.already(&who, &key(s), t.pending) {
+            // Kept whole or not at all: a cut could reverse its meaning.
+            if !fits(s) || spoken.already(&who, &key(s), t.pending) {
                 continue;
             }
             kept.entry(destination(what, t)).or_default().push(s);

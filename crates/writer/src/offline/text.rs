@@ -4,49 +4,33 @@
 
 use scriptorium_topic_markdown::quote;
 
-/// The longest quotation, in characters.
+/// The longest sentence the offline writer keeps, in characters (after
+/// normalisation): a longer one is never cut (a cut can drop the condition
+/// that reverses an instruction, `… but only if …`), it stays in the
+/// archive only. Also where [`inert`] cuts a name.
 pub const QUOTE_CHARS: usize = 300;
 
+/// Whether a sentence is short enough to keep whole ([`QUOTE_CHARS`]).
+pub fn fits(sentence: &str) -> bool {
+    quote::normalise(sentence).chars().count() <= QUOTE_CHARS
+}
+
 /// What a paragraph says was said, after `<label> said`: each of `parts`
-/// (sentences of the turn, or its whole text) quoted exactly, after the
-/// normalisation quotations are checked in (`quote::normalise`), when no
-/// part holds `[`, `]` or a quotation mark that makes a span (`quote::MARKS`):
-/// `: “…” “…”`, at most [`QUOTE_CHARS`] characters in all, a cut quotation
-/// being a prefix of the part with `…` after its closing mark. Otherwise
-/// the parts joined and made [`inert`], without quotation marks:
-/// ` (not verbatim): …`, with `…` when cut.
+/// (kept sentences of the turn, each one that [`fits`]) quoted whole,
+/// after the normalisation quotations are checked in (`quote::normalise`),
+/// when no part holds `[`, `]` or a quotation mark that makes a span
+/// (`quote::MARKS`): `: “…” “…”`. Otherwise the parts joined and made
+/// [`inert`] (uncut), without quotation marks: ` (not verbatim): …`.
+/// Nothing is ever cut.
 pub fn said(parts: &[&str]) -> String {
     let exact: Vec<String> = parts.iter().map(|p| quote::normalise(p)).collect();
     let quotable = exact.iter().all(|p| !p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
     if !quotable {
-        let full = inert_uncut(&parts.join(" "));
-        let mut out = format!(" (not verbatim): {}", full.chars().take(QUOTE_CHARS).collect::<String>());
-        if full.chars().count() > QUOTE_CHARS {
-            out.push('…');
-        }
-        return out;
+        return format!(" (not verbatim): {}", inert_uncut(&parts.join(" ")));
     }
     let mut out = String::from(":");
-    let mut left = QUOTE_CHARS;
-    for (k, p) in exact.iter().enumerate() {
-        let n = p.chars().count();
-        if n <= left {
-            out.push_str(&format!(" “{p}”"));
-            left -= n;
-            if left == 0 && k + 1 < exact.len() {
-                out.push('…');
-                break;
-            }
-        } else {
-            // Cut between words: a quotation ends on a word boundary of
-            // the record it is grounded in.
-            let cut = quote::cut_on_boundary(p, left).trim_end();
-            if !cut.is_empty() {
-                out.push_str(&format!(" “{cut}”"));
-            }
-            out.push('…');
-            break;
-        }
+    for p in &exact {
+        out.push_str(&format!(" “{p}”"));
     }
     out
 }
