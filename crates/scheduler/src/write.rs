@@ -426,6 +426,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             return Ok(0);
         }
         let mut archive = ArchivedIds::default();
+        let mut conflicts = Archived::default();
         let mut run = 0;
         for id in pending {
             if !claimed.contains(id) {
@@ -433,7 +434,9 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             }
             let Some(node) = self.store.node(session, id)? else { break };
             let Ok(record) = node.record() else { break };
-            if !archive.contains(&self.root, &record)? {
+            // Archived under its id, and as this very message: a record of
+            // another (see `conflict`) is no sign that this turn was written.
+            if !archive.contains(&self.root, &record)? || conflicts.conflict(&self.root, &record).is_some() {
                 break;
             }
             run += 1;

@@ -14,10 +14,12 @@
 //! * `topics/threads/<slug(provider-thread)>.md`: decisions and a group's
 //!   dated plans and events, and what non-user roles state.
 //!
-//! Small talk stays in the archive, where search still finds it. A sentence
-//! some topic already says (the same after normalisation) is not written
-//! again. Every paragraph cites exactly the turn it came from and names
-//! that turn's attribution (FORMAT.md §2.3; or its bare role), so nothing is
+//! Small talk stays in the archive, where search still finds it; so does
+//! a durable sentence too long to quote whole (it is never cut). A
+//! sentence its speaker (attribution, or role) already said is not written
+//! again; another speaker's, the assistant's or a pending turn's words never
+//! keep a trusted turn's sentence out. Every paragraph cites exactly the
+//! turn it came from and names that turn's attribution (FORMAT.md §2.3; or its bare role), so nothing is
 //! ever attributed to anyone but the transport's speaker — whatever the
 //! body claims — and no impostor reads like the person it imitates. What
 //! the turn said is quoted exactly ([`said`]) or marked not verbatim. A
@@ -165,8 +167,8 @@ impl Spoken<'_> {
 /// The edits the offline writer makes for `turns` in the workspace at
 /// `root` (reading the topic files they add to). A turn some block already
 /// cites was written (perhaps moved since by a reorganize) and is skipped;
-/// so is a sentence some topic (or an earlier turn of the plan) already
-/// says, and a paragraph whose block id exists.
+/// so is a sentence too long to quote whole, one its speaker already said
+/// ([`Spoken`]), and a paragraph whose block id exists.
 pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
     let mut spoken =
