@@ -19,11 +19,12 @@
 //! sentence its speaker (attribution, or role) already said is not written
 //! again; another speaker's, the assistant's or a pending turn's words never
 //! keep a trusted turn's sentence out. Every paragraph cites exactly the
-//! turn it came from and names that turn's attribution (FORMAT.md §2.3; or its bare role), so nothing is
-//! ever attributed to anyone but the transport's speaker — whatever the
-//! body claims — and no impostor reads like the person it imitates. What
-//! the turn said is quoted exactly ([`said`]) or marked not verbatim. A
-//! paragraph whose block id is already in its file is not written again.
+//! turn it came from and names that turn's attribution (FORMAT.md §2.3; or
+//! its bare role), so nothing is ever attributed to anyone but the
+//! transport's speaker — whatever the body claims — and no impostor reads
+//! like the person it imitates. What the turn said is quoted exactly and
+//! whole ([`said`]) or marked not verbatim. A paragraph whose block id is
+//! already in its file is not written again.
 
 mod classify;
 mod route;
