@@ -87,9 +87,10 @@ impl Archived {
     pub fn conflict(&mut self, root: &Path, record: &SourceRecord) -> Option<Conflict> {
         let path = record.id().v2_path();
         let source = record.id().text();
-        let views = self.files.entry(path.clone()).or_insert_with(|| {
-            archive::dump(&root.join(&path)).map(|d| d.records).unwrap_or_default()
-        });
+        let views = self
+            .files
+            .entry(path.clone())
+            .or_insert_with(|| archive::dump(&root.join(&path)).map(|d| d.records).unwrap_or_default());
         let archived = views.iter().find(|v| v.source_id.as_deref() == Some(source.as_str()))?;
         let turn = RecordView::of_record(record);
         (!same_message(archived, &turn)).then(|| Conflict { source, path, archived: archived.clone(), turn })

@@ -17,8 +17,10 @@ pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.md");
 pub fn extract_before_discard(turns: &[Turn]) -> Option<String> {
     let mut lines = Vec::new();
     for t in turns {
-        let keep: Vec<&str> =
-            sentences(&t.content).into_iter().filter(|s| (first_person(s) || preference(s)) && fits(s)).collect();
+        let keep: Vec<&str> = sentences(&t.content)
+            .into_iter()
+            .filter(|s| (first_person(s) || preference(s)) && fits(s))
+            .collect();
         if !keep.is_empty() {
             lines.push(format!("{} said{} ({})", t.who(), said(&keep), t.source));
         }

@@ -172,8 +172,7 @@ impl Spoken<'_> {
 /// ([`Spoken`]), and a paragraph whose block id exists.
 pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
-    let mut spoken =
-        Spoken { root, known, now: HashSet::new(), promoted: None, pending: HashMap::new() };
+    let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, pending: HashMap::new() };
     for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));

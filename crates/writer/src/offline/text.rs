@@ -101,7 +101,9 @@ const ROLES: [&str; 4] = ["user", "assistant", "system", "tool"];
 /// ends at its first `]` (a normalised display never holds `[` or `]`,
 /// FORMAT.md §2.3). `None` for a line that is not a paragraph of that shape.
 fn speaker_of(line: &str) -> Option<&str> {
-    if let Some(role) = ROLES.iter().find(|r| line.strip_prefix(**r).is_some_and(|rest| rest.starts_with(" said"))) {
+    if let Some(role) =
+        ROLES.iter().find(|r| line.strip_prefix(**r).is_some_and(|rest| rest.starts_with(" said")))
+    {
         return Some(role);
     }
     let end = line.find(']')? + 1;
