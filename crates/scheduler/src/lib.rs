@@ -18,6 +18,7 @@
 //! Should I use this crate? Agent builders want the `scriptorium` facade.
 
 pub mod clock;
+pub mod conflict;
 pub mod error;
 pub mod import;
 pub mod node;

@@ -134,6 +134,19 @@ pub struct Cut {
     pub tokens: usize,
 }
 
+impl Cut {
+    /// Its first `n` turns, as a batch of their own.
+    pub fn prefix(&self, n: usize) -> Cut {
+        let lines = self.lines[..n].to_vec();
+        Cut {
+            ids: self.ids[..n].to_vec(),
+            records: self.records[..n].to_vec(),
+            tokens: lines.iter().map(|l| line_tokens(l)).sum(),
+            lines,
+        }
+    }
+}
+
 /// Cuts the batch from `pending` (oldest first): the shortest prefix whose
 /// writer-input JSONL reaches `threshold` tokens, the turn that crosses it
 /// included (so one larger turn goes alone). When the whole suffix stays

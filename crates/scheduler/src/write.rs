@@ -20,6 +20,7 @@ use scriptorium_transaction::{self as transaction, Base, Patch, Tier};
 use serde::Serialize;
 
 use crate::clock::{self, Clock, SystemClock};
+use crate::conflict::Archived;
 use crate::error::{Code, Error, Result, WriteFailure};
 use crate::pending::{self, Cut, DEFAULT_THRESHOLD};
 use crate::status;
@@ -332,6 +333,26 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         session: &str,
         cut: &Cut,
     ) -> Result<WriteReport, WriteFailure> {
+        let Some((k, conflict)) = Archived::default().first_conflict(&self.root, &cut.records) else {
+            return self.write_cut(writer, session, cut);
+        };
+        // The turns before it are written as usual; the turn itself can
+        // never be archived under its id, so it is marked handled (its text
+        // stays in the session store) and the write fails loudly, naming
+        // both records: the next write goes on after it.
+        if k > 0 {
+            self.write_cut(writer, session, &cut.prefix(k))?;
+        }
+        self.store.mark(session, &cut.ids[k..=k], &self.workspace)?;
+        Err(conflict.failure())
+    }
+
+    fn write_cut(
+        &self,
+        writer: &mut dyn BatchWriter,
+        session: &str,
+        cut: &Cut,
+    ) -> Result<WriteReport, WriteFailure> {
         let batch = Batch {
             root: &self.root,
             session,
@@ -405,6 +426,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             return Ok(0);
         }
         let mut archive = ArchivedIds::default();
+        let mut conflicts = Archived::default();
         let mut run = 0;
         for id in pending {
             if !claimed.contains(id) {
@@ -412,7 +434,9 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             }
             let Some(node) = self.store.node(session, id)? else { break };
             let Ok(record) = node.record() else { break };
-            if !archive.contains(&self.root, &record)? {
+            // Archived under its id, and as this very message: a record of
+            // another (see `conflict`) is no sign that this turn was written.
+            if !archive.contains(&self.root, &record)? || conflicts.conflict(&self.root, &record).is_some() {
                 break;
             }
             run += 1;

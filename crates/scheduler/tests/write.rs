@@ -374,3 +374,41 @@ fn write_all_goes_past_a_session_refused_for_good() {
     assert!(f.reason.contains("\"a\""), "{f}");
     assert_eq!(w.written(), vec!["y0", "y1"], "session b was still written");
 }
+
+#[test]
+fn a_turn_whose_id_is_taken_is_refused_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let nodes = chain("a", 4, None);
+    let s = store_with("s", &nodes);
+    // Someone archived another message, speakerless and pending, under a2's id.
+    let other = scriptorium_source_archive::input::parse_record(
+        r#"{"provider":"test","thread":"t1","message":"a2","role":"user","timestamp":"2026-01-02T03:04:05Z","content":"not Ada's words","pending":true}"#,
+    )
+    .unwrap();
+    let mut w = scriptorium_transaction::Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let patch = scriptorium_transaction::Patch {
+        base_revision: String::new(),
+        message: "take a2".into(),
+        sources: vec![other],
+        edits: Vec::new(),
+    };
+    w.commit(&patch, scriptorium_transaction::Tier::Owner, scriptorium_transaction::Base::Any).unwrap();
+    drop(w);
+    let sch = Scheduler::new(&s, root, WS);
+    let refused = sch.write(&mut ArchiveWriter, "s", true).unwrap_err();
+    assert_eq!(refused.code, Code::Conflict);
+    assert!(!refused.retryable);
+    assert!(refused.reason.contains("test/t1/a2"), "{}", refused.reason);
+    assert!(refused.reason.contains("pending user, no speaker"), "{}", refused.reason);
+    assert!(refused.reason.contains("trusted Ada [id 7391], role user"), "{}", refused.reason);
+    let archived = std::fs::read_to_string(root.join("sources/test/_v2/t1.md")).unwrap();
+    assert!(archived.contains("turn a0") && archived.contains("turn a1"), "the turns before it are written");
+    assert!(!archived.contains("turn a2"), "{archived}");
+    // The refused turn is handled; the next write goes on after it.
+    assert_eq!(sch.pending_turns().unwrap(), 1);
+    let r = sch.write(&mut ArchiveWriter, "s", true).unwrap();
+    assert_eq!(r.turns, 1);
+    let archived = std::fs::read_to_string(root.join("sources/test/_v2/t1.md")).unwrap();
+    assert!(archived.contains("turn a3") && archived.contains("not Ada's words"), "{archived}");
+}

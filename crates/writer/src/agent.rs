@@ -54,9 +54,7 @@ impl<M: Model> ModelWriter<M> {
 
     /// Writes `input` as one transaction.
     pub fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
-        let mut input = input.clone();
-        input.reconcile();
-        let input = &input;
+        input.refuse_conflicts()?;
         let user = observation(&input.origin, &input.turns);
         let job = Job {
             root: input.root,

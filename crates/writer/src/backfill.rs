@@ -87,7 +87,9 @@ pub fn uncited(root: &Path) -> Result<Vec<Turn>, WriteFailure> {
         if cited.contains(text.as_str()) || (r.is_pending() && !promoted.contains(&text)) {
             continue;
         }
-        let t = Turn::of_record(r);
+        let mut t = Turn::of_record(r);
+        // Promoted: trusted from now on.
+        t.pending = false;
         out.push((t.evidence.archive_path.clone(), r.timestamp().to_owned(), t));
     }
     for (path, r) in archive.legacy_records() {
@@ -124,6 +126,7 @@ fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str)
         speaker: None,
         person: None,
         role: role.to_owned(),
+        pending: false,
         content: content.to_owned(),
         evidence: Evidence::new(id, time, path),
         line: writer_input::encode(&wire),

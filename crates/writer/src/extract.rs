@@ -5,19 +5,22 @@ use scriptorium_scheduler::WriteFailure;
 
 use crate::input::Turn;
 use crate::model::{Message, Model};
-use crate::offline::{first_person, preference, said, sentences};
+use crate::offline::{first_person, fits, preference, said, sentences};
 
 /// The extract prompt.
 pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.md");
 
 /// Without a model: each turn's first-person and preference sentences, one
 /// line each, as `<label or role> said: “…”` (quoted as the offline writer
-/// quotes: exactly, or marked not verbatim). `None` when there are none.
+/// quotes: whole and exactly, or marked not verbatim; a sentence too long
+/// to quote whole is left out). `None` when there are none.
 pub fn extract_before_discard(turns: &[Turn]) -> Option<String> {
     let mut lines = Vec::new();
     for t in turns {
-        let keep: Vec<&str> =
-            sentences(&t.content).into_iter().filter(|s| first_person(s) || preference(s)).collect();
+        let keep: Vec<&str> = sentences(&t.content)
+            .into_iter()
+            .filter(|s| (first_person(s) || preference(s)) && fits(s))
+            .collect();
         if !keep.is_empty() {
             lines.push(format!("{} said{} ({})", t.who(), said(&keep), t.source));
         }

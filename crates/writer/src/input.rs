@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use scriptorium_scheduler::Batch;
+use scriptorium_scheduler::conflict::Archived;
+use scriptorium_scheduler::{Batch, WriteFailure};
 use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
 use scriptorium_source_archive::{timestamp, SourceId, SourceRecord};
 
@@ -93,6 +94,9 @@ pub struct Turn {
     pub person: Option<String>,
     /// The role, for a speakerless turn.
     pub role: String,
+    /// Whether its record is archived pending (an unpaired group member's
+    /// text, say): its blocks stay out of recall and `core.md`.
+    pub pending: bool,
     /// The body, verbatim.
     pub content: String,
     /// Where to cite it.
@@ -110,6 +114,7 @@ impl Turn {
             speaker: r.speaker().map(|s| s.attribution()),
             person: r.speaker().map(|s| person_key(s.id(), s.display())),
             role: r.role().as_str().to_owned(),
+            pending: r.is_pending(),
             content: r.content().to_owned(),
             evidence: Evidence::new(r.id(), r.timestamp(), &r.id().v2_path()),
             line: writer_input::encode(&wire),
@@ -150,49 +155,17 @@ pub struct Input<'a> {
 }
 
 impl Input<'_> {
-    /// Makes every turn say what the archive says. A record whose id is
-    /// already archived is not archived again (the archive keeps the first),
-    /// so a turn that reuses an archived id with other words or another
-    /// speaker would quote one thing and cite another: such a turn is
-    /// replaced by the archived record, which is what its citation shows.
-    pub fn reconcile(&mut self) {
-        let mut files: std::collections::HashMap<String, Vec<scriptorium_source_archive::json::RecordView>> =
-            std::collections::HashMap::new();
-        let mut replaced = std::collections::HashSet::new();
-        for t in &mut self.turns {
-            let path = t.evidence.archive_path.clone();
-            if !path.contains("/_v2/") {
-                continue;
-            }
-            let records = files.entry(path.clone()).or_insert_with(|| {
-                scriptorium_source_archive::archive::dump(&self.root.join(&path))
-                    .map(|d| d.records)
-                    .unwrap_or_default()
-            });
-            let Some(view) = records.iter().find(|v| v.source_id.as_deref() == Some(t.source.as_str()))
-            else {
-                continue;
-            };
-            let speaker = view.speaker_trusted.then(|| view.attribution.clone());
-            if view.content == t.content && speaker == t.speaker && view.role == t.role {
-                continue;
-            }
-            t.person = view
-                .speaker_trusted
-                .then(|| person_key(view.speaker_id.as_deref(), view.speaker_display.as_deref()));
-            let wire = WireTurn {
-                reference: t.source.clone(),
-                speaker: view.attribution.clone(),
-                content: view.content.clone(),
-            };
-            t.speaker = speaker;
-            t.role = view.role.clone();
-            t.content = view.content.clone();
-            t.evidence.time = view.timestamp.clone();
-            t.line = writer_input::encode(&wire);
-            replaced.insert(t.source.clone());
+    /// Refuses a record to archive whose id the archive already holds with
+    /// another message (other words, another speaker or trust): the
+    /// archive keeps the first record of an id, so the turn would quote one
+    /// thing and cite another. `CONFLICT`, not retryable, naming the id and
+    /// both sides; the scheduler finds such a turn before a batch reaches a
+    /// writer, so this holds only against a record archived in between.
+    pub fn refuse_conflicts(&self) -> Result<(), WriteFailure> {
+        match Archived::default().first_conflict(self.root, &self.archive) {
+            Some((_, conflict)) => Err(conflict.failure()),
+            None => Ok(()),
         }
-        self.archive.retain(|r| !replaced.contains(&r.id().text()));
     }
 }
 

@@ -93,17 +93,78 @@ fn only_a_user_instructs_core() {
 }
 
 #[test]
-fn a_sentence_is_written_once() {
+fn a_speakers_sentence_is_written_once() {
     let dir = workspace();
     let root = dir.path();
     let recs = [
         record("m1", Some(("7391", "Ada")), "I prefer tea."),
-        record("m2", Some(("4402", "Bo")), "I prefer  tea."),
+        record("m2", Some(("7391", "Ada")), "I prefer  tea."),
     ];
     assert_eq!(written(root, &recs), ["topics/core.md"]);
     // And in a later write too.
-    assert!(written(root, &[record("m3", Some(("5", "Cy")), "I PREFER TEA.")]).is_empty());
+    assert!(written(root, &[record("m3", Some(("7391", "Ada")), "I PREFER TEA.")]).is_empty());
     assert_eq!(topics(root)["topics/core.md"].matches("said:").count(), 1);
+}
+
+fn pending(message: &str, speaker: Option<(&str, &str)>, content: &str) -> SourceRecord {
+    let mut v = serde_json::json!({"provider": "chat", "thread": "t1", "message": message, "role": "user",
+        "timestamp": "2026-03-01T10:00:00Z", "content": content, "pending": true});
+    if let Some((id, display)) = speaker {
+        v["speaker_id"] = id.into();
+        v["speaker_display"] = display.into();
+    }
+    scriptorium_source_archive::input::parse_record(&v.to_string()).unwrap()
+}
+
+#[test]
+fn an_assistants_sentence_does_not_suppress_the_users() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        with_role("m1", "assistant", "You could tell me: Please avoid jargon. I'm a product manager."),
+        record("m2", None, "Please avoid jargon. I'm a product manager."),
+    ];
+    offline::write(&input(root, &recs)).unwrap();
+    let core = &topics(root)["topics/core.md"];
+    assert!(core.contains("user said: “Please avoid jargon.” “I'm a product manager.”"), "{core}");
+}
+
+#[test]
+fn another_speakers_sentence_does_not_suppress_ones_own() {
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        record("b1", Some(("4402", "Bo")), "I live in Paris. My dog is called Rex."),
+        record("a1", Some(("7391", "Ada")), "I live in Paris. My dog is called Rex."),
+    ];
+    offline::write(&input(root, &recs)).unwrap();
+    let all = topics(root);
+    for file in [ada_file(), bo_file()] {
+        let text = &all[&file];
+        assert!(text.contains("said: “I live in Paris.” “My dog is called Rex.”"), "{file}: {text}");
+    }
+}
+
+#[test]
+fn a_pending_sentence_does_not_suppress_a_trusted_one() {
+    let dir = workspace();
+    let root = dir.path();
+    // In one write: an unpaired member, then trusted Ada.
+    let recs = [
+        pending("x1", Some(("999", "Mallory")), "Please always answer in English."),
+        record("a2", Some(("7391", "Ada")), "Please always answer in English."),
+    ];
+    offline::write(&input(root, &recs)).unwrap();
+    let core = &topics(root)["topics/core.md"];
+    assert!(core.contains("Ada [id 7391] said: “Please always answer in English.”"), "{core}");
+    // Across writes, for one speaker: the speakerless user's pending text,
+    // then the same words trusted.
+    offline::write(&input(root, &[pending("p1", None, "Please never use emoji.")])).unwrap();
+    offline::write(&input(root, &[record("u1", None, "Please never use emoji.")])).unwrap();
+    let core = &topics(root)["topics/core.md"];
+    assert_eq!(core.matches("user said: “Please never use emoji.”").count(), 2, "{core}");
+    // But a pending repeat of trusted words adds nothing.
+    assert!(written(root, &[pending("p2", None, "Please never use emoji.")]).is_empty());
 }
 
 /// Sentences turns are made of: durable ones of every class, small talk,
@@ -137,7 +198,7 @@ fn speaker() -> impl Strategy<Value = Option<(&'static str, &'static str)>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
     #[test]
-    fn no_sentence_is_in_two_files(
+    fn no_speakers_sentence_is_written_twice(
         batches in proptest::collection::vec(
             proptest::collection::vec((speaker(), proptest::collection::vec(sentence(), 1..4)), 1..6),
             1..3,
@@ -156,12 +217,13 @@ proptest! {
                 .collect();
             offline::write(&input(root, &recs)).unwrap();
         }
-        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
         for (path, text) in topics(root) {
-            for key in offline::said_keys(&text) {
+            for said in offline::said_keys(&text) {
+                let key = &said.key;
                 prop_assert!(!key.contains("thanks") && !key.contains("sounds great"), "small talk {key:?} in {path}");
-                if let Some(first) = seen.insert(key.clone(), path.clone()) {
-                    prop_assert!(false, "{key:?} in {first} and again in {path}");
+                if let Some(first) = seen.insert((said.who.clone(), key.clone()), path.clone()) {
+                    prop_assert!(false, "{} said {key:?} in {first} and again in {path}", said.who);
                 }
             }
         }

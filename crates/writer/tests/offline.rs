@@ -192,22 +192,27 @@ fn a_case_twin_folder_is_used_and_a_cited_turn_is_not_written_again() {
 }
 
 #[test]
-fn a_turn_reusing_an_archived_id_quotes_what_the_archive_holds() {
+fn a_turn_reusing_an_archived_id_is_refused_naming_both_records() {
     let dir = workspace();
     let root = dir.path();
     // Ada's record is archived first (by an earlier session, say).
     let ada = record("m1", Some(("7391", "Ada")), "I work as the treasurer");
     offline::write(&input(root, std::slice::from_ref(&ada))).unwrap();
+    std::fs::remove_file(root.join(ada_file())).unwrap();
+    let before = std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap();
     // A new turn with the same id, spoken by Bo with other words.
-    let std::result::Result::Ok(_) = std::fs::remove_file(root.join(ada_file())) else { panic!() };
     let bo = record("m1", Some(("4402", "Bo")), "I work as the one who deletes production");
-    offline::write(&input(root, &[bo])).unwrap();
-    let checked = validate(root);
-    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
-    assert!(!root.join(bo_file()).exists(), "Bo's words cite nothing of his");
-    let ada_file = std::fs::read_to_string(root.join(ada_file())).unwrap();
-    assert!(ada_file.contains("Ada [id 7391] said: “I work as the treasurer”"), "{ada_file}");
-    assert!(!ada_file.contains("production"));
+    let refused = offline::write(&input(root, &[bo])).unwrap_err();
+    assert_eq!(refused.code, scriptorium_scheduler::Code::Conflict);
+    assert!(!refused.retryable);
+    assert!(refused.reason.contains("chat/t1/m1"), "{}", refused.reason);
+    assert!(refused.reason.contains("trusted Ada [id 7391]"), "{}", refused.reason);
+    assert!(refused.reason.contains("trusted Bo [id 4402]"), "{}", refused.reason);
+    assert!(!root.join(bo_file()).exists(), "nothing is written for Bo");
+    assert!(!root.join(ada_file()).exists(), "nor anything quoting Ada in his stead");
+    assert_eq!(std::fs::read(root.join("sources/chat/_v2/t1.md")).unwrap(), before);
+    // The very same record again is no conflict: it is archived already.
+    offline::write(&input(root, &[ada])).unwrap();
 }
 
 #[test]
@@ -262,17 +267,15 @@ fn quotations_are_exact_or_not_claimed() {
     assert_eq!(offline::said(&["I like  tea.", "My\u{200B} cat\nis 3."]), ": “I like tea.” “My cat is 3.”");
     assert_eq!(offline::said(&["I met [Ada] there"]), " (not verbatim): I met (Ada) there");
     assert_eq!(offline::said(&["she said \"go\" «now» 「x」"]), " (not verbatim): she said 'go' ‘now’ ‘x’");
+    // Nothing is ever cut: kept sentences fit, and are quoted whole.
     let long = "word ".repeat(100);
-    let cut = offline::said(&[long.as_str()]);
-    assert!(cut.starts_with(": “word word") && cut.ends_with("word”…"), "{cut}");
-    assert_eq!(cut.chars().filter(|c| *c != '“' && *c != '”' && *c != '…').count(), 2 + 299);
+    let whole = offline::said(&[long.as_str()]);
+    assert_eq!(whole, format!(": “{}”", long.trim_end()));
     let two = offline::said(&[&"a".repeat(300), "more"]);
-    assert!(two.ends_with("a”…"), "{two}");
+    assert_eq!(two, format!(": “{}” “more”", "a".repeat(300)));
     let bracketed = offline::said(&[&format!("[{long}]")]);
-    assert!(
-        bracketed.starts_with(" (not verbatim): (word word") && bracketed.ends_with("word…"),
-        "{bracketed}"
-    );
+    assert_eq!(bracketed, format!(" (not verbatim): ({long})"));
+    assert!(offline::fits(&"a".repeat(300)) && !offline::fits(&"a".repeat(301)));
     assert_eq!(
         offline::unquoted("Ann “Q” \"R\" «S» 「T」"),
         "Ann \\u{201C}Q\\u{201D} \\u{22}R\\u{22} \\u{AB}S\\u{BB} \\u{300C}T\\u{300D}"
@@ -292,4 +295,38 @@ fn a_display_name_with_quotation_marks_opens_no_quotation() {
     assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
     let thread = std::fs::read_to_string(root.join("topics/threads/chat-t1.md")).unwrap();
     assert!(thread.contains("Bo \\u{22}the [id 2] said: “We decided to tell everyone here”"), "{thread}");
+}
+
+#[test]
+fn a_sentence_too_long_to_quote_whole_is_not_kept() {
+    let dir = workspace();
+    let root = dir.path();
+    let condition = "Please always forward my private emails to the whole team mailing list, including the \
+        contractors, the interns, the external auditors, the partner agencies, the press office, the board, \
+        everyone in the shared channel and anyone else who asks, but only if I explicitly say the word \
+        banana first, otherwise never do it.";
+    assert!(condition.chars().count() > 300);
+    let recs = [record("m1", None, &format!("{condition} Please avoid jargon."))];
+    offline::write(&input(root, &recs)).unwrap();
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    assert!(core.contains("user said: “Please avoid jargon.”[^"), "{core}");
+    assert!(!core.contains("forward") && !core.contains('…'), "{core}");
+    let archived = std::fs::read_to_string(root.join("sources/chat/_v2/t1.md")).unwrap();
+    assert!(archived.contains("banana first"), "it stays in the archive");
+}
+
+#[test]
+fn line_and_paragraph_separators_end_sentences() {
+    for sep in ['\u{2028}', '\u{2029}', '\u{85}', '\u{0B}', '\u{0C}', '\r'] {
+        let text = format!("I prefer tea{sep}I live in Oslo");
+        assert_eq!(offline::sentences(&text), ["I prefer tea", "I live in Oslo"], "{sep:?}");
+    }
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [record("m1", None, "Please avoid jargon\u{2028}I'm a product manager")];
+    offline::write(&input(root, &recs)).unwrap();
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    assert!(core.contains("user said: “Please avoid jargon” “I'm a product manager”"), "{core}");
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
 }

@@ -24,11 +24,17 @@ pub enum Statement {
     Decision,
 }
 
-/// Sentences: split at line ends and after `.`, `!`, `?` followed by white
-/// space.
+/// Whether `c` ends a line: LF, CR, VT, FF, NEL, and the Unicode line and
+/// paragraph separators U+2028, U+2029.
+fn line_end(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// Sentences: split at line ends (any of [`line_end`]) and after `.`, `!`,
+/// `?` followed by white space.
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for line in text.lines() {
+    for line in text.split(line_end) {
         let mut start = 0;
         let bytes = line.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {

@@ -14,14 +14,17 @@
 //! * `topics/threads/<slug(provider-thread)>.md`: decisions and a group's
 //!   dated plans and events, and what non-user roles state.
 //!
-//! Small talk stays in the archive, where search still finds it. A sentence
-//! some topic already says (the same after normalisation) is not written
-//! again. Every paragraph cites exactly the turn it came from and names
-//! that turn's attribution (FORMAT.md §2.3; or its bare role), so nothing is
-//! ever attributed to anyone but the transport's speaker — whatever the
-//! body claims — and no impostor reads like the person it imitates. What
-//! the turn said is quoted exactly ([`said`]) or marked not verbatim. A
-//! paragraph whose block id is already in its file is not written again.
+//! Small talk stays in the archive, where search still finds it; so does
+//! a durable sentence too long to quote whole (it is never cut). A
+//! sentence its speaker (attribution, or role) already said is not written
+//! again; another speaker's, the assistant's or a pending turn's words never
+//! keep a trusted turn's sentence out. Every paragraph cites exactly the
+//! turn it came from and names that turn's attribution (FORMAT.md §2.3; or
+//! its bare role), so nothing is ever attributed to anyone but the
+//! transport's speaker — whatever the body claims — and no impostor reads
+//! like the person it imitates. What the turn said is quoted exactly and
+//! whole ([`said`]) or marked not verbatim. A paragraph whose block id is
+//! already in its file is not written again.
 
 mod classify;
 mod route;
@@ -29,9 +32,9 @@ mod text;
 
 pub use classify::{classify, first_person, preference, sentences, Statement};
 pub use route::{destination, on_disk, opener, slug, Destination};
-pub use text::{inert, key, said, said_keys, unquoted, QUOTE_CHARS};
+pub use text::{fits, inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -64,17 +67,18 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
     let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
-    let mut input = input.clone();
-    input.reconcile();
+    input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
     let mut known = Known {
         ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
         cited: index.files.values().flat_map(|f| f.sources.iter().cloned()).collect(),
-        said: HashSet::new(),
+        said: HashMap::new(),
     };
     for path in index.files.keys() {
-        known.said.extend(said_keys(&read(input.root, path)?.unwrap_or_default()));
+        for said in said_keys(&read(input.root, path)?.unwrap_or_default()) {
+            known.said.entry((said.who, said.key)).or_default().push(said.source);
+        }
     }
     let edits = plan(input.root, &input.turns, &known)?;
     let patch = Patch {
@@ -103,25 +107,79 @@ pub struct Known {
     pub ids: HashSet<String>,
     /// Cited source ids (text form).
     pub cited: HashSet<String>,
-    /// The [`key`]s of every sentence some topic file quotes (or says not
-    /// verbatim): such a sentence is not written again.
-    pub said: HashSet<String>,
+    /// Who said what, by (attribution or role as written, [`key`]), as
+    /// topic files quote it (or say it not verbatim), with the source each
+    /// such paragraph cites: the same speaker's sentence is not written
+    /// again, unless only pending records said it and this turn is trusted.
+    pub said: HashMap<(String, String), Vec<Option<String>>>,
+}
+
+/// Whether a sentence `who` says in a turn (`pending` or not) is said
+/// already: by a paragraph of the workspace citing a trusted (or promoted)
+/// record, or, for a pending turn, by any paragraph of that speaker; or by
+/// an earlier turn of this write as trusted as it is.
+struct Spoken<'a> {
+    root: &'a Path,
+    known: &'a Known,
+    now: HashSet<(String, String, bool)>,
+    promoted: Option<std::collections::BTreeSet<String>>,
+    pending: HashMap<String, bool>,
+}
+
+impl Spoken<'_> {
+    fn already(&mut self, who: &str, k: &str, pending: bool) -> bool {
+        let (who, k) = (who.to_owned(), k.to_owned());
+        if self.now.contains(&(who.clone(), k.clone(), false))
+            || (pending && self.now.contains(&(who.clone(), k.clone(), true)))
+        {
+            return true;
+        }
+        let Some(sources) = self.known.said.get(&(who.clone(), k.clone())) else {
+            self.now.insert((who, k, pending));
+            return false;
+        };
+        let said = pending || sources.iter().any(|s| s.as_deref().is_none_or(|s| !self.cites_pending(s)));
+        if !said {
+            self.now.insert((who, k, pending));
+        }
+        said
+    }
+
+    /// Whether `source` is archived pending and not promoted; read only for
+    /// a sentence its speaker repeats, from the one archive file.
+    fn cites_pending(&mut self, source: &str) -> bool {
+        if let Some(p) = self.pending.get(source) {
+            return *p;
+        }
+        let promoted = self.promoted.get_or_insert_with(|| {
+            scriptorium_source_archive::trust::promoted(self.root).unwrap_or_default()
+        });
+        let archived_pending = scriptorium_source_archive::SourceId::parse(source).ok().is_some_and(|id| {
+            scriptorium_source_archive::archive::dump(&self.root.join(id.v2_path())).is_ok_and(|d| {
+                d.records.iter().any(|v| v.source_id.as_deref() == Some(source) && v.trust == "pending")
+            })
+        });
+        let p = archived_pending && !promoted.contains(source);
+        self.pending.insert(source.to_owned(), p);
+        p
+    }
 }
 
 /// The edits the offline writer makes for `turns` in the workspace at
 /// `root` (reading the topic files they add to). A turn some block already
 /// cites was written (perhaps moved since by a reorganize) and is skipped;
-/// so is a sentence some topic (or an earlier turn of the plan) already
-/// says, and a paragraph whose block id exists.
+/// so is a sentence too long to quote whole, one its speaker already said
+/// ([`Spoken`]), and a paragraph whose block id exists.
 pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
-    let mut said_now: HashSet<String> = HashSet::new();
+    let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, pending: HashMap::new() };
     for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
+        let who = unquoted(&opener(t.who()));
         for s in sentences(&t.content) {
             let Some(what) = classify(s) else { continue };
-            let k = key(s);
-            if known.said.contains(&k) || !said_now.insert(k) {
+            // Kept whole or not at all: a cut could reverse its meaning.
+            if !fits(s) || spoken.already(&who, &key(s), t.pending) {
                 continue;
             }
             kept.entry(destination(what, t)).or_default().push(s);

@@ -4,49 +4,33 @@
 
 use scriptorium_topic_markdown::quote;
 
-/// The longest quotation, in characters.
+/// The longest sentence the offline writer keeps, in characters (after
+/// normalisation): a longer one is never cut (a cut can drop the condition
+/// that reverses an instruction, `… but only if …`), it stays in the
+/// archive only. Also where [`inert`] cuts a name.
 pub const QUOTE_CHARS: usize = 300;
 
+/// Whether a sentence is short enough to keep whole ([`QUOTE_CHARS`]).
+pub fn fits(sentence: &str) -> bool {
+    quote::normalise(sentence).chars().count() <= QUOTE_CHARS
+}
+
 /// What a paragraph says was said, after `<label> said`: each of `parts`
-/// (sentences of the turn, or its whole text) quoted exactly, after the
-/// normalisation quotations are checked in (`quote::normalise`), when no
-/// part holds `[`, `]` or a quotation mark that makes a span (`quote::MARKS`):
-/// `: “…” “…”`, at most [`QUOTE_CHARS`] characters in all, a cut quotation
-/// being a prefix of the part with `…` after its closing mark. Otherwise
-/// the parts joined and made [`inert`], without quotation marks:
-/// ` (not verbatim): …`, with `…` when cut.
+/// (kept sentences of the turn, each one that [`fits`]) quoted whole,
+/// after the normalisation quotations are checked in (`quote::normalise`),
+/// when no part holds `[`, `]` or a quotation mark that makes a span
+/// (`quote::MARKS`): `: “…” “…”`. Otherwise the parts joined and made
+/// [`inert`] (uncut), without quotation marks: ` (not verbatim): …`.
+/// Nothing is ever cut.
 pub fn said(parts: &[&str]) -> String {
     let exact: Vec<String> = parts.iter().map(|p| quote::normalise(p)).collect();
     let quotable = exact.iter().all(|p| !p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
     if !quotable {
-        let full = inert_uncut(&parts.join(" "));
-        let mut out = format!(" (not verbatim): {}", full.chars().take(QUOTE_CHARS).collect::<String>());
-        if full.chars().count() > QUOTE_CHARS {
-            out.push('…');
-        }
-        return out;
+        return format!(" (not verbatim): {}", inert_uncut(&parts.join(" ")));
     }
     let mut out = String::from(":");
-    let mut left = QUOTE_CHARS;
-    for (k, p) in exact.iter().enumerate() {
-        let n = p.chars().count();
-        if n <= left {
-            out.push_str(&format!(" “{p}”"));
-            left -= n;
-            if left == 0 && k + 1 < exact.len() {
-                out.push('…');
-                break;
-            }
-        } else {
-            // Cut between words: a quotation ends on a word boundary of
-            // the record it is grounded in.
-            let cut = quote::cut_on_boundary(p, left).trim_end();
-            if !cut.is_empty() {
-                out.push_str(&format!(" “{cut}”"));
-            }
-            out.push('…');
-            break;
-        }
+    for p in &exact {
+        out.push_str(&format!(" “{p}”"));
     }
     out
 }
@@ -97,23 +81,69 @@ pub fn key(sentence: &str) -> String {
     inert_uncut(sentence).to_lowercase()
 }
 
-/// The keys of what the paragraphs of a topic file's `text` say was said:
-/// each quotation `“…”`, and each sentence after `said (not verbatim): `.
-pub fn said_keys(text: &str) -> Vec<String> {
+/// One sentence a paragraph says was said: by whom (the paragraph's
+/// opening attribution or role, as written), its [`key`], and the source
+/// its evidence footnote cites.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// The attribution (or bare role) the paragraph opens with, as written.
+    pub who: String,
+    /// The sentence's [`key`].
+    pub key: String,
+    /// The cited source id (text form), when the file defines the footnote.
+    pub source: Option<String>,
+}
+
+/// The roles a speakerless paragraph opens with.
+const ROLES: [&str; 4] = ["user", "assistant", "system", "tool"];
+
+/// Who a paragraph line says spoke: a bare role, or an attribution, which
+/// ends at its first `]` (a normalised display never holds `[` or `]`,
+/// FORMAT.md §2.3). `None` for a line that is not a paragraph of that shape.
+fn speaker_of(line: &str) -> Option<&str> {
+    if let Some(role) =
+        ROLES.iter().find(|r| line.strip_prefix(**r).is_some_and(|rest| rest.starts_with(" said")))
+    {
+        return Some(role);
+    }
+    let end = line.find(']')? + 1;
+    line[end..].starts_with(" said").then(|| &line[..end])
+}
+
+/// What the paragraphs of a topic file's `text` say was said: each
+/// quotation `“…”`, and each sentence after `said (not verbatim): `, of
+/// every line that opens with who spoke (`<attribution or role> said`).
+pub fn said_keys(text: &str) -> Vec<Said> {
+    let sources: std::collections::HashMap<&str, &str> = text
+        .lines()
+        .filter_map(|l| {
+            let (label, rest) = l.strip_prefix("[^")?.split_once("]: ")?;
+            let source = rest.split_once("Sources: [")?.1.split_once("](")?.0;
+            Some((label, source))
+        })
+        .collect();
     let mut out = Vec::new();
     for line in text.lines() {
+        let Some(who) = speaker_of(line) else { continue };
+        let source = line
+            .rsplit_once("[^")
+            .and_then(|(_, l)| l.split_once(']'))
+            .and_then(|(label, _)| sources.get(label))
+            .map(|s| (*s).to_owned());
+        let mut keys = Vec::new();
         if let Some((_, words)) = line.split_once(" said (not verbatim): ") {
             let words = words.split("[^").next().unwrap_or(words).trim_end_matches('…');
-            out.extend(crate::offline::sentences(words).into_iter().map(key));
-            continue;
+            keys.extend(crate::offline::sentences(words).into_iter().map(key));
+        } else {
+            let mut rest = line;
+            while let Some(open) = rest.find('“') {
+                let after = &rest[open + '“'.len_utf8()..];
+                let Some(close) = after.find('”') else { break };
+                keys.push(key(&after[..close]));
+                rest = &after[close + '”'.len_utf8()..];
+            }
         }
-        let mut rest = line;
-        while let Some(open) = rest.find('“') {
-            let after = &rest[open + '“'.len_utf8()..];
-            let Some(close) = after.find('”') else { break };
-            out.push(key(&after[..close]));
-            rest = &after[close + '”'.len_utf8()..];
-        }
+        out.extend(keys.into_iter().map(|key| Said { who: who.to_owned(), key, source: source.clone() }));
     }
     out
 }
