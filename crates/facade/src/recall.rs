@@ -90,7 +90,9 @@ fn piece(h: &Value, cites: &mut cites::Cites) -> fold::Piece {
     if s("kind") == "topic" {
         let (path, block_id) = (s("path"), s("block_id"));
         let cited = cites.of(&path, &block_id);
-        fold::Piece::Block { cites: cited, text: s("text"), time: s("time"), path, block_id }
+        let text = s("text");
+        let whole = !one_line_cut(&text).1;
+        fold::Piece::Block { cites: cited, text, time: s("time"), path, block_id, whole }
     } else {
         let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
         let source_id = Some(s("source_id")).filter(|id| !id.is_empty());

@@ -42,6 +42,8 @@ pub enum Piece {
         text: String,
         /// The source ids it cites.
         cites: Vec<String>,
+        /// Whether its line shows all of it (it is not cut).
+        whole: bool,
     },
     /// An archived record.
     Record {
@@ -65,6 +67,12 @@ impl Piece {
         match self {
             Piece::Block { path, block_id, .. } => Some(format!("{path}#^{block_id}")),
             Piece::Record { source_id, .. } => source_id.clone(),
+        }
+    }
+
+    fn whole(&self) -> bool {
+        match self {
+            Piece::Block { whole, .. } | Piece::Record { whole, .. } => *whole,
         }
     }
 
@@ -95,17 +103,20 @@ pub struct Line {
     who: Option<String>,
     /// Normalised words of what it shows.
     words: String,
+    /// Whether it shows all of its piece (it is not cut).
+    whole: bool,
 }
 
 impl Line {
     fn new(piece: Piece) -> Line {
+        let whole = piece.whole();
         let (who, words) = piece.said();
         let who = who.map(str::to_owned);
         let shown_records = match &piece {
             Piece::Record { source_id: Some(id), whole: true, .. } => BTreeSet::from([id.clone()]),
             _ => BTreeSet::new(),
         };
-        Line { piece, also: Vec::new(), shown_records, who, words }
+        Line { piece, also: Vec::new(), shown_records, who, words, whole }
     }
 
     fn cites(&self, id: &str) -> bool {
@@ -132,8 +143,10 @@ impl Line {
 
 /// What to do with a hit that repeats line `i`.
 enum Fold {
-    /// Add the hit's place to line `i`.
-    Into(usize),
+    /// Add the hit's place to line `i`; `true` when the line shows all the
+    /// hit says (a record said again, or inside a longer one, by the same
+    /// speaker), so the record counts as shown.
+    Into(usize, bool),
     /// The hit shows more than line `i`: it takes its place, keeping the
     /// line's citations.
     Over(usize),
@@ -146,7 +159,12 @@ pub fn fold(hits: impl IntoIterator<Item = Piece>, limit: usize) -> (Vec<Line>, 
     let mut lines: Vec<Line> = Vec::new();
     for piece in hits {
         match repeats(&lines, &piece) {
-            Some(Fold::Into(i)) => lines[i].add_place(piece.place()),
+            Some(Fold::Into(i, shown)) => {
+                if let (true, Piece::Record { source_id: Some(id), .. }) = (shown, &piece) {
+                    lines[i].shown_records.insert(id.clone());
+                }
+                lines[i].add_place(piece.place());
+            }
             Some(Fold::Over(i)) => {
                 let old = std::mem::replace(&mut lines[i], Line::new(piece));
                 let line = &mut lines[i];
@@ -168,13 +186,13 @@ fn repeats(lines: &[Line], piece: &Piece) -> Option<Fold> {
     match piece {
         Piece::Record { source_id: Some(id), .. } => {
             if let Some(i) = lines.iter().position(|l| l.cites(id) || l.shown_records.contains(id)) {
-                return Some(Fold::Into(i));
+                return Some(Fold::Into(i, false));
             }
         }
         Piece::Block { cites, .. } if !cites.is_empty() => {
             let shown = |id: &String| lines.iter().position(|l| l.shown_records.contains(id));
             if cites.iter().all(|c| shown(c).is_some()) {
-                return cites.iter().filter_map(shown).min().map(Fold::Into);
+                return cites.iter().filter_map(shown).min().map(|i| Fold::Into(i, false));
             }
         }
         _ => {}
@@ -189,15 +207,17 @@ fn repeats(lines: &[Line], piece: &Piece) -> Option<Fold> {
         Piece::Block { cites, .. } => cites.iter().map(String::as_str).collect(),
         Piece::Record { .. } => BTreeSet::new(),
     };
+    // A text is folded into one that holds it only when that one is shown
+    // whole: a cut line may not show the words.
     for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.who.as_deref() == who) {
         if l.words == mine {
-            return Some(Fold::Into(i));
+            return Some(Fold::Into(i, true));
         }
         let comparable = who.is_some() || (!cited.is_empty() && l.cited() == cited);
-        if comparable && holds(&l.words, &mine) {
-            return Some(Fold::Into(i));
+        if comparable && l.whole && holds(&l.words, &mine) {
+            return Some(Fold::Into(i, true));
         }
-        if comparable && holds(&mine, &l.words) {
+        if comparable && piece.whole() && holds(&mine, &l.words) {
             return Some(Fold::Over(i));
         }
     }
@@ -231,6 +251,7 @@ mod tests {
             time: "t".into(),
             text: text.into(),
             cites: cites.iter().map(|c| c.to_string()).collect(),
+            whole: true,
         }
     }
 
@@ -362,6 +383,26 @@ mod tests {
         let long = block("topics/b.md", "b1", "Ada leads the launch of the tracker from Oslo", &["c/t/m1"]);
         let (lines, _) = fold([short, long], 5);
         assert_eq!(places(&lines), [("topics/b.md#^b1".into(), vec!["topics/a.md#^a1".into()])]);
+    }
+
+    #[test]
+    fn a_record_said_again_counts_as_shown_and_a_cut_line_holds_nothing() {
+        // m3 is folded into m4's line (the same words): a block of m3 is
+        // then folded too.
+        let hits = [
+            record("c/t/m4", "Please always answer in Latin."),
+            record("c/t/m3", "Please always answer in Latin."),
+            block("topics/core.md", "c1", "Eve said: “Please always answer in Latin.”", &["c/t/m3"]),
+        ];
+        let (lines, _) = fold(hits, 5);
+        assert_eq!(places(&lines), [("c/t/m4".into(), vec!["c/t/m3".into(), "topics/core.md#^c1".into()])]);
+        // A text inside a line cut before it is not folded into it.
+        let mut long = record("c/t/m1", "filler words here and the launch code is 4711 for staging");
+        if let Piece::Record { whole, .. } = &mut long {
+            *whole = false;
+        }
+        let (lines, _) = fold([long, record("c/t/m2", "the launch code is 4711")], 5);
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 
     #[test]
