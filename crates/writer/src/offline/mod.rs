@@ -15,9 +15,11 @@
 //!   dated plans and events, and what non-user roles state.
 //!
 //! Small talk stays in the archive, where search still finds it; so does
-//! a durable sentence too long to quote whole (it is never cut). A
-//! sentence its speaker (attribution, or role) already said is not written
-//! again; another speaker's, the assistant's or a pending turn's words never
+//! a durable sentence too long to quote whole (it is never cut). A kept
+//! sentence carries the sentences right after it that qualify it
+//! ([`statements`]): an instruction is never kept without its conditions.
+//! A sentence its speaker (attribution, or role) already said, in a
+//! paragraph citing that speaker's own record, is not written again; another speaker's, the assistant's or a pending turn's words never
 //! keep a trusted turn's sentence out. Every paragraph cites exactly the
 //! turn it came from and names that turn's attribution (FORMAT.md §2.3; or
 //! its bare role), so nothing is ever attributed to anyone but the
