@@ -111,7 +111,7 @@ pub fn qualifies(s: &str) -> bool {
 /// where the statement is the slice of `text` from the sentence to its last
 /// qualifier, so an instruction is never kept without its conditions. A
 /// qualifier joined to a kept sentence is not looked at on its own.
-pub fn statements<'a>(text: &'a str, mut keep: impl FnMut(&str) -> bool) -> Vec<(&'a str, &'a str)> {
+pub fn statements(text: &str, mut keep: impl FnMut(&str) -> bool) -> Vec<(&str, &str)> {
     let spans = spans(text);
     let mut out = Vec::new();
     let mut i = 0;
@@ -334,6 +334,23 @@ mod tests {
         assert!(first_person("I’m moving to Oslo"));
         assert!(first_person("that is mine"));
         assert!(!first_person("Imagine a mime"));
+    }
+
+    #[test]
+    fn a_kept_sentence_takes_the_sentences_that_qualify_it() {
+        let text = "Nice. Please avoid jargon. Only in emails. As long as I'm cc'd. Thanks! But see you.";
+        let kept = statements(text, |s| classify(s).is_some());
+        assert_eq!(
+            kept,
+            [("Please avoid jargon.", "Please avoid jargon. Only in emails. As long as I'm cc'd.")]
+        );
+        // A qualifier after small talk stands on its own; `as long` alone is
+        // not `as long as`.
+        assert_eq!(statements("Nice. But I live in Oslo.", |s| classify(s).is_some()).len(), 1);
+        assert!(
+            qualifies("Unless it rains.") && qualifies("so long as you ask") && !qualifies("As long ago")
+        );
+        assert!(!qualifies("Butter is nice.") && !qualifies("Onlyfans"));
     }
 
     #[test]
