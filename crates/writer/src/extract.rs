@@ -5,21 +5,24 @@ use scriptorium_scheduler::WriteFailure;
 
 use crate::input::Turn;
 use crate::model::{Message, Model};
-use crate::offline::{first_person, fits, preference, said, sentences};
+use crate::offline::{first_person, fits, preference, said, statements};
 
 /// The extract prompt.
 pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.md");
 
-/// Without a model: each turn's first-person and preference sentences, one
-/// line each, as `<label or role> said: “…”` (quoted as the offline writer
-/// quotes: whole and exactly, or marked not verbatim; a sentence too long
-/// to quote whole is left out). `None` when there are none.
+/// Without a model: each turn's first-person and preference sentences,
+/// each with the sentences right after it that qualify it
+/// ([`crate::offline::statements`]), one line a turn, as
+/// `<label or role> said: “…”` (quoted as the offline writer quotes: whole
+/// and exactly, or marked not verbatim; a statement too long to quote whole
+/// is left out). `None` when there are none.
 pub fn extract_before_discard(turns: &[Turn]) -> Option<String> {
     let mut lines = Vec::new();
     for t in turns {
-        let keep: Vec<&str> = sentences(&t.content)
+        let keep: Vec<&str> = statements(&t.content, |s| first_person(s) || preference(s))
             .into_iter()
-            .filter(|s| (first_person(s) || preference(s)) && fits(s))
+            .map(|(_, s)| s)
+            .filter(|s| fits(s))
             .collect();
         if !keep.is_empty() {
             lines.push(format!("{} said{} ({})", t.who(), said(&keep), t.source));

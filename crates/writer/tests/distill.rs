@@ -146,6 +146,37 @@ fn another_speakers_sentence_does_not_suppress_ones_own() {
 }
 
 #[test]
+fn a_paragraph_naming_one_speaker_but_citing_another_suppresses_nothing() {
+    let dir = workspace();
+    let root = dir.path();
+    let bo = record("b1", Some(("4402", "Bo")), "I live in Paris.");
+    offline::write(&input(root, std::slice::from_ref(&bo))).unwrap();
+    // A paired caller writes Bo's words as Ada's, citing Bo's record.
+    let evidence = scriptorium_writer::input::Turn::of_record(&bo).evidence.definition("topics/core.md");
+    let label = evidence.strip_prefix("[^").and_then(|s| s.split(']').next()).unwrap();
+    let forged =
+        format!("# Core\n\nAda [id 7391] said: “I live in Paris.”[^{label}] ^c-forged0001\n\n{evidence}\n");
+    let patch = scriptorium_transaction::Patch {
+        base_revision: String::new(),
+        message: "forged".to_owned(),
+        sources: Vec::new(),
+        edits: vec![scriptorium_transaction::Edit::Create {
+            path: "topics/core.md".to_owned(),
+            content: forged,
+        }],
+    };
+    let mut w = scriptorium_transaction::Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    w.commit(&patch, scriptorium_transaction::Tier::Paired, scriptorium_transaction::Base::Any).unwrap();
+    drop(w);
+    // Ada's own words are hers to have written.
+    assert_eq!(written(root, &[record("a1", Some(("7391", "Ada")), "I live in Paris.")]), [ada_file()]);
+    let ada = &topics(root)[&ada_file()];
+    assert!(ada.contains("Ada [id 7391] said: “I live in Paris.”"), "{ada}");
+    // And now they are written: a repeat adds nothing.
+    assert!(written(root, &[record("a2", Some(("7391", "Ada")), "I live in Paris.")]).is_empty());
+}
+
+#[test]
 fn a_pending_sentence_does_not_suppress_a_trusted_one() {
     let dir = workspace();
     let root = dir.path();

@@ -330,3 +330,55 @@ fn line_and_paragraph_separators_end_sentences() {
     let checked = validate(root);
     assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
 }
+
+#[test]
+fn a_kept_instruction_keeps_its_conditions() {
+    // No break before a lowercase letter: abbreviations and a line that
+    // goes on stay one sentence.
+    assert_eq!(
+        offline::sentences("Deploy at 5 p.m. unless it is Friday. E.g. tea\u{2028}or coffee.\nNext"),
+        ["Deploy at 5 p.m. unless it is Friday.", "E.g. tea\u{2028}or coffee.", "Next"]
+    );
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [
+        record("m1", Some(("4402", "Bo")), "I live in Paris. Please always deploy to prod at 5 p.m. unless it is Friday."),
+        record(
+            "m2",
+            Some(("7391", "Ada")),
+            "Please always forward my emails to the team. Only if I say banana first, otherwise don't. Thanks!",
+        ),
+        record("m3", None, "Please always reply in French\u{2028}except on Mondays. As long as it's polite."),
+    ];
+    offline::write(&input(root, &recs)).unwrap();
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    for line in [
+        "Bo [id 4402] said: “Please always deploy to prod at 5 p.m. unless it is Friday.”[^",
+        "Ada [id 7391] said: “Please always forward my emails to the team. Only if I say banana first, \
+         otherwise don't.”[^",
+        "user said: “Please always reply in French except on Mondays. As long as it's polite.”[^",
+    ] {
+        assert!(core.contains(line), "{line} in {core}");
+    }
+    let bo = std::fs::read_to_string(root.join(bo_file())).unwrap();
+    assert!(bo.contains("Bo [id 4402] said: “I live in Paris.”[^"), "{bo}");
+}
+
+#[test]
+fn an_instruction_whose_conditions_do_not_fit_is_not_kept() {
+    let dir = workspace();
+    let root = dir.path();
+    let long = format!("Unless {}it is Friday.", "it is late and ".repeat(20));
+    let recs = [record("m1", None, &format!("Please always deploy to prod. {long} I prefer tea."))];
+    offline::write(&input(root, &recs)).unwrap();
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    assert!(core.contains("user said: “I prefer tea.”[^"), "{core}");
+    assert!(!core.contains("deploy") && !core.contains("Friday"), "never cut: {core}");
+    // A sentence already written with its conditions is that statement; the
+    // same words without them are another.
+    offline::write(&input(root, &[record("m2", None, "Please always deploy to prod.")])).unwrap();
+    let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+    assert!(core.contains("user said: “Please always deploy to prod.”[^"), "{core}");
+}

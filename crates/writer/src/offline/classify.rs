@@ -1,6 +1,8 @@
 //! Which sentences of a turn the offline writer keeps, and as what: plain
 //! English word rules, no model (`docs/writer.md`, *What is kept*).
 
+use std::ops::Range;
+
 /// What a kept sentence states. The classes are tried in this order, and a
 /// sentence has the first that matches: each sentence is written once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,28 +33,102 @@ fn line_end(c: char) -> bool {
 }
 
 /// Sentences: split at line ends (any of [`line_end`]) and after `.`, `!`,
-/// `?` followed by white space.
+/// `?` followed by white space, except where the text after the break
+/// starts with a lowercase letter (`5 p.m. unless …`, `e.g. tea`, a line
+/// that goes on `…French\u{2028}except on Mondays`): a sentence starts with a
+/// character that is not lowercase. Each is a trimmed slice of `text`.
 pub fn sentences(text: &str) -> Vec<&str> {
+    spans(text).into_iter().map(|r| &text[r]).collect()
+}
+
+/// The byte ranges of [`sentences`].
+fn spans(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    for line in text.split(line_end) {
-        let mut start = 0;
-        let bytes = line.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
-            if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()) {
-                push(&mut out, &line[start..=i]);
-                start = i + 1;
-            }
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let (cut, next) = if line_end(c) {
+            (i, i + c.len_utf8())
+        } else if matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|(_, n)| n.is_whitespace()) {
+            (i + 1, i + 1)
+        } else {
+            continue;
+        };
+        if text[next..].trim_start().starts_with(char::is_lowercase) {
+            continue;
         }
-        push(&mut out, &line[start..]);
+        push(&mut out, text, start..cut);
+        start = next;
     }
+    push(&mut out, text, start..text.len());
     out
 }
 
-fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
-    let s = s.trim();
-    if !s.is_empty() {
-        out.push(s);
+fn push(out: &mut Vec<Range<usize>>, text: &str, r: Range<usize>) {
+    let s = &text[r.clone()];
+    let lead = s.len() - s.trim_start().len();
+    let kept = s.trim();
+    if !kept.is_empty() {
+        out.push(r.start + lead..r.start + lead + kept.len());
     }
+}
+
+/// The words that open a sentence which qualifies the one before it: a
+/// condition or an exception (`Only if I say so.`, `Unless it is Friday.`,
+/// `But not on Mondays.`). Each item one word, or words separated by spaces.
+pub const QUALIFIERS: &[&str] = &[
+    "only",
+    "unless",
+    "except",
+    "excluding",
+    "but",
+    "however",
+    "otherwise",
+    "if",
+    "when",
+    "whenever",
+    "until",
+    "as long as",
+    "so long as",
+    "provided",
+    "providing",
+    "though",
+    "although",
+    "not",
+];
+
+/// Whether the sentence `s` opens with one of the [`QUALIFIERS`].
+pub fn qualifies(s: &str) -> bool {
+    let w = lower_words(s);
+    QUALIFIERS.iter().any(|q| {
+        let q: Vec<&str> = q.split(' ').collect();
+        w.len() >= q.len() && q.iter().zip(&w).all(|(a, b)| a == b)
+    })
+}
+
+/// The sentences of `text` that `keep` accepts, each with the sentences
+/// right after it that [`qualifies`] joined to it: `(sentence, statement)`,
+/// where the statement is the slice of `text` from the sentence to its last
+/// qualifier, so an instruction is never kept without its conditions. A
+/// qualifier joined to a kept sentence is not looked at on its own.
+pub fn statements(text: &str, mut keep: impl FnMut(&str) -> bool) -> Vec<(&str, &str)> {
+    let spans = spans(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(first) = spans.get(i) {
+        let sentence = &text[first.clone()];
+        i += 1;
+        if !keep(sentence) {
+            continue;
+        }
+        let mut end = first.end;
+        while let Some(next) = spans.get(i).filter(|n| qualifies(&text[(*n).clone()])) {
+            end = next.end;
+            i += 1;
+        }
+        out.push((sentence, &text[first.start..end]));
+    }
+    out
 }
 
 fn words(s: &str) -> impl Iterator<Item = &str> {
@@ -258,6 +334,23 @@ mod tests {
         assert!(first_person("I’m moving to Oslo"));
         assert!(first_person("that is mine"));
         assert!(!first_person("Imagine a mime"));
+    }
+
+    #[test]
+    fn a_kept_sentence_takes_the_sentences_that_qualify_it() {
+        let text = "Nice. Please avoid jargon. Only in emails. As long as I'm cc'd. Thanks! But see you.";
+        let kept = statements(text, |s| classify(s).is_some());
+        assert_eq!(
+            kept,
+            [("Please avoid jargon.", "Please avoid jargon. Only in emails. As long as I'm cc'd.")]
+        );
+        // A qualifier after small talk stands on its own; `as long` alone is
+        // not `as long as`.
+        assert_eq!(statements("Nice. But I live in Oslo.", |s| classify(s).is_some()).len(), 1);
+        assert!(
+            qualifies("Unless it rains.") && qualifies("so long as you ask") && !qualifies("As long ago")
+        );
+        assert!(!qualifies("Butter is nice.") && !qualifies("Onlyfans"));
     }
 
     #[test]

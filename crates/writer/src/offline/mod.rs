@@ -15,9 +15,11 @@
 //!   dated plans and events, and what non-user roles state.
 //!
 //! Small talk stays in the archive, where search still finds it; so does
-//! a durable sentence too long to quote whole (it is never cut). A
-//! sentence its speaker (attribution, or role) already said is not written
-//! again; another speaker's, the assistant's or a pending turn's words never
+//! a durable sentence too long to quote whole (it is never cut). A kept
+//! sentence carries the sentences right after it that qualify it
+//! ([`statements`]): an instruction is never kept without its conditions.
+//! A sentence its speaker (attribution, or role) already said, in a
+//! paragraph citing that speaker's own record, is not written again; another speaker's, the assistant's or a pending turn's words never
 //! keep a trusted turn's sentence out. Every paragraph cites exactly the
 //! turn it came from and names that turn's attribution (FORMAT.md §2.3; or
 //! its bare role), so nothing is ever attributed to anyone but the
@@ -30,7 +32,9 @@ mod classify;
 mod route;
 mod text;
 
-pub use classify::{classify, first_person, preference, sentences, Statement};
+pub use classify::{
+    classify, first_person, preference, qualifies, sentences, statements, Statement, QUALIFIERS,
+};
 pub use route::{destination, on_disk, opener, slug, Destination};
 pub use text::{fits, inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
 
@@ -110,20 +114,31 @@ pub struct Known {
     /// Who said what, by (attribution or role as written, [`key`]), as
     /// topic files quote it (or say it not verbatim), with the source each
     /// such paragraph cites: the same speaker's sentence is not written
-    /// again, unless only pending records said it and this turn is trusted.
+    /// again when a paragraph cites a record of that speaker, trusted or
+    /// promoted unless this turn is pending ([`Spoken`]).
     pub said: HashMap<(String, String), Vec<Option<String>>>,
 }
 
 /// Whether a sentence `who` says in a turn (`pending` or not) is said
-/// already: by a paragraph of the workspace citing a trusted (or promoted)
-/// record, or, for a pending turn, by any paragraph of that speaker; or by
-/// an earlier turn of this write as trusted as it is.
+/// already: by a paragraph of the workspace citing a record of that same
+/// speaker (the record's attribution, or role, is `who`) that is trusted or
+/// promoted, or, for a pending turn, any record of that speaker; or by an
+/// earlier turn of this write as trusted as it is. A paragraph that names
+/// `who` but cites someone else's record says nothing for `who`.
 struct Spoken<'a> {
     root: &'a Path,
     known: &'a Known,
     now: HashSet<(String, String, bool)>,
     promoted: Option<std::collections::BTreeSet<String>>,
-    pending: HashMap<String, bool>,
+    records: HashMap<String, Option<Cited>>,
+}
+
+/// What the writer needs of a cited record: who said it, as a paragraph
+/// opens ([`opener`], [`unquoted`]), and whether it is trusted or promoted.
+#[derive(Debug, Clone)]
+struct Cited {
+    who: String,
+    trusted: bool,
 }
 
 impl Spoken<'_> {
@@ -134,34 +149,35 @@ impl Spoken<'_> {
         {
             return true;
         }
-        let Some(sources) = self.known.said.get(&(who.clone(), k.clone())) else {
-            self.now.insert((who, k, pending));
-            return false;
-        };
-        let said = pending || sources.iter().any(|s| s.as_deref().is_none_or(|s| !self.cites_pending(s)));
+        let sources = self.known.said.get(&(who.clone(), k.clone())).cloned().unwrap_or_default();
+        let said = sources
+            .iter()
+            .flatten()
+            .any(|s| self.record(s).is_some_and(|r| r.who == who && (pending || r.trusted)));
         if !said {
             self.now.insert((who, k, pending));
         }
         said
     }
 
-    /// Whether `source` is archived pending and not promoted; read only for
-    /// a sentence its speaker repeats, from the one archive file.
-    fn cites_pending(&mut self, source: &str) -> bool {
-        if let Some(p) = self.pending.get(source) {
-            return *p;
+    /// The archived record `source`, `None` when the archive does not hold
+    /// it; read only for a sentence a paragraph already quotes, from the
+    /// one archive file.
+    fn record(&mut self, source: &str) -> Option<Cited> {
+        if let Some(r) = self.records.get(source) {
+            return r.clone();
         }
         let promoted = self.promoted.get_or_insert_with(|| {
             scriptorium_source_archive::trust::promoted(self.root).unwrap_or_default()
         });
-        let archived_pending = scriptorium_source_archive::SourceId::parse(source).ok().is_some_and(|id| {
-            scriptorium_source_archive::archive::dump(&self.root.join(id.v2_path())).is_ok_and(|d| {
-                d.records.iter().any(|v| v.source_id.as_deref() == Some(source) && v.trust == "pending")
-            })
+        let found = scriptorium_source_archive::SourceId::parse(source).ok().and_then(|id| {
+            let dump = scriptorium_source_archive::archive::dump(&self.root.join(id.v2_path())).ok()?;
+            let v = dump.records.into_iter().find(|v| v.source_id.as_deref() == Some(source))?;
+            let trusted = v.trust != "pending" || promoted.contains(source);
+            Some(Cited { who: unquoted(&opener(&v.attribution)), trusted })
         });
-        let p = archived_pending && !promoted.contains(source);
-        self.pending.insert(source.to_owned(), p);
-        p
+        self.records.insert(source.to_owned(), found.clone());
+        found
     }
 }
 
@@ -172,13 +188,14 @@ impl Spoken<'_> {
 /// ([`Spoken`]), and a paragraph whose block id exists.
 pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
-    let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, pending: HashMap::new() };
+    let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, records: HashMap::new() };
     for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));
-        for s in sentences(&t.content) {
-            let Some(what) = classify(s) else { continue };
-            // Kept whole or not at all: a cut could reverse its meaning.
+        for (sentence, s) in statements(&t.content, |s| classify(s).is_some()) {
+            let Some(what) = classify(sentence) else { continue };
+            // Kept whole, with its conditions, or not at all: a cut could
+            // reverse its meaning.
             if !fits(s) || spoken.already(&who, &key(s), t.pending) {
                 continue;
             }

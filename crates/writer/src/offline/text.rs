@@ -133,7 +133,7 @@ pub fn said_keys(text: &str) -> Vec<Said> {
         let mut keys = Vec::new();
         if let Some((_, words)) = line.split_once(" said (not verbatim): ") {
             let words = words.split("[^").next().unwrap_or(words).trim_end_matches('…');
-            keys.extend(crate::offline::sentences(words).into_iter().map(key));
+            keys.extend(crate::offline::statements(words, |_| true).into_iter().map(|(_, s)| key(s)));
         } else {
             let mut rest = line;
             while let Some(open) = rest.find('“') {
