@@ -183,7 +183,11 @@ fn a_taken_superseded_name_never_blocks_memory_nor_repeats_the_migration() {
         let kept = dir.path().join("ws-superseded.1/core.md");
         assert_eq!(std::fs::read_to_string(kept).unwrap(), "Please call me Sam.\n");
         if link {
-            assert_eq!(std::fs::read_dir(dir.path().join("elsewhere")).unwrap().count(), 0, "not through the link");
+            assert_eq!(
+                std::fs::read_dir(dir.path().join("elsewhere")).unwrap().count(),
+                0,
+                "not through the link"
+            );
         } else {
             assert_eq!(std::fs::read_to_string(&taken).unwrap(), "a file\n");
         }
@@ -200,7 +204,10 @@ fn a_core_md_that_cannot_be_set_aside_is_migrated_once_and_warned_about() {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join("core.md"), original).unwrap();
         for stderr in every_verb(&root) {
-            assert!(stderr.contains("warning: the hand-written core.md could not be set aside"), "{case}: {stderr}");
+            assert!(
+                stderr.contains("warning: the hand-written core.md could not be set aside"),
+                "{case}: {stderr}"
+            );
         }
         let topic = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
         assert_eq!(topic.matches("Please call me Sam.").count(), usize::from(case == "converted"), "{topic}");
