@@ -83,6 +83,21 @@ fn label_of(source: &str) -> String {
     format!("e-{hex}")
 }
 
+/// Whether the hand-written `body` was moved to `core` before: `core` is
+/// exactly that text, or holds every one of its blocks (id and text) after
+/// later writes added to it.
+fn moved_before(body: &str, core: &Loaded) -> bool {
+    let hand = Loaded::parse(CORE_PATH, body).file;
+    if hand.print() == core.file.print() {
+        return true;
+    }
+    let held = |b: &scriptorium_topic_markdown::parse::Block| {
+        b.id.is_some()
+            && core.file.blocks.iter().any(|o| o.id == b.id && core.file.block_text(o) == hand.block_text(b))
+    };
+    !hand.blocks.is_empty() && hand.blocks.iter().all(held)
+}
+
 /// Decides what happens to the hand-written `text` (read as `bytes`),
 /// checked with the topic files against `resolver`.
 pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn SourceResolver) -> Plan {
@@ -94,7 +109,7 @@ pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn S
         return Plan::Move(body.to_owned());
     }
     let existing = topics.iter().find(|t| t.path == CORE_PATH);
-    if existing.is_some_and(|t| t.file.print() == Loaded::parse(CORE_PATH, body).file.print()) {
+    if existing.is_some_and(|t| moved_before(body, t)) {
         return Plan::Done("already moved to topics/core.md".to_owned());
     }
     let onto = existing.is_some();
@@ -230,5 +245,45 @@ impl Writer<'_> {
             patch.base_revision = crate::revision::compute(self.root())?.hex;
         }
         Ok(note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A hand-written `core.md` already in memory is not migrated again.
+    use super::*;
+
+    /// Resolves every citation as `answer`.
+    struct All(Resolution);
+
+    impl SourceResolver for All {
+        fn resolve(&self, _: &str, _: &str, _: &str) -> Resolution {
+            self.0
+        }
+
+        fn content(&self, _: &str, _: &str, _: &str) -> Option<Cow<'_, str>> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_moved_file_is_found_even_after_later_writes() {
+        let body = "# Core\n\nBe terse. ^a1\n";
+        let later = Loaded::parse(CORE_PATH, "# Core\n\nBe terse. ^a1\n\nLater. ^b2\n");
+        assert!(moved_before(body, &later));
+        assert!(moved_before(body, &Loaded::parse(CORE_PATH, body)));
+        assert!(!moved_before(body, &Loaded::parse(CORE_PATH, "# Core\n\nBe brief. ^a1\n")));
+        assert!(!moved_before("# Core\n", &later), "no block to find");
+        assert!(matches!(plan(body.as_bytes(), body, &[later], &All(Resolution::Unknown)), Plan::Done(_)));
+    }
+
+    #[test]
+    fn an_archived_record_of_the_same_bytes_is_not_converted_again() {
+        let text = "Please call me Sam.\n";
+        assert!(matches!(plan(text.as_bytes(), text, &[], &All(Resolution::Unknown)), Plan::Preserve { .. }));
+        match plan(text.as_bytes(), text, &[], &All(Resolution::Trusted)) {
+            Plan::Done(what) => assert!(what.contains("not converted again"), "{what}"),
+            other => panic!("{other:?}"),
+        }
     }
 }
