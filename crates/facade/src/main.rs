@@ -562,10 +562,11 @@ fn run_append(workspace: PathBuf, timeout_ms: u64) -> ExitCode {
 }
 
 /// Says on stderr what happened to a hand-written root `core.md`, if
-/// anything did.
-fn note_core(note: Option<String>) {
-    if let Some(n) = note {
-        let _ = writeln!(io::stderr().lock(), "note: hand-written core.md: {}", shown(&n));
+/// anything did (a failure to set it aside as a warning).
+fn note_core(done: Option<transaction::CoreMigration>) {
+    if let Some(d) = done {
+        warn(&d.warnings);
+        let _ = writeln!(io::stderr().lock(), "note: hand-written core.md: {}", shown(&d.note));
     }
 }
 

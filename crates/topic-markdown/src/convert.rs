@@ -15,8 +15,9 @@
 //! block ends with the evidence citation and a new id. Pieces are kept
 //! exactly as written, except:
 //!
-//! * the line ends (a CR before an LF is dropped, as topic files read it)
-//!   and the spaces or tabs at the end of a block's last line;
+//! * the line ends (a CR before an LF is dropped, as topic files read it,
+//!   and a lone CR is a line end of its own) and the spaces or tabs at the
+//!   end of a block's last line;
 //! * a piece the check finds a problem in is rewritten, one step at a time:
 //!   first its root-relative links (the rendered `core.md`'s form,
 //!   `topics/…` and `sources/…`) become relative to `topics/` again; then
@@ -308,7 +309,9 @@ pub fn convert_core(
     others: &[Loaded],
     resolver: &dyn SourceResolver,
 ) -> Option<Converted> {
-    let pieces = pieces(text.strip_prefix('\u{feff}').unwrap_or(text));
+    // A lone CR is a line end too (a CR before an LF is part of one).
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let pieces = pieces(text.strip_prefix('\u{feff}').unwrap_or(&text));
     let mut taken: HashSet<String> =
         others.iter().flat_map(|l| l.file.blocks.iter().filter_map(|b| b.id.clone())).collect();
     let ids: Vec<String> = pieces

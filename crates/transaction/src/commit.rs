@@ -458,8 +458,9 @@ impl<'f> Writer<'f> {
             let plan = crate::core_md::plan(&bytes, &text, &checkup.topics, &resolver);
             drop(checkup);
             drop(opened);
-            let note = self.promote_core(plan)?;
-            derived.hand_written_core = Some(note);
+            let done = self.promote_core(plan);
+            derived.hand_written_core = Some(done.note);
+            derived.warnings.extend(done.warnings);
             let opened = index::open(&root, TokenizerConfig::default())?;
             let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
             derived.views = self.install_full(&checkup)?;

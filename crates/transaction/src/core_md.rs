@@ -28,6 +28,19 @@ pub(crate) enum Plan {
     Preserve { record: Box<SourceRecord>, converted: Option<Converted>, onto: bool },
     /// Not archivable (why): only set aside.
     Unarchivable(String),
+    /// Migrated before (what was done), but not set aside then: only set
+    /// aside now, nothing converted or appended again.
+    Done(String),
+}
+
+/// What a migration of a hand-written `core.md` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreMigration {
+    /// What was done, in words.
+    pub note: String,
+    /// Why the original could not be set aside, when it could not (it then
+    /// stays where it is, and the next migration only retries the move).
+    pub warnings: Vec<String>,
 }
 
 /// The resolver of the current workspace plus the record about to be
@@ -70,6 +83,21 @@ fn label_of(source: &str) -> String {
     format!("e-{hex}")
 }
 
+/// Whether the hand-written `body` was moved to `core` before: `core` is
+/// exactly that text, or holds every one of its blocks (id and text) after
+/// later writes added to it.
+fn moved_before(body: &str, core: &Loaded) -> bool {
+    let hand = Loaded::parse(CORE_PATH, body).file;
+    if hand.print() == core.file.print() {
+        return true;
+    }
+    let held = |b: &scriptorium_topic_markdown::parse::Block| {
+        b.id.is_some()
+            && core.file.blocks.iter().any(|o| o.id == b.id && core.file.block_text(o) == hand.block_text(b))
+    };
+    !hand.blocks.is_empty() && hand.blocks.iter().all(held)
+}
+
 /// Decides what happens to the hand-written `text` (read as `bytes`),
 /// checked with the topic files against `resolver`.
 pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn SourceResolver) -> Plan {
@@ -80,7 +108,11 @@ pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn S
     {
         return Plan::Move(body.to_owned());
     }
-    let onto = topics.iter().any(|t| t.path == CORE_PATH);
+    let existing = topics.iter().find(|t| t.path == CORE_PATH);
+    if existing.is_some_and(|t| moved_before(body, t)) {
+        return Plan::Done("already moved to topics/core.md".to_owned());
+    }
+    let onto = existing.is_some();
     let digest = <sha2::Sha256 as sha2::Digest>::digest(bytes);
     let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let record = SourceId::new("workspace", "core-md", &format!("core-{short}"))
@@ -94,6 +126,9 @@ pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn S
         Err(why) => return Plan::Unarchivable(why),
     };
     let id = record.id();
+    if resolver.resolve(&id.text(), &id.v2_path(), &id.anchor()) != Resolution::Unknown {
+        return Plan::Done(format!("already archived as evidence in {}: not converted again", id.v2_path()));
+    }
     let label = label_of(&id.text());
     let definition = format!(
         "[^{label}]: Time: `{}`; Sources: [{}](../{}#{})",
@@ -109,7 +144,9 @@ pub(crate) fn plan(bytes: &[u8], text: &str, topics: &[Loaded], resolver: &dyn S
 
 impl Writer<'_> {
     /// Carries out `plan`, then sets the original aside; says what was done.
-    pub(crate) fn promote_core(&mut self, plan: Plan) -> Result<String, Error> {
+    /// Failing to set it aside is a warning, never an error: the original
+    /// then stays, and the next migration finds it done (`Plan::Done`).
+    pub(crate) fn promote_core(&mut self, plan: Plan) -> CoreMigration {
         let note = match plan {
             Plan::Move(text) => {
                 let p = Patch {
@@ -127,9 +164,22 @@ impl Writer<'_> {
                 format!("not a valid topic file and not archivable ({why}): set aside")
             }
             Plan::Preserve { record, converted, onto } => self.preserve(*record, converted, onto),
+            Plan::Done(what) => what,
         };
-        let to = crate::layout::set_aside(self.root(), "core.md")?;
-        Ok(format!("{note}; the original is kept at {}", to.display()))
+        match crate::layout::set_aside(self.root(), "core.md") {
+            Ok(to) => CoreMigration {
+                note: format!("{note}; the original is kept at {}", to.display()),
+                warnings: Vec::new(),
+            },
+            Err(e) => CoreMigration {
+                note: format!("{note}; the original stays at core.md"),
+                warnings: vec![format!(
+                    "the hand-written core.md could not be set aside ({e}): it stays where it is, is not \
+                     migrated again, and the rendered core.md is written once it is moved away (memory is \
+                     written to topics/ as usual)"
+                )],
+            },
+        }
     }
 
     /// Archives `record` and writes the converted `topics/core.md` (created,
@@ -175,11 +225,12 @@ impl Writer<'_> {
     /// does first; `write`, `prompt` and `update` do it too), and rebuilds
     /// the derived views; says what was done, `None` when there was nothing
     /// to migrate.
-    pub fn migrate_core(&mut self) -> Result<Option<String>, Error> {
+    pub fn migrate_core(&mut self) -> Result<Option<CoreMigration>, Error> {
         if crate::views::CoreSlot::of(self.root()) != crate::views::CoreSlot::HandWritten {
             return Ok(None);
         }
-        Ok(self.rebuild_derived()?.hand_written_core)
+        let derived = self.rebuild_derived()?;
+        Ok(derived.hand_written_core.map(|note| CoreMigration { note, warnings: derived.warnings }))
     }
 
     /// [`Writer::migrate_core`] before committing `patch`: a patch based on
@@ -187,12 +238,52 @@ impl Writer<'_> {
     /// migration only archives the preserved record and creates
     /// `topics/core.md`, which such a patch cannot have seen, so a `create`
     /// of it still conflicts).
-    pub fn migrate_core_before(&mut self, patch: &mut Patch) -> Result<Option<String>, Error> {
+    pub fn migrate_core_before(&mut self, patch: &mut Patch) -> Result<Option<CoreMigration>, Error> {
         let before = crate::revision::compute(self.root())?.hex;
         let note = self.migrate_core()?;
         if note.is_some() && patch.base_revision == before {
             patch.base_revision = crate::revision::compute(self.root())?.hex;
         }
         Ok(note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A hand-written `core.md` already in memory is not migrated again.
+    use super::*;
+
+    /// Resolves every citation as `answer`.
+    struct All(Resolution);
+
+    impl SourceResolver for All {
+        fn resolve(&self, _: &str, _: &str, _: &str) -> Resolution {
+            self.0
+        }
+
+        fn content(&self, _: &str, _: &str, _: &str) -> Option<Cow<'_, str>> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_moved_file_is_found_even_after_later_writes() {
+        let body = "# Core\n\nBe terse. ^a1\n";
+        let later = Loaded::parse(CORE_PATH, "# Core\n\nBe terse. ^a1\n\nLater. ^b2\n");
+        assert!(moved_before(body, &later));
+        assert!(moved_before(body, &Loaded::parse(CORE_PATH, body)));
+        assert!(!moved_before(body, &Loaded::parse(CORE_PATH, "# Core\n\nBe brief. ^a1\n")));
+        assert!(!moved_before("# Core\n", &later), "no block to find");
+        assert!(matches!(plan(body.as_bytes(), body, &[later], &All(Resolution::Unknown)), Plan::Done(_)));
+    }
+
+    #[test]
+    fn an_archived_record_of_the_same_bytes_is_not_converted_again() {
+        let text = "Please call me Sam.\n";
+        assert!(matches!(plan(text.as_bytes(), text, &[], &All(Resolution::Unknown)), Plan::Preserve { .. }));
+        match plan(text.as_bytes(), text, &[], &All(Resolution::Trusted)) {
+            Plan::Done(what) => assert!(what.contains("not converted again"), "{what}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

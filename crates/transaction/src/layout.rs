@@ -118,11 +118,24 @@ pub fn core_budget(root: &Path) -> Result<usize, Error> {
     }
 }
 
-/// The sibling folder that receives an old layout's folders.
+/// The sibling folder that receives an old layout's folders and a
+/// hand-written `core.md`: `<root>-superseded` beside the root's real path
+/// (so `--workspace .` names the folder it is in), or, when that name is
+/// taken by something other than a folder (a file, a symbolic link, …), the
+/// first of `<root>-superseded.1`, `<root>-superseded.2`, … that is free or
+/// a folder.
 pub fn superseded_dir(root: &Path) -> PathBuf {
+    let real = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let name =
-        root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workspace".into());
-    root.with_file_name(format!("{name}-superseded"))
+        real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workspace".into());
+    let usable = |p: &Path| fs::symlink_metadata(p).map_or(true, |m| m.is_dir());
+    let mut dir = real.with_file_name(format!("{name}-superseded"));
+    let mut n = 1;
+    while !usable(&dir) {
+        dir = real.with_file_name(format!("{name}-superseded.{n}"));
+        n += 1;
+    }
+    dir
 }
 
 /// Nothing is moved through a symbolic link.
@@ -158,7 +171,6 @@ pub fn set_aside(root: &Path, name: &str) -> Result<PathBuf, Error> {
 /// there gets a numbered suffix). Returns the workspace-relative names moved.
 pub fn move_superseded(root: &Path) -> Result<Vec<String>, Error> {
     let mut moved = Vec::new();
-    refuse_link(&superseded_dir(root))?;
     for name in SUPERSEDED {
         let from = root.join(name);
         if fs::symlink_metadata(&from).is_err() {
@@ -209,5 +221,38 @@ mod tests {
         assert_eq!(std::fs::read_to_string(sup.join("wiki.1/x/page.md")).unwrap(), "old page");
         assert_eq!(std::fs::read_to_string(sup.join("index.sqlite")).unwrap(), "db");
         assert!(move_superseded(&root).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_taken_superseded_name_gets_a_numbered_sibling() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("mem");
+        std::fs::create_dir_all(&root).unwrap();
+        assert_eq!(superseded_dir(&root), base.join("mem-superseded"));
+        std::fs::write(base.join("mem-superseded"), "a file").unwrap();
+        assert_eq!(superseded_dir(&root), base.join("mem-superseded.1"));
+        #[cfg(unix)]
+        {
+            std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+            std::os::unix::fs::symlink(base.join("elsewhere"), base.join("mem-superseded.1")).unwrap();
+            assert_eq!(superseded_dir(&root), base.join("mem-superseded.2"));
+        }
+        // The old layout is moved there, never through the link.
+        std::fs::write(root.join("index.sqlite"), "db").unwrap();
+        assert_eq!(move_superseded(&root).unwrap(), ["index.sqlite"]);
+        let to = superseded_dir(&root);
+        assert_eq!(std::fs::read_to_string(to.join("index.sqlite")).unwrap(), "db");
+        assert_eq!(std::fs::read_to_string(base.join("mem-superseded")).unwrap(), "a file");
+    }
+
+    #[test]
+    fn the_superseded_folder_is_named_after_the_real_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("mem");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        assert_eq!(superseded_dir(&root.join(".")), base.join("mem-superseded"));
+        assert_eq!(superseded_dir(&root.join("sub/..")), base.join("mem-superseded"));
     }
 }

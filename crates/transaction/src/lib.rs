@@ -46,5 +46,6 @@ pub mod validation;
 pub mod views;
 
 pub use commit::{Base, Committed, Derived, Promoted, Writer};
+pub use core_md::CoreMigration;
 pub use error::{Code, Error};
 pub use patch::{Edit, Patch, Tier};

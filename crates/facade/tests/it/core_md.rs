@@ -147,3 +147,93 @@ fn headings_footnotes_and_front_matter_reach_the_prompt() {
         assert_eq!(run(&["check", "--workspace", w(&root)], b"").status.code(), Some(0), "{topic}");
     }
 }
+
+/// Runs `render`, `prompt`, `write` and `update` (an empty patch on the
+/// current revision) on `root`, asserting success; their stderr.
+fn every_verb(root: &Path) -> Vec<String> {
+    let mut stderrs = Vec::new();
+    for verb in ["render", "prompt", "write"] {
+        stderrs.push(ok(&[verb, "--workspace", w(root), "--json"], b"").1);
+    }
+    let (status, _) = ok(&["status", "--workspace", w(root), "--json"], b"");
+    let patch = serde_json::json!({"base_revision": status[0]["revision"], "edits": []});
+    let args = ["update", "--workspace", w(root), "--patch", "-", "--json"];
+    stderrs.push(ok(&args, patch.to_string().as_bytes()).1);
+    stderrs
+}
+
+#[test]
+fn a_taken_superseded_name_never_blocks_memory_nor_repeats_the_migration() {
+    for link in [false, true] {
+        let (dir, root) = with_core(b"Please call me Sam.\n");
+        let taken = dir.path().join("ws-superseded");
+        if link {
+            std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(dir.path().join("elsewhere"), &taken).unwrap();
+            #[cfg(not(unix))]
+            continue;
+        } else {
+            std::fs::write(&taken, "a file\n").unwrap();
+        }
+        every_verb(&root);
+        let topic = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+        assert_eq!(topic.matches("Please call me Sam.").count(), 1, "{topic}");
+        assert!(prompt_text(&root).contains("Please call me Sam."));
+        let kept = dir.path().join("ws-superseded.1/core.md");
+        assert_eq!(std::fs::read_to_string(kept).unwrap(), "Please call me Sam.\n");
+        if link {
+            assert_eq!(
+                std::fs::read_dir(dir.path().join("elsewhere")).unwrap().count(),
+                0,
+                "not through the link"
+            );
+        } else {
+            assert_eq!(std::fs::read_to_string(&taken).unwrap(), "a file\n");
+        }
+    }
+}
+
+#[test]
+fn a_core_md_that_cannot_be_set_aside_is_migrated_once_and_warned_about() {
+    // `<root>-superseded` is a name too long for the file system, so the
+    // original cannot be set aside anywhere.
+    for (original, case) in [("Please call me Sam.\n", "converted"), ("# Core\n", "moved")] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("w".repeat(250));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("core.md"), original).unwrap();
+        for stderr in every_verb(&root) {
+            assert!(
+                stderr.contains("warning: the hand-written core.md could not be set aside"),
+                "{case}: {stderr}"
+            );
+        }
+        let topic = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
+        assert_eq!(topic.matches("Please call me Sam.").count(), usize::from(case == "converted"), "{topic}");
+        assert_eq!(topic.matches("# Core").count(), 1, "{case}: {topic}");
+        assert_eq!(std::fs::read_to_string(root.join("core.md")).unwrap(), original, "left where it is");
+        assert_eq!(run(&["check", "--workspace", w(&root)], b"").status.code(), Some(0), "{topic}");
+    }
+}
+
+#[test]
+fn the_original_goes_beside_the_workspace_named_dot() {
+    let (dir, root) = with_core(b"Please call me Sam.\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scriptorium"))
+        .args(["render", "--workspace", ".", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kept = dir.path().join("ws-superseded/core.md");
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "Please call me Sam.\n");
+    assert!(!root.join("workspace-superseded").exists());
+}
+
+#[test]
+fn a_lone_cr_in_a_hand_written_core_md_stays_a_line_end() {
+    let (_dir, root) = with_core(b"# Rules\r\nNever delete\rprod backups.\r\n");
+    let shown = prompt_text(&root);
+    assert!(shown.contains("Never delete\nprod backups."), "{shown}");
+}

@@ -185,3 +185,13 @@ fn blocks_are_appended_to_an_existing_topics_core() {
         got.text
     );
 }
+
+#[test]
+fn a_lone_cr_is_a_line_end() {
+    let got = convert("# Rules\r\nNever delete\rprod backups.\r\n\rKeep logs.\r", &[]);
+    assert!(got.text.contains("\nNever delete\nprod backups. [^"), "{}", got.text);
+    assert!(got.text.contains("\nKeep logs. [^"), "a lone CR line is blank: {}", got.text);
+    assert!(!got.text.contains('\r'), "{}", got.text);
+    assert!(!got.text.contains("deleteprod"), "{}", got.text);
+    assert_eq!(got.blocks, 3, "{}", got.text);
+}
