@@ -343,8 +343,12 @@ pub fn timeline_of<'a>(blocks: impl Iterator<Item = &'a BlockViews>) -> BTreeMap
     out
 }
 
-/// `recent_events.jsonl`: one line per eligible block, newest evidence
-/// first (ties by path then id); `None` when there is none.
+/// The most lines `recent_events.jsonl` holds: the newest eligible blocks.
+pub const RECENT_EVENTS: usize = 1_000;
+
+/// `recent_events.jsonl`: one line for each of the [`RECENT_EVENTS`]
+/// newest eligible blocks, newest evidence first (ties by path then id);
+/// `None` when there is none.
 pub fn recent_events(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize) {
     let views = block_views(topics, checked);
     recent_events_of(views.iter())
@@ -355,7 +359,16 @@ pub fn recent_events_of<'a>(blocks: impl Iterator<Item = &'a BlockViews>) -> (Op
     let mut events: Vec<(&crate::time::Instant, &str, &str, &str)> = blocks
         .filter_map(|b| b.event.as_ref().map(|(t, line)| (t, b.path.as_str(), b.id.as_str(), line.as_str())))
         .collect();
-    events.sort_by(|a, b| b.0.cmp(a.0).then_with(|| a.1.cmp(b.1)).then_with(|| a.2.cmp(b.2)));
+    let order = |a: &(&crate::time::Instant, &str, &str, &str),
+                 b: &(&crate::time::Instant, &str, &str, &str)| {
+        b.0.cmp(a.0).then_with(|| a.1.cmp(b.1)).then_with(|| a.2.cmp(b.2))
+    };
+    // The newest first, without sorting the rest: choosing them is linear.
+    if events.len() > RECENT_EVENTS {
+        events.select_nth_unstable_by(RECENT_EVENTS - 1, order);
+        events.truncate(RECENT_EVENTS);
+    }
+    events.sort_by(order);
     if events.is_empty() {
         return (None, 0);
     }

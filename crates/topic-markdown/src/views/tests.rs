@@ -131,3 +131,44 @@ fn timeline_names_only_four_digit_years_and_escapes_paths() {
     assert!(tl["timeline/2024/01/02.md"]
         .contains("- 2024-01-02 [topics/\\[d\\].md#^y1](../../../topics/%5Bd%5D.md#^y1)\n"));
 }
+
+#[test]
+fn recent_events_hold_the_newest_thousand() {
+    // Two files of 600 blocks each; block i of both files is i minutes
+    // after midnight, so every time is a tie between the two files.
+    let file = |dir: &str, up: &str| {
+        let mut s = String::from("# Notes\n");
+        for i in 0..600u32 {
+            s.push_str(&format!(
+                "\nNote {i}.[^e-{i:010x}] ^{dir}{i}\n\n[^e-{i:010x}]: Time: `2024-03-16T{:02}:{:02}:00Z`; Sources: [chat/t/m1]({up}sources/chat/_v2/t.md#source-11111111)\n",
+                i / 60,
+                i % 60
+            ));
+        }
+        s
+    };
+    let topics = vec![
+        Loaded::parse("topics/a.md", &file("a", "../")),
+        Loaded::parse("topics/b/b.md", &file("b", "../../")),
+    ];
+    let checked = check(&topics, &resolver());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics.first());
+    let r = render(&topics, &checked, CORE_BUDGET);
+    let events: Vec<serde_json::Value> =
+        r.files["recent_events.jsonl"].lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events.len(), RECENT_EVENTS);
+    // Expected: the 1,200 blocks sorted newest first, ties by path then id
+    // (ids compared as strings), the first 1,000.
+    let mut all: Vec<(u32, &str, String)> = Vec::new();
+    for i in 0..600u32 {
+        all.push((i, "topics/a.md", format!("a{i}")));
+        all.push((i, "topics/b/b.md", format!("b{i}")));
+    }
+    all.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(y.1)).then_with(|| x.2.cmp(&y.2)));
+    let got: Vec<(&str, &str)> =
+        events.iter().map(|e| (e["path"].as_str().unwrap(), e["block_id"].as_str().unwrap())).collect();
+    let want: Vec<(&str, &str)> =
+        all.iter().take(RECENT_EVENTS).map(|(_, p, id)| (*p, id.as_str())).collect();
+    assert_eq!(got, want);
+    assert_eq!(r.report.events, RECENT_EVENTS);
+}
