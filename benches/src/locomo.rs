@@ -11,6 +11,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace;
+use scriptorium_scheduler::import::evidence::dia_ids;
 use scriptorium_scheduler::import::{import, read, Format, Transcript};
 use scriptorium_scheduler::pending::{cut, suffix, tips_head_first, DEFAULT_THRESHOLD};
 use scriptorium_scheduler::{Batch, BatchWriter, SqliteStore};
@@ -73,29 +74,6 @@ pub fn write_batch(writer: &mut dyn BatchWriter, root: &Path, (session, records)
     writer.write_batch(&batch).expect("the batch is written");
 }
 
-/// LoCoMo evidence ids as written (`D8:6; D9:17`, `D:11:26`) → dia_ids,
-/// sorted, each once. (`xtask eval` keeps its own copy: xtask does not
-/// depend on the benchmark crate.)
-pub fn evidence(items: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in items {
-        for part in e.split(';') {
-            let p = part.trim();
-            let p = p.strip_prefix("D:").map_or_else(|| p.to_owned(), |r| format!("D{r}"));
-            let ok = p
-                .strip_prefix('D')
-                .and_then(|r| r.split_once(':'))
-                .is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok());
-            if ok {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// One question: its text and the dia_ids of its evidence.
 #[derive(Debug, Clone)]
 pub struct Question {
@@ -115,9 +93,7 @@ pub fn questions() -> BTreeMap<String, Vec<Question>> {
         let id = s["sample_id"].as_str().unwrap_or("").to_owned();
         let qs: &mut Vec<Question> = out.entry(id).or_default();
         for q in s["qa"].as_array().into_iter().flatten() {
-            let items: Vec<&str> =
-                q["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str()).collect();
-            let evidence = evidence(&items);
+            let evidence = dia_ids(q["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str()));
             if !evidence.is_empty() {
                 qs.push(Question { text: q["question"].as_str().unwrap_or("").to_owned(), evidence });
             }
@@ -264,11 +240,6 @@ pub fn measure(root: &Path, questions: &[Question]) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn evidence_ids() {
-        assert_eq!(evidence(&["D8:6; D9:17", "D:11:26", "D", "D1:3"]), ["D11:26", "D1:3", "D8:6", "D9:17"]);
-    }
 
     #[test]
     fn what_a_paragraph_says() {

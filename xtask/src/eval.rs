@@ -18,6 +18,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace;
+use scriptorium_scheduler::import::evidence::dia_ids;
 use scriptorium_scheduler::import::locomo_time;
 use scriptorium_source_archive::{append, input, pct, SourceId};
 use serde_json::Value;
@@ -61,25 +62,9 @@ impl Options {
     }
 }
 
-/// LoCoMo evidence ids as written (`D8:6; D9:17`, `D:11:26`) → dia_ids.
+/// The dia_ids of a question's `evidence` list.
 fn evidence(v: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in v.as_array().into_iter().flatten().filter_map(Value::as_str) {
-        for part in e.split(';') {
-            let p = part.trim();
-            let p = p.strip_prefix("D:").map_or_else(|| p.to_owned(), |r| format!("D{r}"));
-            let ok = p
-                .strip_prefix('D')
-                .and_then(|r| r.split_once(':'))
-                .is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok());
-            if ok {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
+    dia_ids(v.as_array().into_iter().flatten().filter_map(Value::as_str))
 }
 
 #[derive(Default, Clone, Copy)]

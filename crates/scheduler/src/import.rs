@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::node::{Kind, Node, Role};
 use crate::store::{NewNodes, SessionStore};
 
+pub mod evidence;
+
 /// The shapes `session import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
