@@ -241,7 +241,10 @@ fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Tool
 fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
     let wait = transaction::lock::INTERACTIVE_TIMEOUT;
     let shared = transaction::lock::acquire_shared(root, wait)?;
-    if shared.held().not_writable().is_some() || !transaction::install::pending(root) {
+    // An interrupted install, or views torn since they were written (the
+    // next writer would rebuild them): a writer settles it first.
+    let settled = !transaction::install::pending(root) && !transaction::views::stamp::views_torn(root);
+    if shared.held().not_writable().is_some() || settled {
         return Ok(shared);
     }
     drop(shared);

@@ -2,7 +2,11 @@
 //! files: rebuilding twice gives identical bytes, and only eligible blocks
 //! (valid and not pending) appear.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+
+pub mod relations;
+
+pub use relations::relations_of;
 
 use serde::Serialize;
 use serde_json::json;
@@ -387,63 +391,6 @@ pub fn relations(topics: &[Loaded], checked: &Checked) -> (Option<String>, usize
     let views = block_views_of_states(checked);
     let files: Vec<&str> = topics.iter().map(|t| t.path.as_str()).collect();
     relations_of(&files, &views.iter().collect::<Vec<_>>())
-}
-
-/// The `relations.json` of the topic files `files` and some block views.
-pub fn relations_of(files: &[&str], blocks: &[&BlockViews]) -> (Option<String>, usize, usize) {
-    if files.is_empty() {
-        return (None, 0, 0);
-    }
-    let eligible: HashSet<(&str, &str)> = blocks.iter().map(|b| (b.path.as_str(), b.id.as_str())).collect();
-    let mut nodes: Vec<(String, &str)> = files.iter().map(|p| ((*p).to_owned(), "file")).collect();
-    nodes.extend(eligible.iter().map(|(p, id)| (format!("{p}#^{id}"), "block")));
-    nodes.sort_unstable();
-    nodes.dedup();
-    let mut edges: Vec<(String, String)> = Vec::new();
-    for b in blocks {
-        let from = format!("{}#^{}", b.path, b.id);
-        for t in &b.links {
-            let to = match &t.block_id {
-                Some(bid) if eligible.contains(&(t.path.as_str(), bid.as_str())) => {
-                    format!("{}#^{bid}", t.path)
-                }
-                Some(_) => continue,
-                None => t.path.clone(),
-            };
-            edges.push((from.clone(), to));
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
-    // Written by hand in the shape serde_json gives the document (keys
-    // sorted, compact), one string at a time: the same bytes, without
-    // building a value tree of the whole workspace.
-    let js = scriptorium_source_archive::json::to_line::<str>;
-    let mut out = String::with_capacity(64 * (nodes.len() + edges.len()) + 32);
-    out.push_str("{\"edges\":[");
-    for (k, (f, t)) in edges.iter().enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"from\":");
-        out.push_str(&js(f));
-        out.push_str(",\"to\":");
-        out.push_str(&js(t));
-        out.push('}');
-    }
-    out.push_str("],\"nodes\":[");
-    for (k, (id, kind)) in nodes.iter().enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"id\":");
-        out.push_str(&js(id));
-        out.push_str(",\"kind\":\"");
-        out.push_str(kind);
-        out.push_str("\"}");
-    }
-    out.push_str("]}\n");
-    (Some(out), nodes.len(), edges.len())
 }
 
 /// What `render` rebuilt, as the CLI reports it.

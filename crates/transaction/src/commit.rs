@@ -29,6 +29,7 @@ use crate::lock::{self, WriteLock};
 use crate::patch::{self, Edit, Patch, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
+use crate::derive;
 use crate::views::{self, IndexSources};
 
 /// Whether a commit must name the current revision.
@@ -56,6 +57,11 @@ pub struct Committed {
     pub duplicates: usize,
     /// Topic files validation looked at.
     pub files_checked: usize,
+    /// True when the index and views were rebuilt from every file instead
+    /// of following the change (their cache did not describe the revision
+    /// before the commit, or a hand-written `core.md` waited).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rebuilt_views: bool,
     /// What went wrong after the install (index or views); the change
     /// itself is installed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -101,8 +107,7 @@ pub struct Writer<'f> {
     pub superseded: Vec<String>,
 }
 
-/// The revision the derived views and the index were last built from.
-pub const DERIVED_FROM: &str = ".scriptorium/derived.revision";
+pub use crate::views::stamp::DERIVED_FROM;
 
 static NO_FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
 
@@ -173,8 +178,7 @@ impl<'f> Writer<'f> {
         // A change rolled forward, a commit interrupted after its install,
         // or an edit made in an editor: the derived state is rebuilt from
         // what is there now.
-        let built_from = std::fs::read_to_string(root.join(DERIVED_FROM)).unwrap_or_default();
-        if built_from.trim() != revision::compute(root)?.hex {
+        if !derive::is_current(root, &revision::compute(root)?.hex) {
             // Best effort: the next writer tries again.
             let _ = w.rebuild_all(false);
         }
@@ -318,6 +322,7 @@ impl<'f> Writer<'f> {
                 appended: 0,
                 duplicates: plan.report.duplicates,
                 files_checked: outcome.files_checked,
+                rebuilt_views: false,
                 warnings: Vec::new(),
             });
         }
@@ -341,7 +346,14 @@ impl<'f> Writer<'f> {
             "committed"
         );
         let mut warnings = Vec::new();
-        if let Err(e) = self.rebuild_after_commit(&index_of_topics, &rev.hex, &after, &changed) {
+        let done = derive::after_commit(root, self.disk(), self.budget, &index_of_topics, &rev.hex, &after, &changed);
+        let rebuilt_views = done == Ok(derive::AfterCommit::Rebuild);
+        let done = match done {
+            Ok(derive::AfterCommit::Done) => Ok(()),
+            Ok(derive::AfterCommit::Rebuild) => self.rebuild_all(false).map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = done {
             tracing::warn!(error = %e, "installed, but rebuilding the index or views failed");
             warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
         }
@@ -353,6 +365,7 @@ impl<'f> Writer<'f> {
             appended: plan.report.appended,
             duplicates: plan.report.duplicates,
             files_checked: outcome.files_checked,
+            rebuilt_views,
             warnings,
         })
     }
@@ -370,88 +383,13 @@ impl<'f> Writer<'f> {
     /// of a commit, whose reported revision would then be stale).
     fn rebuild_all(&mut self, promote_core: bool) -> Result<Derived, Error> {
         let root = self.root.clone();
-        let derived = self.rebuild_views(promote_core)?;
-        // Recorded last: the revision the derived state was built from.
-        record_derived(&root, &revision::compute(&root)?.hex)?;
-        Ok(derived)
-    }
-
-    /// The derived state after a commit from revision `before` to `after`
-    /// that changed `changed`: the index and the views re-check only the
-    /// topic files the change can affect ([`validation::scope`]) and keep
-    /// the other files' view pieces ([`views::ViewsCache`]). Falls back to
-    /// [`Writer::rebuild_derived`] when the cache does not describe
-    /// `before`, or a hand-written `core.md` waits.
-    fn rebuild_after_commit(
-        &mut self,
-        topics: &TopicIndex,
-        before: &str,
-        after: &str,
-        changed: &[String],
-    ) -> Result<(), Error> {
-        let root = self.root.clone();
-        let core_path = root.join("core.md");
-        let hand_written = views::CoreSlot::of(&root) == views::CoreSlot::HandWritten;
-        let cache = if hand_written { None } else { views::ViewsCache::load(&root, before) };
-        let Some(mut cache) = cache else {
-            return self.rebuild_all(false).map(|_| ());
-        };
-        let maps = validation::Maps::new(&[&topics.files, &topics.previous]);
-        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(&maps))?;
-        let sources: BTreeSet<String> =
-            changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
-        let mut dirty: BTreeSet<String> =
-            changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
-        dirty.extend(topics.citing(&sources));
-        let core_exists = topics.files.contains_key("topics/core.md");
-        if core_exists && views::CoreSlot::of(&root) == views::CoreSlot::Empty {
-            // The rendered core.md went missing: render it again.
-            dirty.insert("topics/core.md".to_owned());
-        }
-        let (scope, load) = maps.scope(&dirty);
-        let mut loaded = Vec::new();
-        for path in load.iter().filter(|p| topics.files.contains_key(*p)) {
-            let full = root.join(path);
-            let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
-            if let Ok(l) = validation::load(path, &bytes) {
-                loaded.push(l);
-            }
-        }
-        let checked =
-            scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(&root, &opened.view));
-        cache.replace(&scope, &loaded, &checked);
-        cache.revision = after.to_owned();
-        // core.md changes only when a verdict of topics/core.md can have.
-        let core = if scope.contains("topics/core.md") || !core_exists {
-            scriptorium_topic_markdown::views::render_core(
-                loaded.iter().find(|l| l.path == "topics/core.md"),
-                &checked,
-                self.budget,
-            )
-        } else if views::CoreSlot::of(&root) != views::CoreSlot::Derived {
-            // Not read through a link; `install` leaves the slot alone.
-            scriptorium_topic_markdown::views::CoreRender::default()
-        } else {
-            let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
-            let bytes = String::from_utf8(bytes)
-                .map_err(|_| Error::new(Code::Io, "the rendered core.md is not UTF-8").at("core.md"))?;
-            scriptorium_topic_markdown::views::CoreRender { bytes: Some(bytes), report: Default::default() }
-        };
-        let rendered = cache.render(core);
-        views::install(&root, &rendered.files)?;
-        cache.save(&root)?;
-        record_derived(&root, after)
-    }
-
-    fn rebuild_views(&mut self, promote_core: bool) -> Result<Derived, Error> {
-        let root = self.root.clone();
-        let opened = index::open(&root, TokenizerConfig::default())?;
-        let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
         let mut derived = Derived::default();
-        let core_path = root.join("core.md");
         let slot = views::CoreSlot::of(&root);
         derived.warnings.extend(slot.warning());
         if promote_core && slot == views::CoreSlot::HandWritten {
+            let core_path = root.join("core.md");
+            let opened = index::open(&root, TokenizerConfig::default())?;
+            let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let resolver = IndexSources::new(&root, &opened.view);
@@ -461,22 +399,9 @@ impl<'f> Writer<'f> {
             let done = self.promote_core(plan);
             derived.hand_written_core = Some(done.note);
             derived.warnings.extend(done.warnings);
-            let opened = index::open(&root, TokenizerConfig::default())?;
-            let checkup = views::checkup(&root, &IndexSources::new(&root, &opened.view))?;
-            derived.views = self.install_full(&checkup)?;
-            return Ok(derived);
         }
-        derived.views = self.install_full(&checkup)?;
+        derived.views = derive::rebuild_all(&root, self.disk(), self.budget)?;
         Ok(derived)
-    }
-
-    /// Writes the views of a full check, and the cache of their pieces.
-    fn install_full(&self, checkup: &views::Checkup) -> Result<RenderReport, Error> {
-        let rendered = views::render(checkup, self.budget);
-        views::install(&self.root, &rendered.files)?;
-        let rev = revision::compute(&self.root)?;
-        views::ViewsCache::from_check(&checkup.topics, &checkup.checked, &rev.hex).save(&self.root)?;
-        Ok(rendered.report)
     }
 
     /// Promotes pending sources (owner only): one line in
@@ -544,13 +469,6 @@ impl<'f> Writer<'f> {
         }
         Ok(Promoted { promoted, already_trusted, revision: rev.hex })
     }
-}
-
-/// Records the revision the derived state was last built from.
-fn record_derived(root: &Path, revision: &str) -> Result<(), Error> {
-    fsio::check_no_links(root, DERIVED_FROM)?;
-    fsio::replace_file(root, &root.join(DERIVED_FROM), format!("{revision}\n").as_bytes())?;
-    Ok(())
 }
 
 /// The pending flag of the archived v2 record `id`, `None` when absent.

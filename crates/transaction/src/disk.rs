@@ -97,6 +97,37 @@ impl<'f> Disk<'f> {
         f.sync_all()
     }
 
+    /// Replaces `target` with `bytes` through a new file `tmp` renamed
+    /// over it; with `durable`, the file and then `target`'s folder are
+    /// fsynced. Fault points: create, write, (fsync), rename, (fsync
+    /// folder). The temporary is removed when a step fails.
+    pub fn replace(&self, tmp: &Path, target: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+        let made = (|| {
+            self.faults.hit("create", tmp)?;
+            let mut opts = OpenOptions::new();
+            opts.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
+            let mut f = opts.open(tmp)?;
+            self.faults.hit("write", tmp)?;
+            f.write_all(bytes)?;
+            if durable {
+                self.faults.hit("fsync", tmp)?;
+                f.sync_all()?;
+            }
+            self.rename(tmp, target)
+        })();
+        // A crashed process cleans nothing up.
+        if made.is_err() && !self.faults.crashed() {
+            let _ = fs::remove_file(tmp);
+        }
+        made?;
+        match target.parent() {
+            Some(dir) if durable => self.sync_dir(dir),
+            _ => Ok(()),
+        }
+    }
+
     /// Appends `bytes` to `path` (created when missing) and fsyncs it.
     pub fn append(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.faults.hit("open for append", path)?;

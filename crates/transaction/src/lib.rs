@@ -35,6 +35,7 @@
 
 pub mod commit;
 mod core_md;
+pub mod derive;
 pub mod disk;
 pub mod error;
 pub mod install;

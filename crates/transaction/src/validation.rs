@@ -250,6 +250,11 @@ impl<'a> Maps<'a> {
         Maps { sets: sets.to_vec(), holders, linkers }
     }
 
+    /// The files whose blocks link to topic file `path`.
+    pub fn linking_to(&self, path: &str) -> Vec<String> {
+        self.linkers.get(path).into_iter().flatten().map(|l| (*l).to_owned()).collect()
+    }
+
     fn facts_of(&self, p: &str) -> impl Iterator<Item = &'a FileFacts> + '_ {
         let p = p.to_owned();
         self.sets.iter().filter_map(move |m| m.get(&p))

@@ -86,31 +86,6 @@ fn topics_on_disk(root: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn derived(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for rel in ["recent_events.jsonl", "relations.json", "core.md"] {
-        if let Ok(b) = std::fs::read(root.join(rel)) {
-            out.insert(rel.to_owned(), b);
-        }
-    }
-    let timeline = root.join("timeline");
-    let mut stack = vec![timeline];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.filter_map(Result::ok) {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                out.insert(
-                    e.path().strip_prefix(root).unwrap().display().to_string(),
-                    std::fs::read(e.path()).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
-
 fn hits(root: &Path, query: &str) -> Vec<(String, String)> {
     let opened = index::open(root, TokenizerConfig::default()).unwrap();
     let hits = opened.view.search(query, &Filters::default(), 50, Bm25::default()).unwrap();
@@ -127,18 +102,8 @@ fn hits(root: &Path, query: &str) -> Vec<(String, String)> {
 
 /// Derived views and index agree with a rebuild of a copy from scratch.
 fn check_derived(root: &Path, model: &Model) {
-    let copy = tempfile::tempdir().unwrap();
-    let croot = copy.path().join("ws");
-    for (rel, bytes) in tree(root) {
-        let p = croot.join(&rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    }
-    std::fs::create_dir_all(&croot).unwrap();
-    let mut w = Writer::open(&croot, WAIT).unwrap();
-    w.rebuild_derived().unwrap();
-    drop(w);
-    assert_eq!(derived(root), derived(&croot), "derived views differ from a rebuild");
+    let croot = common::assert_views_rebuilt(root);
+    let croot = croot.path().join("ws");
     for n in (1..model.next).step_by(3) {
         let q = format!("word{n}");
         assert_eq!(hits(root, &q), hits(&croot, &q), "index answers for {q} differ from a rebuild");

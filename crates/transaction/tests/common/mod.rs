@@ -103,3 +103,52 @@ pub(crate) fn big_change(base: &str) -> Patch {
         ],
     )
 }
+
+/// The derived views on disk: `core.md`, `recent_events.jsonl`,
+/// `relations.json` and every timeline file, by relative path.
+pub(crate) fn derived(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for rel in ["recent_events.jsonl", "relations.json", "core.md"] {
+        if let Ok(b) = std::fs::read(root.join(rel)) {
+            out.insert(rel.to_owned(), b);
+        }
+    }
+    let mut stack = vec![root.join("timeline")];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.filter_map(Result::ok) {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                out.insert(rel, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Asserts that the derived views of `root` are those a rebuild from
+/// scratch of a copy of its `topics/` and `sources/` gives; returns the
+/// copy (at `ws` inside the folder).
+pub(crate) fn assert_views_rebuilt(root: &Path) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    let croot = copy.path().join("ws");
+    std::fs::create_dir_all(&croot).unwrap();
+    for (rel, bytes) in tree(root) {
+        let p = croot.join(&rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    for rel in ["scriptorium.toml", ".scriptorium/audit.jsonl"] {
+        if let Ok(b) = std::fs::read(root.join(rel)) {
+            std::fs::create_dir_all(croot.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(croot.join(rel), b).unwrap();
+        }
+    }
+    let mut w = Writer::open(&croot, Duration::from_secs(5)).unwrap();
+    w.rebuild_derived().unwrap();
+    drop(w);
+    assert_eq!(derived(root), derived(&croot), "derived views differ from a rebuild");
+    copy
+}

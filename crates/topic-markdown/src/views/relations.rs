@@ -1,0 +1,234 @@
+//! `relations.json` (FORMAT.md §4.3) from per-file pieces.
+//!
+//! The nodes and edges one topic file contributes are a sorted run of JSON
+//! objects; the document is the runs joined in order. Runs of different
+//! files do not interleave unless one path extends another with a
+//! character that sorts before `#` (`a.md` and `a.md!.md`): then
+//! [`assemble`] says so and the caller sorts every item instead. A caller
+//! that keeps the runs of earlier renders re-makes only the changed files'
+//! runs and copies the others' bytes.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::views::BlockViews;
+
+/// A node's sort key: its id.
+pub type NodeKey = String;
+/// An edge's sort key: `(from, to)`.
+pub type EdgeKey = (String, String);
+
+/// Sorted, deduplicated, comma-joined JSON objects and their first and last
+/// sort keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run<K> {
+    /// The first item's key.
+    pub first: K,
+    /// The last item's key.
+    pub last: K,
+    /// How many items.
+    pub count: usize,
+    /// The items, joined by `,`.
+    pub json: String,
+}
+
+/// What one topic file contributes to `relations.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// The file and its eligible blocks (never empty: the file is a node).
+    pub nodes: Run<NodeKey>,
+    /// Links from its eligible blocks; `None` when there is none.
+    pub edges: Option<Run<EdgeKey>>,
+}
+
+fn js(s: &str) -> String {
+    scriptorium_source_archive::json::to_line::<str>(s)
+}
+
+fn node_json(id: &str, kind: &str) -> String {
+    format!("{{\"id\":{},\"kind\":\"{kind}\"}}", js(id))
+}
+
+fn edge_json(from: &str, to: &str) -> String {
+    format!("{{\"from\":{},\"to\":{}}}", js(from), js(to))
+}
+
+fn run<K: Clone>(items: &[(K, String)]) -> Option<Run<K>> {
+    let (first, last) = (items.first()?, items.last()?);
+    let mut json = String::with_capacity(items.iter().map(|i| i.1.len() + 1).sum());
+    for (k, (_, item)) in items.iter().enumerate() {
+        if k > 0 {
+            json.push(',');
+        }
+        json.push_str(item);
+    }
+    Some(Run { first: first.0.clone(), last: last.0.clone(), count: items.len(), json })
+}
+
+/// The nodes of file `path` and of `blocks` (its eligible blocks).
+fn nodes(path: &str, blocks: &[&BlockViews]) -> Vec<(NodeKey, String)> {
+    let mut nodes: Vec<(NodeKey, &str)> = vec![(path.to_owned(), "file")];
+    nodes.extend(blocks.iter().map(|b| (format!("{path}#^{}", b.id), "block")));
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes.into_iter().map(|(id, kind)| (id.clone(), node_json(&id, kind))).collect()
+}
+
+/// The edges from `blocks`: a link to a block counts when `eligible(path,
+/// id)` says that block is eligible; a link to a file always counts.
+fn edges(blocks: &[&BlockViews], eligible: &dyn Fn(&str, &str) -> bool) -> Vec<(EdgeKey, String)> {
+    let mut edges: Vec<EdgeKey> = Vec::new();
+    for b in blocks {
+        let from = format!("{}#^{}", b.path, b.id);
+        for t in &b.links {
+            let to = match &t.block_id {
+                Some(bid) if eligible(&t.path, bid) => format!("{}#^{bid}", t.path),
+                Some(_) => continue,
+                None => t.path.clone(),
+            };
+            edges.push((from.clone(), to));
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    edges.into_iter().map(|(f, t)| ((f.clone(), t.clone()), edge_json(&f, &t))).collect()
+}
+
+/// The piece of topic file `path`, whose eligible blocks are `blocks`;
+/// `eligible(path, id)` tells whether a linked block is eligible.
+pub fn piece(path: &str, blocks: &[&BlockViews], eligible: &dyn Fn(&str, &str) -> bool) -> Piece {
+    Piece {
+        nodes: run(&nodes(path, blocks)).expect("a file is always a node"),
+        edges: run(&edges(blocks, eligible)),
+    }
+}
+
+/// One run to assemble: its keys and its bytes.
+#[derive(Debug)]
+pub struct Part<'a, K> {
+    /// The first item's key.
+    pub first: &'a K,
+    /// The last item's key.
+    pub last: &'a K,
+    /// The items, joined by `,`.
+    pub json: &'a [u8],
+}
+
+/// The assembled document and where each part landed: `(offset, length)`
+/// of every edge part, then of every node part, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assembled {
+    /// `relations.json`.
+    pub bytes: Vec<u8>,
+    /// Where each edge part is in `bytes`.
+    pub edges: Vec<(u64, u64)>,
+    /// Where each node part is in `bytes`.
+    pub nodes: Vec<(u64, u64)>,
+}
+
+impl<K> Clone for Part<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Part<'_, K> {}
+
+fn order<K: Ord>(parts: &[Part<'_, K>]) -> Option<Vec<usize>> {
+    let mut at: Vec<usize> = (0..parts.len()).collect();
+    at.sort_by(|&a, &b| parts[a].first.cmp(parts[b].first));
+    // Runs must not interleave: each starts after the previous one ends.
+    at.windows(2).all(|w| parts[w[0]].last < parts[w[1]].first).then_some(at)
+}
+
+fn join<K: Ord>(out: &mut Vec<u8>, parts: &[Part<'_, K>], at: &[usize]) -> Vec<(u64, u64)> {
+    let mut spans = vec![(0, 0); parts.len()];
+    for (k, &i) in at.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        spans[i] = (out.len() as u64, parts[i].json.len() as u64);
+        out.extend_from_slice(parts[i].json);
+    }
+    spans
+}
+
+/// `relations.json` from the runs of every topic file (`nodes`: one per
+/// file; `edges`: the files that have any), copied in key order; `None`
+/// when two runs interleave, or there is no file at all.
+pub fn assemble(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Option<Assembled> {
+    if nodes.is_empty() {
+        return None;
+    }
+    let (edge_order, node_order) = (order(edges)?, order(nodes)?);
+    let size: usize = edges.iter().map(|p| p.json.len() + 1).sum::<usize>()
+        + nodes.iter().map(|p| p.json.len() + 1).sum::<usize>();
+    let mut bytes = Vec::with_capacity(size + 32);
+    bytes.extend_from_slice(b"{\"edges\":[");
+    let edge_spans = join(&mut bytes, edges, &edge_order);
+    bytes.extend_from_slice(b"],\"nodes\":[");
+    let node_spans = join(&mut bytes, nodes, &node_order);
+    bytes.extend_from_slice(b"]}\n");
+    Some(Assembled { bytes, edges: edge_spans, nodes: node_spans })
+}
+
+/// `relations.json` of the topic files `files` and the eligible blocks'
+/// pieces, with its node and edge counts; `None` when there are no files.
+pub fn relations_of(files: &[&str], blocks: &[&BlockViews]) -> (Option<String>, usize, usize) {
+    if files.is_empty() {
+        return (None, 0, 0);
+    }
+    let eligible: HashSet<(&str, &str)> = blocks.iter().map(|b| (b.path.as_str(), b.id.as_str())).collect();
+    let is_eligible = |p: &str, id: &str| eligible.contains(&(p, id));
+    let mut by_file: BTreeMap<&str, Vec<&BlockViews>> = files.iter().map(|f| (*f, Vec::new())).collect();
+    for b in blocks {
+        by_file.entry(b.path.as_str()).or_default().push(b);
+    }
+    let pieces: Vec<Piece> = by_file.iter().map(|(p, bs)| piece(p, bs, &is_eligible)).collect();
+    let nodes = pieces.iter().map(|p| p.nodes.count).sum();
+    let edges = pieces.iter().filter_map(|p| p.edges.as_ref()).map(|e| e.count).sum();
+    let edge_parts: Vec<Part<'_, EdgeKey>> = pieces
+        .iter()
+        .filter_map(|p| p.edges.as_ref())
+        .map(|e| Part { first: &e.first, last: &e.last, json: e.json.as_bytes() })
+        .collect();
+    let node_parts: Vec<Part<'_, NodeKey>> = pieces
+        .iter()
+        .map(|p| Part { first: &p.nodes.first, last: &p.nodes.last, json: p.nodes.json.as_bytes() })
+        .collect();
+    let bytes = match assemble(&edge_parts, &node_parts) {
+        Some(a) => a.bytes,
+        None => sorted_whole(&by_file, &is_eligible),
+    };
+    (Some(String::from_utf8(bytes).expect("assembled from strings")), nodes, edges)
+}
+
+/// The document with every item sorted at once: for files whose runs
+/// interleave.
+fn sorted_whole(by_file: &BTreeMap<&str, Vec<&BlockViews>>, eligible: &dyn Fn(&str, &str) -> bool) -> Vec<u8> {
+    let mut all_nodes: Vec<(NodeKey, String)> = Vec::new();
+    let mut all_edges: Vec<(EdgeKey, String)> = Vec::new();
+    for (path, blocks) in by_file {
+        all_nodes.extend(nodes(path, blocks));
+        all_edges.extend(edges(blocks, eligible));
+    }
+    all_nodes.sort_unstable();
+    all_nodes.dedup();
+    all_edges.sort_unstable();
+    all_edges.dedup();
+    let mut out = b"{\"edges\":[".to_vec();
+    for (k, (_, item)) in all_edges.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_bytes());
+    }
+    out.extend_from_slice(b"],\"nodes\":[");
+    for (k, (_, item)) in all_nodes.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_bytes());
+    }
+    out.extend_from_slice(b"]}\n");
+    out
+}

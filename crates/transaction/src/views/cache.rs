@@ -1,0 +1,194 @@
+//! Building and writing the derived views through the cache: the state,
+//! the entries, and the views themselves, every write through
+//! [`Disk`] (so crash tests can stop any of them).
+//!
+//! Order: the timeline days and `core.md` (fsynced), `recent_events.jsonl`
+//! and `relations.json` (fsynced only where the system has no boot id),
+//! the new entries, the state, then the caller records the revision and
+//! the views' stamps in `.scriptorium/derived.revision`. A crash anywhere
+//! before that record leaves the old record, whose revision is not the
+//! current one: the next writer rebuilds everything.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::rc::Rc;
+
+use scriptorium_source_archive::fsio;
+use scriptorium_topic_markdown::validate::{Checked, Loaded};
+use scriptorium_topic_markdown::views::{self, CoreRender, RelationsReport, RenderReport};
+
+use crate::disk::Disk;
+use crate::error::Error;
+use crate::views::apply::{self, After, Before, Ranked};
+use crate::views::entries::{self, VIEWS_DIR};
+use crate::views::stamp::Stamp;
+use crate::views::state::State;
+use crate::views::{is_timeline_day, CoreSlot};
+
+/// The state file, relative to the workspace root.
+pub const STATE_FILE: &str = ".scriptorium/views/state";
+
+/// The state of workspace `root`, when it is whole and describes
+/// `revision`.
+pub fn load_state(root: &Path, revision: &str) -> Option<State> {
+    State::decode(&std::fs::read(root.join(STATE_FILE)).ok()?, revision)
+}
+
+/// The eligible blocks' pieces of the files of `loaded` named by `scope`
+/// (every loaded file when `None`), by path, ranked.
+pub fn fresh(loaded: &[Loaded], checked: &Checked, scope: Option<&BTreeSet<String>>) -> HashMap<String, Rc<Ranked>> {
+    let wanted = |p: &str| scope.is_none_or(|s| s.contains(p));
+    let mut by_path: HashMap<String, Vec<views::BlockViews>> =
+        loaded.iter().filter(|l| wanted(&l.path)).map(|l| (l.path.clone(), Vec::new())).collect();
+    for b in views::block_views(loaded, checked) {
+        if let Some(v) = by_path.get_mut(&b.path) {
+            v.push(b);
+        }
+    }
+    by_path.into_iter().map(|(p, v)| (p, Rc::new(Ranked::new(v)))).collect()
+}
+
+/// Whether a write replaces everything (removing what the views no longer
+/// hold) or only what the change touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every view, from every file.
+    Whole,
+    /// The views a change touched.
+    Change,
+}
+
+struct Writes<'a, 'f> {
+    root: &'a Path,
+    disk: Disk<'f>,
+    tmp: std::path::PathBuf,
+    n: usize,
+}
+
+impl Writes<'_, '_> {
+    fn put(&mut self, rel: &str, bytes: &[u8], durable: bool) -> Result<(), Error> {
+        fsio::check_no_links(self.root, rel)?;
+        let target = self.root.join(rel);
+        if let Some(dir) = target.parent() {
+            self.disk.create_dirs(dir).map_err(|e| Error::io(&e, "cannot create", dir))?;
+        }
+        self.n += 1;
+        // Named as the orphan cleaner of recovery expects.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
+        self.disk.replace(&tmp, &target, bytes, durable).map_err(|e| Error::io(&e, "cannot write", &target))
+    }
+
+    fn remove(&mut self, rel: &str) -> Result<(), Error> {
+        fsio::check_no_links(self.root, rel)?;
+        let p = self.root.join(rel);
+        self.disk.remove_file(&p).map_err(|e| Error::io(&e, "cannot remove", &p))
+    }
+
+    /// Writes `bytes` at `rel` unless the file already holds them; `None`
+    /// removes it.
+    fn update(&mut self, rel: &str, bytes: Option<&[u8]>, durable: bool) -> Result<(), Error> {
+        let target = self.root.join(rel);
+        match bytes {
+            Some(b) if std::fs::read(&target).ok().as_deref() == Some(b) => Ok(()),
+            Some(b) => self.put(rel, b, durable),
+            None if std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) => self.remove(rel),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes the views `after` describes and `core`, then the entries and the
+/// state; returns the report. `durable_views`: fsync the views that are
+/// otherwise written without (the system has no boot id).
+pub fn write(
+    root: &Path,
+    disk: Disk<'_>,
+    mut after: After,
+    core: CoreRender,
+    scope: Scope,
+    durable_views: bool,
+) -> Result<RenderReport, Error> {
+    fsio::check_no_links(root, fsio::TMP_DIR)?;
+    let mut w = Writes { root, disk, tmp: root.join(fsio::TMP_DIR), n: 0 };
+    disk.create_dirs(&w.tmp).map_err(|e| Error::io(&e, "cannot create", &w.tmp))?;
+    for (day, bytes) in &after.days {
+        w.update(&apply::day_path(*day), bytes.as_deref().map(str::as_bytes), true)?;
+    }
+    if scope == Scope::Whole {
+        remove_other_days(&mut w, &after)?;
+    }
+    // A hand-written core.md waits for its migration; anything else that
+    // is not a regular file there is left alone (reported).
+    let slot = CoreSlot::of(root);
+    if !matches!(slot, CoreSlot::HandWritten | CoreSlot::Blocked(_)) {
+        match &core.bytes {
+            Some(b) => w.update("core.md", Some(b.as_bytes()), true)?,
+            None if slot == CoreSlot::Derived => w.remove("core.md")?,
+            None => {}
+        }
+    }
+    w.update("recent_events.jsonl", after.recent.as_deref(), durable_views)?;
+    w.update("relations.json", after.relations.as_deref(), durable_views)?;
+    let dir = root.join(VIEWS_DIR);
+    w.disk.create_dirs(&dir).map_err(|e| Error::io(&e, "cannot create", &dir))?;
+    for (name, body) in &after.entries {
+        w.put(&format!("{VIEWS_DIR}/{name}"), body.as_bytes(), false)?;
+    }
+    for (day, bytes) in &after.days {
+        if bytes.is_some() {
+            if let Some(s) = Stamp::of(&root.join(apply::day_path(*day))) {
+                after.state.day_files.push((*day, s));
+            }
+        }
+    }
+    after.state.day_files.sort_by_key(|(d, _)| *d);
+    w.put(STATE_FILE, &after.state.encode(), false)?;
+    // Entries no longer named (best effort: an unnamed entry is never read).
+    let named: BTreeSet<&str> = after.state.files.iter().map(|r| r.entry.as_str()).collect();
+    let unused: Vec<String> = match scope {
+        Scope::Change => after.unused.clone(),
+        Scope::Whole => std::fs::read_dir(&dir)
+            .map(|rd| rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default(),
+    };
+    for name in unused.iter().filter(|n| entries::is_name(n) && !named.contains(n.as_str())) {
+        let _ = std::fs::remove_file(entries::path_of(root, name));
+    }
+    Ok(RenderReport {
+        core: core.report,
+        timeline_files: after.state.day_files.len(),
+        events: after.events,
+        relations: RelationsReport { nodes: after.counts.0, edges: after.counts.1 },
+    })
+}
+
+/// Removes the timeline day files the views no longer hold, and the month
+/// and year folders that leaves empty.
+fn remove_other_days(w: &mut Writes<'_, '_>, after: &After) -> Result<(), Error> {
+    let root = w.root;
+    let listing =
+        scriptorium_topic_markdown::files::list_md(root, &root.join("timeline")).map_err(|e| Error::io(&e.error, "cannot list", &e.path))?;
+    let kept: BTreeSet<String> =
+        after.days.iter().filter(|(_, b)| b.is_some()).map(|(d, _)| apply::day_path(*d)).collect();
+    for (rel, _) in listing.files.iter().filter(|(r, _)| is_timeline_day(r) && !kept.contains(r)) {
+        w.remove(rel)?;
+        let mut dir = root.join(rel).parent().map(Path::to_path_buf);
+        while let Some(d) = dir {
+            if d == root.join("timeline") || std::fs::remove_dir(&d).is_err() {
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+    }
+    Ok(())
+}
+
+/// Every view from a full check of every topic file (`topics`, `checked`),
+/// for `revision`.
+pub fn build(root: &Path, topics: &[Loaded], checked: &Checked, revision: &str) -> After {
+    let fresh = fresh(topics, checked, None);
+    apply::apply(root, &Before::default(), &fresh, &BTreeSet::new(), &|_| Vec::new(), revision)
+}
