@@ -14,8 +14,10 @@
 //! on both alike), then the peer's DELETE-mode and WAL-mode commits alone
 //! (the summary's figures); p50/p99 over `SCRIPTORIUM_BENCH_COMMITS`
 //! (default 100) each are printed as `latency …` lines (criterion's mean of
-//! ours follows, from ten more commits); the summary ends with the ratios
-//! p50(largest)/p50(smallest).
+//! ours follows, from ten more commits); then as many `scriptorium update`
+//! runs of a one-block patch, timed from process start to exit (what an
+//! agent waits for; the binary beside the bench, or `SCRIPTORIUM_BIN`);
+//! the summary ends with the ratios p50(largest)/p50(smallest).
 //!
 //! Environment: `SCRIPTORIUM_BENCH_RECORDS` (default 1,000,000),
 //! `SCRIPTORIUM_BENCH_BLOCKS` (default `1000,10000,100000`, ascending),
@@ -27,13 +29,14 @@
 #![allow(clippy::print_stdout)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use scriptorium_benches::percentiles;
 use scriptorium_benches::workspace_gen::{Spec, Workspace};
+use scriptorium_transaction::Edit;
 
 const WARM_UP_COMMITS: usize = 3;
 
@@ -79,9 +82,63 @@ fn timed_commit(ws: &mut Workspace) -> Duration {
     elapsed
 }
 
+/// The `scriptorium` binary: `SCRIPTORIUM_BIN`, or the one built beside
+/// this bench (`target/<profile>/scriptorium`; `cargo xtask bench` and
+/// `cargo xtask ci` build it first).
+fn cli() -> PathBuf {
+    if let Some(p) = std::env::var_os("SCRIPTORIUM_BIN") {
+        return p.into();
+    }
+    let exe = std::env::current_exe().expect("the bench knows its path");
+    let dir = exe.parent().and_then(Path::parent).expect("the bench lives in target/<profile>/deps");
+    let bin = dir.join(format!("scriptorium{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first (cargo build --release -p scriptorium --bin scriptorium), or set SCRIPTORIUM_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// One `scriptorium update` of a one-block patch, from process start to
+/// exit; the patch is made before the clock starts.
+fn timed_update(ws: &mut Workspace, bin: &Path) -> Duration {
+    let patch = ws.append_patch();
+    let edits: Vec<serde_json::Value> = patch
+        .edits
+        .iter()
+        .map(|e| match e {
+            Edit::Append { path, content } => {
+                serde_json::json!({"op": "append", "path": path, "content": content})
+            }
+            _ => unreachable!("the bench appends"),
+        })
+        .collect();
+    let json =
+        serde_json::json!({"base_revision": patch.base_revision, "message": patch.message, "edits": edits})
+            .to_string();
+    let root = ws.root.to_str().expect("a UTF-8 path").to_owned();
+    let started = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["update", "--workspace", &root, "--patch", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child.stdin.take().expect("a pipe").write_all(json.as_bytes()).expect("the patch is sent");
+    let out = child.wait_with_output().expect("the update ends");
+    let elapsed = started.elapsed();
+    assert!(out.status.success(), "update failed: {}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("update prints JSON");
+    ws.set_revision(answer["revision"].as_str().expect("a revision").to_owned());
+    elapsed
+}
+
 struct Row {
     blocks: usize,
     ours: (f64, f64),
+    cli: (f64, f64),
     wal: Option<(f64, f64)>,
     delete: Option<(f64, f64)>,
 }
@@ -189,6 +246,7 @@ fn commit(c: &mut Criterion) {
     std::fs::create_dir_all(&base).expect("the bench folder exists");
     let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
     let mut peer = Peer::start(plan.records, peer_dir.path());
+    let bin = cli();
     let mut rows = Vec::new();
     for &blocks in &plan.blocks {
         let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));
@@ -249,11 +307,15 @@ fn commit(c: &mut Criterion) {
         };
         let delete = alone("delete");
         let wal = alone("wal");
+        // What an agent waits for: the binary, process start to exit.
+        let cli: Vec<Duration> = (0..plan.commits).map(|_| timed_update(&mut ws, &bin)).collect();
         let ours = show(&format!("ours {name}"), &ours).expect("commits were made");
+        let cli = show(&format!("scriptorium update {name}, process start to exit"), &cli)
+            .expect("updates were made");
         show(&format!("sqlite fts5 {name}, journal wal, synchronous full, in turn with ours"), &in_turn);
         let wal = show(&format!("sqlite fts5 {name}, journal wal, synchronous full, alone"), &wal);
         let delete = show(&format!("sqlite fts5 {name}, journal delete, synchronous full, alone"), &delete);
-        rows.push(Row { blocks, ours, wal, delete });
+        rows.push(Row { blocks, ours, cli, wal, delete });
 
         let mut g = c.benchmark_group(format!("commit_{name}"));
         g.sample_size(10);
@@ -274,14 +336,15 @@ fn commit(c: &mut Criterion) {
         label(plan.records)
     );
     println!(
-        "summary: | blocks | ours p50 / p99 | FTS5 WAL p50 / p99 | FTS5 DELETE p50 / p99 | ours/WAL p50 |"
+        "summary: | blocks | ours p50 / p99 | `scriptorium update` p50 / p99 | FTS5 WAL p50 / p99 | FTS5 DELETE p50 / p99 | ours/WAL p50 |"
     );
     let cell = |p: Option<(f64, f64)>| p.map_or("–".to_owned(), |(a, b)| format!("{a:.2} / {b:.2} ms"));
     for r in &rows {
         println!(
-            "summary: | {} | {} | {} | {} | {} |",
+            "summary: | {} | {} | {} | {} | {} | {} |",
             label(r.blocks),
             cell(Some(r.ours)),
+            cell(Some(r.cli)),
             cell(r.wal),
             cell(r.delete),
             r.wal.map_or("–".to_owned(), |w| format!("{:.0}×", r.ours.0 / w.0.max(f64::MIN_POSITIVE)))
@@ -290,11 +353,13 @@ fn commit(c: &mut Criterion) {
     if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
         if rows.len() > 1 {
             let mut line = format!(
-                "summary: ratio {}/{} p50: ours {:.2} (p99 {:.2})",
+                "summary: ratio {}/{} p50: ours {:.2} (p99 {:.2}), scriptorium update {:.2} (p99 {:.2})",
                 label(last.blocks),
                 label(first.blocks),
                 last.ours.0 / first.ours.0,
-                last.ours.1 / first.ours.1
+                last.ours.1 / first.ours.1,
+                last.cli.0 / first.cli.0,
+                last.cli.1 / first.cli.1
             );
             for (j, a, b) in [("wal", first.wal, last.wal), ("delete", first.delete, last.delete)] {
                 if let (Some(a), Some(b)) = (a, b) {

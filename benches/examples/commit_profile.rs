@@ -17,20 +17,23 @@
 //! * `validate`: the promotions and `validation::validate`;
 //! * `install`: the crash-safe install (staging, intent, renames, history);
 //! * `topics cache`: `TopicIndex::save`;
-//! * `views cache`: `ViewsCache::load` (`.scriptorium/views.cache`);
+//! * `views state`: the views cache's state (`.scriptorium/views/state`)
+//!   read, the views checked against their stamps, `relations.json` and
+//!   `recent_events.jsonl` read (the bytes the untouched files' parts are
+//!   copied from);
 //! * `scope maps`: `validation::Maps::new` (who holds each block id and who
 //!   links to each file, from the whole topics cache);
 //! * `index refresh`: `scriptorium_bm25_index::workspace::open_scoped`,
 //!   scoped by those maps;
 //! * `scope check`: the scope of the changed file, and the files it names
 //!   loaded and checked against the index;
-//! * `views render`: the cache's pieces replaced for the scope, `core.md`
-//!   kept or rendered, every view rendered from the pieces;
-//! * `views install`: the views compared with the disk, the changed ones
-//!   written;
-//! * `views save`: `ViewsCache::save` (the changed entries and the
-//!   manifest);
-//! * `derived mark`: `.scriptorium/derived.revision` written;
+//! * `views apply`: the scope's pieces made anew, the other files' parts
+//!   copied, the key tables merged, `core.md` kept or rendered
+//!   (`views::apply`);
+//! * `views write`: the changed views, entries and the state written
+//!   (`views::cache::write`);
+//! * `derived mark`: `.scriptorium/derived.revision` written with the
+//!   views' stamps;
 //! * `close`: dropping the writer (the lock).
 //!
 //! Prints the median and mean of each step and of the whole, and the median
@@ -48,11 +51,13 @@ use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_source_archive::{append, fsio, trust};
 use scriptorium_topic_markdown::validate::check;
 use scriptorium_topic_markdown::views::{render_core, CoreRender, CORE_BUDGET};
-use scriptorium_transaction::commit::DERIVED_FROM;
+use scriptorium_transaction::derive;
 use scriptorium_transaction::disk::{Disk, Faults};
 use scriptorium_transaction::revision;
 use scriptorium_transaction::validation::{self, TopicIndex};
-use scriptorium_transaction::views::{self, IndexSources, ViewsCache};
+use scriptorium_transaction::views::apply::{self, Before};
+use scriptorium_transaction::views::cache::{self, Scope};
+use scriptorium_transaction::views::{self, stamp, IndexSources};
 use scriptorium_transaction::{install, patch, Edit, Patch, Tier, Writer};
 
 const STEPS: &[&str] = &[
@@ -63,13 +68,12 @@ const STEPS: &[&str] = &[
     "validate",
     "install",
     "topics cache",
-    "views cache",
+    "views state",
     "scope maps",
     "index refresh",
     "scope check",
-    "views render",
-    "views install",
-    "views save",
+    "views apply",
+    "views write",
     "derived mark",
     "close",
 ];
@@ -154,7 +158,11 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     clock.lap();
     let core_path = root.join("core.md");
     assert!(!core_path.is_file() || views::is_derived_core(&core_path), "no hand-written core.md");
-    let mut cache = ViewsCache::load(root, &rev.hex).expect("the views cache describes the revision before");
+    let state = cache::load_state(root, &rev.hex).expect("the views cache describes the revision before");
+    let boot = stamp::boot_id();
+    assert!(derive::is_current(root, &rev.hex), "the views are intact");
+    let relations = std::fs::read(root.join("relations.json")).ok();
+    let recent = std::fs::read(root.join("recent_events.jsonl")).ok();
     clock.lap();
     let maps = validation::Maps::new(&[&index_of_topics.files, &index_of_topics.previous]);
     clock.lap();
@@ -174,23 +182,21 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     }
     let checked = check(&loaded, &IndexSources::new(root, &opened.view));
     clock.lap();
-    cache.replace(&scope, &loaded, &checked);
-    cache.revision.clone_from(&after);
+    let fresh = cache::fresh(&loaded, &checked, Some(&scope));
+    let gone: BTreeSet<String> = scope.iter().filter(|p| !fresh.contains_key(*p)).cloned().collect();
+    let prior = Before { state, relations: relations.as_deref(), recent: recent.as_deref() };
+    let next = apply::apply(root, &prior, &fresh, &gone, &|p| maps.linking_to(p), &after);
     let core = if scope.contains("topics/core.md") || !core_exists {
         render_core(loaded.iter().find(|l| l.path == "topics/core.md"), &checked, CORE_BUDGET)
     } else {
         let bytes = std::fs::read_to_string(&core_path).expect("core.md");
         CoreRender { bytes: Some(bytes), report: Default::default() }
     };
-    let rendered = cache.render(core);
     clock.lap();
-    views::install(root, &rendered.files).expect("the views are written");
+    cache::write(root, Disk::new(faults), next, core, Scope::Change, boot.is_none())
+        .expect("the views are written");
     clock.lap();
-    cache.save(root).expect("the views cache is saved");
-    clock.lap();
-    fsio::check_no_links(root, DERIVED_FROM).expect("no links");
-    fsio::replace_file(root, &root.join(DERIVED_FROM), format!("{after}\n").as_bytes())
-        .expect("the derived revision is recorded");
+    stamp::Record::now(root, &after, boot).write(root).expect("the derived revision is recorded");
     clock.lap();
     drop(w);
     clock.lap();
@@ -272,7 +278,7 @@ fn main() {
         real.push(t.elapsed());
         let p = ws.append_patch();
         let (laps, after, refresh) = stepwise(&root, &p, &faults);
-        assert!(ViewsCache::load(&root, &after).is_some(), "the views cache describes the new revision");
+        assert!(cache::load_state(&root, &after).is_some(), "the views cache describes the new revision");
         ws.set_revision(after);
         totals.push(laps.iter().sum());
         for (k, d) in laps.into_iter().enumerate() {

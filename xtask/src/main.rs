@@ -88,6 +88,8 @@ fn ci() -> Result<()> {
         cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]),
     )?;
     run("tests (tidy and fuzz corpus replay included)", cargo().args(["test", "--workspace", "--locked"]))?;
+    // The commit bench times the binary too, from beside it.
+    run("the binary for the benches", cargo().args(BUILD_CLI).arg("scriptorium"))?;
     run("benches as tests", cargo().args(["bench", "--workspace", "--locked", "--", "--test"]))?;
     fuzz(CI_FUZZ_SECONDS, &[])?;
     eprintln!("\n== ci passed");
@@ -112,7 +114,12 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {} {}, {rustc}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
+/// Builds the `scriptorium` binary with the bench profile's settings, where
+/// the benches look for it (`target/release/`).
+const BUILD_CLI: [&str; 6] = ["build", "--release", "--locked", "-p", "scriptorium", "--bin"];
+
 fn bench(filter: &[String]) -> Result<()> {
+    run("the binary for the benches", cargo().args(BUILD_CLI).arg("scriptorium"))?;
     let out = cargo()
         .args(["bench", "-p", "scriptorium-benches", "--locked", "--"])
         .args(filter)

@@ -479,7 +479,8 @@ fn writer(root: &std::path::Path, timeout_ms: u64) -> Result<transaction::Writer
 }
 
 /// A reader never sees a half-installed patch: an install waiting for
-/// recovery is completed first (under the write lock), then the lock is
+/// recovery is completed first (under the write lock, which also rebuilds
+/// views torn since they were written), then the lock is
 /// held shared while reading, so no install runs meanwhile. A workspace this
 /// process cannot write is read as it is on disk, with a warning.
 fn settle(root: &std::path::Path) -> Result<transaction::lock::WriteLock, ExitCode> {
@@ -489,7 +490,8 @@ fn settle(root: &std::path::Path) -> Result<transaction::lock::WriteLock, ExitCo
         warn_read_only(root, why);
         return Ok(shared);
     }
-    if !transaction::install::pending(root) {
+    // Views torn since they were written are rebuilt by the writer too.
+    if !transaction::install::pending(root) && !transaction::views::stamp::views_torn(root) {
         return Ok(shared);
     }
     drop(shared);

@@ -22,6 +22,7 @@ use scriptorium_bm25_index::workspace as index;
 use scriptorium_source_archive::{append, fsio, timestamp, trust, SourceId};
 use scriptorium_topic_markdown::views::RenderReport;
 
+use crate::derive;
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
 use crate::install::{self, Recovered};
@@ -29,7 +30,6 @@ use crate::lock::{self, WriteLock};
 use crate::patch::{self, Edit, Patch, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
-use crate::derive;
 use crate::views::{self, IndexSources};
 
 /// Whether a commit must name the current revision.
@@ -346,7 +346,15 @@ impl<'f> Writer<'f> {
             "committed"
         );
         let mut warnings = Vec::new();
-        let done = derive::after_commit(root, self.disk(), self.budget, &index_of_topics, &rev.hex, &after, &changed);
+        let done = derive::after_commit(
+            root,
+            self.disk(),
+            self.budget,
+            &index_of_topics,
+            &rev.hex,
+            &after,
+            &changed,
+        );
         let rebuilt_views = done == Ok(derive::AfterCommit::Rebuild);
         let done = match done {
             Ok(derive::AfterCommit::Done) => Ok(()),

@@ -35,7 +35,8 @@ fn record(root: &Path, revision: &str, boot: Option<String>) -> Result<(), Error
 pub fn rebuild_all(root: &Path, disk: Disk<'_>, budget: usize) -> Result<RenderReport, Error> {
     let opened = index::open(root, TokenizerConfig::default())?;
     let checkup = views::checkup(root, &IndexSources::new(root, &opened.view))?;
-    let core = render_core(checkup.topics.iter().find(|t| t.path == "topics/core.md"), &checkup.checked, budget);
+    let core =
+        render_core(checkup.topics.iter().find(|t| t.path == "topics/core.md"), &checkup.checked, budget);
     let rev = revision::compute(root)?.hex;
     let after = cache::build(root, &checkup.topics, &checkup.checked, &rev);
     let boot = stamp::boot_id();
@@ -95,7 +96,8 @@ pub fn after_commit(
             loaded.push(l);
         }
     }
-    let checked = scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(root, &opened.view));
+    let checked =
+        scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(root, &opened.view));
     let fresh = cache::fresh(&loaded, &checked, Some(&scope));
     let gone: BTreeSet<String> = scope.iter().filter(|p| !fresh.contains_key(*p)).cloned().collect();
     let linking_to = |p: &str| maps.linking_to(p);

@@ -181,4 +181,3 @@ pub fn is_derived_core(path: &Path) -> bool {
         Err(_) => false,
     }
 }
-

@@ -19,7 +19,8 @@ const WAIT: Duration = Duration::from_secs(5);
 fn rec(n: u32) -> SourceRecord {
     let id = SourceId::new("chat", "t", &format!("m{n}")).unwrap();
     let speaker = Speaker::from_transport(Some("7391"), Some("Ada"));
-    SourceRecord::new(id, Role::User, "2026-01-01T00:00:00Z", speaker, false, format!("fact number {n}")).unwrap()
+    SourceRecord::new(id, Role::User, "2026-01-01T00:00:00Z", speaker, false, format!("fact number {n}"))
+        .unwrap()
 }
 
 /// Block `n` of a file directly under `topics/`, its evidence `minute`
@@ -69,7 +70,11 @@ fn commits_past_the_recent_cap_give_the_views_of_a_rebuild() {
         for k in 0..100u32 {
             let n = f * 100 + k + 1;
             sources.push(rec(n));
-            let link = if k == 0 && f > 0 { format!(" See [before](f{}.md#^b{}).", f - 1, n - 100) } else { String::new() };
+            let link = if k == 0 && f > 0 {
+                format!(" See [before](f{}.md#^b{}).", f - 1, n - 100)
+            } else {
+                String::new()
+            };
             content.push_str(&blk(n, 600 * f + 5 * k, &link));
         }
         edits.push(Edit::Create { path: format!("topics/f{f}.md"), content });
@@ -78,7 +83,11 @@ fn commits_past_the_recent_cap_give_the_views_of_a_rebuild() {
     assert_eq!(lines(&root, "recent_events.jsonl"), 1000);
     assert_views_rebuilt(&root);
     // The newest block of all, in an old file.
-    commit(&root, vec![rec(5000)], vec![Edit::Append { path: "topics/f3.md".into(), content: blk(5000, 9000, "") }]);
+    commit(
+        &root,
+        vec![rec(5000)],
+        vec![Edit::Append { path: "topics/f3.md".into(), content: blk(5000, 9000, "") }],
+    );
     assert_views_rebuilt(&root);
     // The file holding the newest hundred goes: older lines move up.
     commit(&root, Vec::new(), vec![Edit::Delete { path: "topics/f11.md".into() }]);
@@ -120,7 +129,10 @@ fn file_names_whose_runs_interleave_still_sort_whole() {
     commit(
         &root,
         Vec::new(),
-        vec![Edit::Create { path: "topics/a.md!.md".into(), content: format!("# B\n{}", blk(2, 2, " See [a](a.md).")) }],
+        vec![Edit::Create {
+            path: "topics/a.md!.md".into(),
+            content: format!("# B\n{}", blk(2, 2, " See [a](a.md).")),
+        }],
     );
     let rel = std::fs::read_to_string(root.join("relations.json")).unwrap();
     let at = |id: &str| rel.find(&format!("{{\"id\":\"{id}\"")).unwrap();
@@ -128,7 +140,11 @@ fn file_names_whose_runs_interleave_still_sort_whole() {
     assert_views_rebuilt(&root);
     // The runs of the untouched z.md moved when the document was sorted
     // whole: they are not copied from where they were.
-    commit(&root, Vec::new(), vec![Edit::Append { path: "topics/a.md".into(), content: blk(3, 3, " See [x](a.md!.md#^b2).") }]);
+    commit(
+        &root,
+        Vec::new(),
+        vec![Edit::Append { path: "topics/a.md".into(), content: blk(3, 3, " See [x](a.md!.md#^b2).") }],
+    );
     assert_views_rebuilt(&root);
     commit(
         &root,
@@ -212,14 +228,16 @@ fn views_written_in_another_boot_are_not_trusted_by_a_writer() {
     let when = std::fs::metadata(&path).unwrap().modified().unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.fill(b'\0');
-    std::io::Write::write_all(&mut std::fs::OpenOptions::new().write(true).open(&path).unwrap(), &bytes).unwrap();
+    std::io::Write::write_all(&mut std::fs::OpenOptions::new().write(true).open(&path).unwrap(), &bytes)
+        .unwrap();
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
     // Within this boot the stamp cannot tell; another boot id makes the
     // next writer rebuild.
     assert!(!stamp::views_torn(&root));
     let record = std::fs::read_to_string(root.join(DERIVED_FROM)).unwrap();
     assert!(record.contains(&format!("boot {boot}\n")), "{record}");
-    std::fs::write(root.join(DERIVED_FROM), record.replace(&boot, "00000000-0000-0000-0000-000000000000")).unwrap();
+    std::fs::write(root.join(DERIVED_FROM), record.replace(&boot, "00000000-0000-0000-0000-000000000000"))
+        .unwrap();
     drop(Writer::open(&root, WAIT).unwrap());
     assert_eq!(derived(&root), good);
 }

@@ -1658,3 +1658,24 @@ fn a_patch_that_does_not_parse_says_where() {
     let offset = err["offset"].as_u64().unwrap() as usize;
     assert!(patch[..offset].contains("\"extra\"") && offset <= patch.len(), "{err}");
 }
+
+#[test]
+fn a_reader_has_views_torn_since_they_were_written_rebuilt() {
+    let ws = workspace();
+    let root = ws.path();
+    let good: Vec<Vec<u8>> = ["relations.json", "recent_events.jsonl"]
+        .iter()
+        .map(|r| std::fs::read(root.join(r)).unwrap())
+        .collect();
+    for (k, rel) in ["relations.json", "recent_events.jsonl"].into_iter().enumerate() {
+        std::fs::write(root.join(rel), &good[k][..good[k].len() / 3]).unwrap();
+        for verb in [vec!["search", "budget"], vec!["status"]] {
+            let mut args = verb.clone();
+            args.extend(["--workspace", w(root)]);
+            let out = run(&args, b"");
+            assert!(out.status.success(), "{verb:?}: {}", stderr(&out));
+            assert_eq!(std::fs::read(root.join(rel)).unwrap(), good[k], "{verb:?} after {rel} was truncated");
+            std::fs::write(root.join(rel), b"").unwrap();
+        }
+    }
+}

@@ -204,7 +204,10 @@ pub fn relations_of(files: &[&str], blocks: &[&BlockViews]) -> (Option<String>, 
 
 /// The document with every item sorted at once: for files whose runs
 /// interleave.
-fn sorted_whole(by_file: &BTreeMap<&str, Vec<&BlockViews>>, eligible: &dyn Fn(&str, &str) -> bool) -> Vec<u8> {
+fn sorted_whole(
+    by_file: &BTreeMap<&str, Vec<&BlockViews>>,
+    eligible: &dyn Fn(&str, &str) -> bool,
+) -> Vec<u8> {
     let mut all_nodes: Vec<(NodeKey, String)> = Vec::new();
     let mut all_edges: Vec<(EdgeKey, String)> = Vec::new();
     for (path, blocks) in by_file {

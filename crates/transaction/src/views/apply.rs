@@ -160,13 +160,16 @@ pub fn apply(
         fresh,
         read: RefCell::new(HashMap::new()),
     };
-    let touched: BTreeSet<&str> = fresh.keys().map(String::as_str).chain(gone.iter().map(String::as_str)).collect();
+    let touched: BTreeSet<&str> =
+        fresh.keys().map(String::as_str).chain(gone.iter().map(String::as_str)).collect();
     let old_fids: HashSet<u32> =
         old.files.iter().filter(|r| touched.contains(r.path.as_str())).map(|r| r.fid).collect();
     // The files: the untouched rows, then a row for every fresh file.
-    let mut after = After { state: State { revision: revision.to_owned(), ..State::default() }, ..After::default() };
+    let mut after =
+        After { state: State { revision: revision.to_owned(), ..State::default() }, ..After::default() };
     let mut next_fid = old.next_fid;
-    let mut files: Vec<FileRow> = old.files.iter().filter(|r| !touched.contains(r.path.as_str())).cloned().collect();
+    let mut files: Vec<FileRow> =
+        old.files.iter().filter(|r| !touched.contains(r.path.as_str())).cloned().collect();
     let mut fids: HashMap<&str, u32> = HashMap::new();
     for (path, r) in fresh {
         let fid = match lookup.rows.get(path.as_str()) {
@@ -194,8 +197,10 @@ pub fn apply(
     // Files whose eligible ids changed: their linkers' edges may change.
     let mut remake: BTreeSet<String> = fresh.keys().cloned().collect();
     for path in &touched {
-        let before_ids = lookup.old(path).map(|r| r.ids().into_iter().map(str::to_owned).collect::<BTreeSet<_>>());
-        let after_ids = fresh.get(*path).map(|r| r.ids().into_iter().map(str::to_owned).collect::<BTreeSet<_>>());
+        let before_ids =
+            lookup.old(path).map(|r| r.ids().into_iter().map(str::to_owned).collect::<BTreeSet<_>>());
+        let after_ids =
+            fresh.get(*path).map(|r| r.ids().into_iter().map(str::to_owned).collect::<BTreeSet<_>>());
         if before_ids != after_ids {
             remake.extend(linking_to(path));
         }
@@ -214,7 +219,13 @@ pub fn apply(
 
 /// Remakes the runs of `remake` (and of every file when the old
 /// `relations.json` cannot be trusted), copies the others, assembles.
-fn relations_after(lookup: &Lookup<'_>, before: &Before<'_>, files: &mut [FileRow], remake: &BTreeSet<String>, after: &mut After) {
+fn relations_after(
+    lookup: &Lookup<'_>,
+    before: &Before<'_>,
+    files: &mut [FileRow],
+    remake: &BTreeSet<String>,
+    after: &mut After,
+) {
     if files.is_empty() {
         return;
     }
@@ -229,7 +240,8 @@ fn relations_after(lookup: &Lookup<'_>, before: &Before<'_>, files: &mut [FileRo
         });
         if !copied {
             let ranked = lookup.now(&row.path);
-            let blocks: Vec<&BlockViews> = ranked.as_ref().map(|r| r.blocks.iter().collect()).unwrap_or_default();
+            let blocks: Vec<&BlockViews> =
+                ranked.as_ref().map(|r| r.blocks.iter().collect()).unwrap_or_default();
             pieces.insert(k, relations::piece(&row.path, &blocks, &eligible));
         }
     }
@@ -240,7 +252,11 @@ fn relations_after(lookup: &Lookup<'_>, before: &Before<'_>, files: &mut [FileRo
     for (k, row) in files.iter().enumerate() {
         match pieces.get(&k) {
             Some(p) => {
-                node_parts.push(Part { first: &p.nodes.first, last: &p.nodes.last, json: p.nodes.json.as_bytes() });
+                node_parts.push(Part {
+                    first: &p.nodes.first,
+                    last: &p.nodes.last,
+                    json: p.nodes.json.as_bytes(),
+                });
                 if let Some(e) = &p.edges {
                     edge_parts.push((k, Part { first: &e.first, last: &e.last, json: e.json.as_bytes() }));
                 }
@@ -249,7 +265,8 @@ fn relations_after(lookup: &Lookup<'_>, before: &Before<'_>, files: &mut [FileRo
                 let n = &row.nodes;
                 node_parts.push(Part { first: &n.first, last: &n.last, json: slice(n.offset, n.len) });
                 if let Some(e) = &row.edges {
-                    edge_parts.push((k, Part { first: &e.first, last: &e.last, json: slice(e.offset, e.len) }));
+                    edge_parts
+                        .push((k, Part { first: &e.first, last: &e.last, json: slice(e.offset, e.len) }));
                 }
             }
         }
@@ -358,11 +375,14 @@ fn events_after(
     let mut out: Vec<u8> = Vec::new();
     for row in &rows[..shown] {
         let line: Option<Vec<u8>> = match (fresh_fid.get(&row.fid), copied.get(&(row.fid, row.rank))) {
-            (Some(path), _) => lookup.fresh[*path].at(row.rank).and_then(|b| b.event.as_ref()).map(|e| e.1.clone().into_bytes()),
+            (Some(path), _) => lookup.fresh[*path]
+                .at(row.rank)
+                .and_then(|b| b.event.as_ref())
+                .map(|e| e.1.clone().into_bytes()),
             (None, Some(line)) => Some(line.to_vec()),
-            (None, None) => lookup
-                .old(path_of[&row.fid])
-                .and_then(|r| r.at(row.rank).and_then(|b| b.event.as_ref()).map(|e| e.1.clone().into_bytes())),
+            (None, None) => lookup.old(path_of[&row.fid]).and_then(|r| {
+                r.at(row.rank).and_then(|b| b.event.as_ref()).map(|e| e.1.clone().into_bytes())
+            }),
         };
         out.extend_from_slice(&line.unwrap_or_default());
         out.push(b'\n');
@@ -447,7 +467,8 @@ fn days_after(
         after.days.insert(day, Some(s));
     }
     after.state.days = rows;
-    after.state.day_files = old.day_files.iter().filter(|(d, _)| !after.days.contains_key(d)).copied().collect();
+    after.state.day_files =
+        old.day_files.iter().filter(|(d, _)| !after.days.contains_key(d)).copied().collect();
 }
 
 /// The lines of day `day`'s file as written, by block, when its stamp is

@@ -36,7 +36,11 @@ pub fn load_state(root: &Path, revision: &str) -> Option<State> {
 
 /// The eligible blocks' pieces of the files of `loaded` named by `scope`
 /// (every loaded file when `None`), by path, ranked.
-pub fn fresh(loaded: &[Loaded], checked: &Checked, scope: Option<&BTreeSet<String>>) -> HashMap<String, Rc<Ranked>> {
+pub fn fresh(
+    loaded: &[Loaded],
+    checked: &Checked,
+    scope: Option<&BTreeSet<String>>,
+) -> HashMap<String, Rc<Ranked>> {
     let wanted = |p: &str| scope.is_none_or(|s| s.contains(p));
     let mut by_path: HashMap<String, Vec<views::BlockViews>> =
         loaded.iter().filter(|l| wanted(&l.path)).map(|l| (l.path.clone(), Vec::new())).collect();
@@ -74,9 +78,8 @@ impl Writes<'_, '_> {
         }
         self.n += 1;
         // Named as the orphan cleaner of recovery expects.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
         self.disk.replace(&tmp, &target, bytes, durable).map_err(|e| Error::io(&e, "cannot write", &target))
     }
@@ -151,7 +154,9 @@ pub fn write(
     let unused: Vec<String> = match scope {
         Scope::Change => after.unused.clone(),
         Scope::Whole => std::fs::read_dir(&dir)
-            .map(|rd| rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|rd| {
+                rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+            })
             .unwrap_or_default(),
     };
     for name in unused.iter().filter(|n| entries::is_name(n) && !named.contains(n.as_str())) {
@@ -169,8 +174,8 @@ pub fn write(
 /// and year folders that leaves empty.
 fn remove_other_days(w: &mut Writes<'_, '_>, after: &After) -> Result<(), Error> {
     let root = w.root;
-    let listing =
-        scriptorium_topic_markdown::files::list_md(root, &root.join("timeline")).map_err(|e| Error::io(&e.error, "cannot list", &e.path))?;
+    let listing = scriptorium_topic_markdown::files::list_md(root, &root.join("timeline"))
+        .map_err(|e| Error::io(&e.error, "cannot list", &e.path))?;
     let kept: BTreeSet<String> =
         after.days.iter().filter(|(_, b)| b.is_some()).map(|(d, _)| apply::day_path(*d)).collect();
     for (rel, _) in listing.files.iter().filter(|(r, _)| is_timeline_day(r) && !kept.contains(r)) {

@@ -77,7 +77,13 @@ fn decode(text: &str) -> Option<(String, Vec<BlockViews>)> {
             "F" if path.is_none() => path = Some(serde_json::from_str(rest).ok()?),
             "B" => {
                 let id: String = serde_json::from_str(rest).ok()?;
-                blocks.push(BlockViews { path: path.clone()?, id, event: None, days: Vec::new(), links: Vec::new() });
+                blocks.push(BlockViews {
+                    path: path.clone()?,
+                    id,
+                    event: None,
+                    days: Vec::new(),
+                    links: Vec::new(),
+                });
             }
             "E" => {
                 let mut f = rest.splitn(3, '\t');

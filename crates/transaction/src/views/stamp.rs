@@ -80,7 +80,11 @@ impl Record {
                 ["view", path, "absent"] => r.views.push(((*path).to_owned(), None)),
                 ["view", path, len, modified, inode] => {
                     let stamp = (|| {
-                        Some(Stamp { len: len.parse().ok()?, modified: modified.parse().ok()?, inode: inode.parse().ok()? })
+                        Some(Stamp {
+                            len: len.parse().ok()?,
+                            modified: modified.parse().ok()?,
+                            inode: inode.parse().ok()?,
+                        })
                     })();
                     match stamp {
                         Some(s) => r.views.push(((*path).to_owned(), Some(s))),

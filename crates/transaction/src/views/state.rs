@@ -132,7 +132,13 @@ impl<'a> In<'a> {
         String::from_utf8(self.take(n)?.to_vec()).ok()
     }
     fn span<K>(&mut self, key: impl Fn(&mut In<'a>) -> Option<K>) -> Option<Span<K>> {
-        Some(Span { offset: self.u64()?, len: self.u64()?, count: self.u64()?, first: key(self)?, last: key(self)? })
+        Some(Span {
+            offset: self.u64()?,
+            len: self.u64()?,
+            count: self.u64()?,
+            first: key(self)?,
+            last: key(self)?,
+        })
     }
     fn row(&mut self) -> Option<Row> {
         Some(Row {
