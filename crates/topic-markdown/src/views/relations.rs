@@ -235,3 +235,65 @@ fn sorted_whole(
     out.extend_from_slice(b"]}\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::LinkTarget;
+
+    fn block(path: &str, id: &str, links: &[(&str, Option<&str>)]) -> BlockViews {
+        BlockViews {
+            path: path.into(),
+            id: id.into(),
+            event: None,
+            days: Vec::new(),
+            links: links
+                .iter()
+                .map(|(p, b)| LinkTarget { path: (*p).into(), block_id: b.map(str::to_owned) })
+                .collect(),
+        }
+    }
+
+    /// Assembling the runs gives the document sorted whole, and refuses
+    /// runs that interleave.
+    #[test]
+    fn runs_assemble_into_the_sorted_document() {
+        let names = ["topics/a.md", "topics/a.md!.md", "topics/a.md .md", "topics/b.md", "topics/a.mdx.md"];
+        for take in 1..=names.len() {
+            let files: Vec<&str> = names[..take].to_vec();
+            let blocks: Vec<BlockViews> = files
+                .iter()
+                .enumerate()
+                .flat_map(|(k, f)| {
+                    let next = files[(k + 1) % files.len()];
+                    vec![
+                        block(f, "x1", &[(next, Some("x1")), (next, None)]),
+                        block(f, "y2", &[(f, Some("gone"))]),
+                    ]
+                })
+                .collect();
+            let refs: Vec<&BlockViews> = blocks.iter().collect();
+            let (doc, nodes, edges) = relations_of(&files, &refs);
+            let mut by_file: BTreeMap<&str, Vec<&BlockViews>> =
+                files.iter().map(|f| (*f, Vec::new())).collect();
+            for b in &refs {
+                by_file.get_mut(b.path.as_str()).unwrap().push(b);
+            }
+            let eligible: HashSet<(&str, &str)> =
+                refs.iter().map(|b| (b.path.as_str(), b.id.as_str())).collect();
+            let whole = sorted_whole(&by_file, &|p, id| eligible.contains(&(p, id)));
+            assert_eq!(doc.unwrap().into_bytes(), whole, "{files:?}");
+            assert_eq!(nodes, 3 * take);
+            assert_eq!(edges, 2 * take);
+        }
+        let piece = |f: &str| piece(f, &[], &|_, _| true);
+        let (a, b) = (piece("topics/a.md"), piece("topics/a.md!.md"));
+        fn part(p: &Piece) -> Part<'_, NodeKey> {
+            Part { first: &p.nodes.first, last: &p.nodes.last, json: p.nodes.json.as_bytes() }
+        }
+        assert!(assemble(&[], &[part(&a), part(&b)]).is_some(), "file nodes alone do not interleave");
+        let with = |f: &str| super::piece(f, &[&block(f, "z9", &[])], &|_, _| true);
+        let (a, b) = (with("topics/a.md"), with("topics/a.md!.md"));
+        assert!(assemble(&[], &[part(&a), part(&b)]).is_none(), "a.md#^z9 sorts after a.md!.md");
+    }
+}

@@ -197,3 +197,50 @@ pub fn build(root: &Path, topics: &[Loaded], checked: &Checked, revision: &str) 
     let fresh = fresh(topics, checked, None);
     apply::apply(root, &Before::default(), &fresh, &BTreeSet::new(), &|_| Vec::new(), revision)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The views built through the cache are the views of the pure render.
+    use super::*;
+    use scriptorium_topic_markdown::validate::{check, Resolution, SourceResolver};
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_build_gives_the_views_of_the_pure_render() {
+        let a = "# A\n\nTab\there [b](b.md#^b1).[^e-0000000001] ^a1\n\nLater.[^e-0000000003] ^a2\n\n[^e-0000000001]: Time: `2026-08-09T10:11:12.5Z`; Sources: [p/t/m](../sources/p/_v2/t.md#source-1)\n[^e-0000000003]: Time: `2026-08-11`; Sources: [p/t/m](../sources/p/_v2/t.md#source-1)\n";
+        let b = "# B\n\nOther [a](a.md).[^e-0000000002] ^b1\n\n[^e-0000000002]: Time: `2026-08-10`; Sources: [p/t/m](../sources/p/_v2/t.md#source-1)\n";
+        let topics = vec![
+            Loaded::parse("topics/a.md", a),
+            Loaded::parse("topics/b\"x.md", b),
+            Loaded::parse("topics/b.md", b),
+        ];
+        struct All;
+        impl SourceResolver for All {
+            fn resolve(&self, _: &str, _: &str, _: &str) -> Resolution {
+                Resolution::Trusted
+            }
+            fn content(&self, _: &str, _: &str, _: &str) -> Option<Cow<'_, str>> {
+                Some(Cow::Borrowed(""))
+            }
+        }
+        let checked = check(&topics, &All);
+        let dir = tempfile::tempdir().unwrap();
+        let after = build(dir.path(), &topics, &checked, "rev");
+        let full = views::render(&topics, &checked, 2000);
+        assert_eq!(after.relations.as_deref(), full.files.get("relations.json").map(|s| s.as_bytes()));
+        assert_eq!(after.recent.as_deref(), full.files.get("recent_events.jsonl").map(|s| s.as_bytes()));
+        let days: Vec<(String, &str)> =
+            after.days.iter().map(|(d, s)| (apply::day_path(*d), s.as_deref().unwrap())).collect();
+        let expected: Vec<(String, &str)> = full
+            .files
+            .iter()
+            .filter(|(p, _)| p.starts_with("timeline/"))
+            .map(|(p, s)| (p.clone(), s.as_str()))
+            .collect();
+        assert_eq!(days, expected);
+        assert_eq!(after.counts, (full.report.relations.nodes, full.report.relations.edges));
+        assert_eq!(after.events, full.report.events);
+        assert_eq!(after.state.files.len(), 3);
+        assert_eq!(State::decode(&after.state.encode(), "rev"), Some(after.state));
+    }
+}
