@@ -68,9 +68,38 @@ impl BatchWriter for Offline {
 /// Writes `input` with the offline writer, as one transaction: the records
 /// always, the paragraphs chosen from them when there are any.
 pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
+    prepare(input)?.commit()
+}
+
+/// A batch the offline writer has planned, holding the workspace lock:
+/// [`Prepared::commit`] makes it the one transaction of the batch.
+/// ([`write`] is the two steps; they are apart so that the cost of the
+/// commit can be measured on its own.)
+#[derive(Debug)]
+pub struct Prepared {
+    writer: transaction::Writer<'static>,
+    patch: Patch,
+}
+
+impl Prepared {
+    /// The patch the commit will make.
+    pub fn patch(&self) -> &Patch {
+        &self.patch
+    }
+
+    /// Commits the planned patch.
+    pub fn commit(mut self) -> Result<Written, WriteFailure> {
+        let done = self.writer.commit(&self.patch, Tier::Owner, Base::Any)?;
+        Ok(Written { revision: done.revision, changed: done.changed })
+    }
+}
+
+/// Takes the workspace lock and plans the one transaction of `input`: the
+/// records always, the paragraphs chosen from them when there are any.
+pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
-    let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let writer = transaction::Writer::open(input.root, input.lock_timeout)?;
     input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
@@ -91,8 +120,7 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
         sources: input.archive.clone(),
         edits,
     };
-    let done = w.commit(&patch, Tier::Owner, Base::Any)?;
-    Ok(Written { revision: done.revision, changed: done.changed })
+    Ok(Prepared { writer, patch })
 }
 
 /// One paragraph to add to one file.
