@@ -18,8 +18,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use scriptorium_scheduler::{Code, WriteFailure};
 use scriptorium_transaction::validation::TopicIndex;
 
@@ -79,88 +77,116 @@ fn topic_files(index: &TopicIndex) -> impl Iterator<Item = (&str, &str)> {
     index.files.iter().map(|(path, facts)| (path.as_str(), facts.sha256.as_str()))
 }
 
-/// One file's line of the cache.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Entry {
-    path: String,
-    sha256: String,
-    /// (who, key, cited source) of each sentence.
-    said: Vec<(String, String, Option<String>)>,
-}
-
 /// What the topic files of the workspace at `root` (as `index` lists them)
 /// say `speakers` said: (who, key) → the sources the paragraphs cite. Reads
 /// only the files whose hash `.scriptorium/said.cache` does not hold, and
-/// writes the cache back when that changed it.
+/// writes the cache back when that changed it; the entries of the other
+/// files are copied as they are, and only the sentences of `speakers` are
+/// decoded.
 pub fn said_by(
     root: &Path,
     index: &TopicIndex,
     speakers: &HashSet<String>,
 ) -> Result<HashMap<(String, String), Vec<Option<String>>>, WriteFailure> {
-    let mut cached = load(root);
-    let mut fresh: Vec<Entry> = Vec::new();
+    let text = std::fs::read_to_string(root.join(SAID_CACHE)).unwrap_or_default();
+    let mut cached = entries(&text);
+    let wanted: HashSet<String> = speakers.iter().map(|w| json_string(w)).collect();
+    let mut out: HashMap<(String, String), Vec<Option<String>>> = HashMap::new();
+    let mut file = String::with_capacity(text.len() + 4096);
+    file.push_str(HEADER);
+    file.push('\n');
     let mut dirty = false;
     for (path, sha256) in topic_files(index) {
-        match cached.remove(path) {
-            Some(e) if e.sha256 == sha256 => fresh.push(e),
-            _ => {
-                dirty = true;
-                let said = said_keys(&read(root, path)?)
-                    .into_iter()
-                    .map(|s| (s.who, s.key, s.source))
-                    .collect();
-                fresh.push(Entry { path: path.to_owned(), sha256: sha256.to_owned(), said });
+        let hit = cached.remove(path).filter(|(sha, _)| *sha == sha256);
+        if let Some((block, said)) = hit.and_then(|(_, block)| Some((block, sentences(block, &wanted)?))) {
+            file.push_str(block);
+            for (who, key, source) in said {
+                out.entry((who, key)).or_default().push(source);
+            }
+            continue;
+        }
+        dirty = true;
+        let said = said_keys(&read(root, path)?);
+        file.push_str(&format!("{}\t{sha256}\t{}\n", json_string(path), said.len()));
+        for s in said {
+            let source = s.source.as_deref().map_or_else(|| "null".to_owned(), json_string);
+            file.push_str(&format!("\t{}\t{}\t{source}\n", json_string(&s.who), json_string(&s.key)));
+            if speakers.contains(&s.who) {
+                out.entry((s.who, s.key)).or_default().push(s.source);
             }
         }
     }
     // Entries of files that are gone are dropped.
-    dirty |= !cached.is_empty();
-    if dirty {
-        save(root, &fresh);
-    }
-    let mut out: HashMap<(String, String), Vec<Option<String>>> = HashMap::new();
-    for (who, key, source) in fresh.into_iter().flat_map(|e| e.said) {
-        if speakers.contains(&who) {
-            out.entry((who, key)).or_default().push(source);
+    if dirty || !cached.is_empty() {
+        if let Err(e) =
+            scriptorium_source_archive::fsio::replace_cache_file(root, &root.join(SAID_CACHE), file.as_bytes())
+        {
+            tracing::debug!(error = %e, "the said cache could not be written");
         }
     }
     Ok(out)
 }
 
-/// The cache's entries by path; empty when it is missing, torn or of
-/// another version.
-fn load(root: &Path) -> BTreeMap<String, Entry> {
-    let Ok(text) = std::fs::read_to_string(root.join(SAID_CACHE)) else { return BTreeMap::new() };
-    let mut lines = text.lines();
-    if lines.next() != Some(HEADER) {
-        return BTreeMap::new();
-    }
+/// `s` as a JSON string: one line, no tab.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// The cache's entries: path → (SHA-256, the entry's lines as they are:
+/// its file line — the path as a JSON string, the hash and the number of
+/// sentences, tab-separated — then one line per sentence, each opening with
+/// a tab). Empty when the cache is missing, of another version, or torn
+/// anywhere (an entry with another number of sentences than it says).
+fn entries(text: &str) -> BTreeMap<String, (&str, &str)> {
     let mut out = BTreeMap::new();
-    for line in lines {
-        match serde_json::from_str::<Entry>(line) {
-            Ok(e) => {
-                out.insert(e.path.clone(), e);
-            }
-            Err(_) => return BTreeMap::new(),
+    let Some(body) = text.strip_prefix(HEADER).and_then(|b| b.strip_prefix('\n')) else { return out };
+    if !body.is_empty() && !body.ends_with('\n') {
+        return out;
+    }
+    let mut at = 0;
+    while at < body.len() {
+        let rest = &body[at..];
+        let mut end = rest.find('\n').map_or(rest.len(), |n| n + 1);
+        let mut lines = 0;
+        while rest[end..].starts_with('\t') {
+            end += rest[end..].find('\n').map_or(rest.len() - end, |n| n + 1);
+            lines += 1;
         }
+        let block = &rest[..end];
+        let mut head = block.lines().next().unwrap_or("").split('\t');
+        let parsed = (|| {
+            let path: String = serde_json::from_str(head.next()?).ok()?;
+            let sha = head.next()?;
+            let count: usize = head.next()?.parse().ok()?;
+            let hex = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+            (hex && count == lines && head.next().is_none()).then_some((path, sha))
+        })();
+        let Some((path, sha)) = parsed else { return BTreeMap::new() };
+        out.insert(path, (sha, block));
+        at += end;
     }
     out
 }
 
-/// Writes the cache (atomically, not fsynced; best effort).
-fn save(root: &Path, entries: &[Entry]) {
-    let mut out = String::with_capacity(128 * entries.len() + 32);
-    out.push_str(HEADER);
-    out.push('\n');
-    for e in entries {
-        out.push_str(&serde_json::to_string(e).expect("a cache line serializes"));
-        out.push('\n');
+/// The sentences of an entry (its lines after the first) whose speaker,
+/// as a JSON string, is in `wanted`: (who, key, source); `None` when one
+/// of them does not decode (the file is then read again).
+fn sentences(block: &str, wanted: &HashSet<String>) -> Option<Vec<(String, String, Option<String>)>> {
+    let mut out = Vec::new();
+    for line in block.lines().skip(1) {
+        let mut fields = line.strip_prefix('\t')?.split('\t');
+        let who = fields.next()?;
+        if !wanted.contains(who) {
+            continue;
+        }
+        let key: String = serde_json::from_str(fields.next()?).ok()?;
+        let source: Option<String> = serde_json::from_str(fields.next()?).ok()?;
+        if fields.next().is_some() {
+            return None;
+        }
+        out.push((serde_json::from_str(who).ok()?, key, source));
     }
-    if let Err(e) =
-        scriptorium_source_archive::fsio::replace_cache_file(root, &root.join(SAID_CACHE), out.as_bytes())
-    {
-        tracing::debug!(error = %e, "the said cache could not be written");
-    }
+    Some(out)
 }
 
 /// The text of the topic file at `path` (empty when it vanished).
