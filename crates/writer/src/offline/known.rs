@@ -118,9 +118,11 @@ pub fn said_by(
     }
     // Entries of files that are gone are dropped.
     if dirty || !cached.is_empty() {
-        if let Err(e) =
-            scriptorium_source_archive::fsio::replace_cache_file(root, &root.join(SAID_CACHE), file.as_bytes())
-        {
+        if let Err(e) = scriptorium_source_archive::fsio::replace_cache_file(
+            root,
+            &root.join(SAID_CACHE),
+            file.as_bytes(),
+        ) {
             tracing::debug!(error = %e, "the said cache could not be written");
         }
     }
