@@ -4,8 +4,8 @@
 //! the workspace:
 //!
 //! * block ids and cited sources are looked up in the transaction layer's
-//!   id and link index (`.scriptorium/topics.cache`), which is already
-//!   loaded for the commit; only the batch's candidates are asked about;
+//!   id and link index (`.scriptorium/topics.cache`); only the batch's
+//!   turns and the ids of the paragraphs it would add are asked about;
 //! * what was said is kept per topic file in `.scriptorium/said.cache`
 //!   (the [`said_keys`] of each file, with the SHA-256 of the bytes they
 //!   were read from, the hash the revision and the id index use): a file
