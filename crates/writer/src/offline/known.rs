@@ -28,6 +28,10 @@ pub const SAID_CACHE: &str = ".scriptorium/said.cache";
 
 const HEADER: &str = "scriptorium said cache 1";
 
+/// Who said what: (attribution or role as written, [`super::key`]) → the
+/// source each paragraph saying it cites.
+pub type SaidBy = HashMap<(String, String), Vec<Option<String>>>;
+
 /// What the workspace already holds, for the turns of one write.
 #[derive(Debug, Clone, Default)]
 pub struct Known<'a> {
@@ -39,7 +43,7 @@ pub struct Known<'a> {
     /// the same speaker's sentence is not written again when a paragraph
     /// cites a record of that speaker, trusted or promoted unless this turn
     /// is pending.
-    pub said: HashMap<(String, String), Vec<Option<String>>>,
+    pub said: SaidBy,
 }
 
 impl Known<'_> {
@@ -83,15 +87,11 @@ fn topic_files(index: &TopicIndex) -> impl Iterator<Item = (&str, &str)> {
 /// writes the cache back when that changed it; the entries of the other
 /// files are copied as they are, and only the sentences of `speakers` are
 /// decoded.
-pub fn said_by(
-    root: &Path,
-    index: &TopicIndex,
-    speakers: &HashSet<String>,
-) -> Result<HashMap<(String, String), Vec<Option<String>>>, WriteFailure> {
+pub fn said_by(root: &Path, index: &TopicIndex, speakers: &HashSet<String>) -> Result<SaidBy, WriteFailure> {
     let text = std::fs::read_to_string(root.join(SAID_CACHE)).unwrap_or_default();
     let mut cached = entries(&text);
     let wanted: HashSet<String> = speakers.iter().map(|w| json_string(w)).collect();
-    let mut out: HashMap<(String, String), Vec<Option<String>>> = HashMap::new();
+    let mut out = SaidBy::new();
     let mut file = String::with_capacity(text.len() + 4096);
     file.push_str(HEADER);
     file.push('\n');

@@ -36,7 +36,7 @@ mod text;
 pub use classify::{
     classify, first_person, preference, qualifies, sentences, statements, Statement, QUALIFIERS,
 };
-pub use known::{said_by, Known, SAID_CACHE};
+pub use known::{said_by, Known, SaidBy, SAID_CACHE};
 pub use route::{destination, on_disk, opener, slug, Destination};
 pub use text::{fits, inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
 
