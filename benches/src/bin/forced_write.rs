@@ -10,7 +10,8 @@
 //! with the offline writer, timing every batch: the writer's plan, the
 //! commit, and the whole batch (the scheduler's steps included). The
 //! workspace is a temporary folder, or `DIR` (which must be empty or
-//! missing, and is kept).
+//! missing, and is kept, with the generated transcript beside it as
+//! `DIR.locomo.json`).
 //!
 //! Prints the batches, the turns, the mean time of each tenth of the
 //! batches (in order) and the ratio of the last tenth to the first: a
