@@ -7,6 +7,7 @@
 
 pub mod categories;
 pub mod corpus;
+pub mod forced_write;
 pub mod locomo;
 pub mod workspace_gen;
 

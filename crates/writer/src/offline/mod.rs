@@ -29,12 +29,14 @@
 //! already in its file is not written again.
 
 mod classify;
+mod known;
 mod route;
 mod text;
 
 pub use classify::{
     classify, first_person, preference, qualifies, sentences, statements, Statement, QUALIFIERS,
 };
+pub use known::{said_by, Known, SaidBy, SAID_CACHE};
 pub use route::{destination, on_disk, opener, slug, Destination};
 pub use text::{fits, inert, key, said, said_keys, unquoted, Said, QUOTE_CHARS};
 
@@ -68,22 +70,43 @@ impl BatchWriter for Offline {
 /// Writes `input` with the offline writer, as one transaction: the records
 /// always, the paragraphs chosen from them when there are any.
 pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
+    prepare(input)?.commit()
+}
+
+/// A batch the offline writer has planned, holding the workspace lock:
+/// [`Prepared::commit`] makes it the one transaction of the batch.
+/// ([`write`] is the two steps; they are apart so that the cost of the
+/// commit can be measured on its own.)
+#[derive(Debug)]
+pub struct Prepared {
+    writer: transaction::Writer<'static>,
+    patch: Patch,
+}
+
+impl Prepared {
+    /// The patch the commit will make.
+    pub fn patch(&self) -> &Patch {
+        &self.patch
+    }
+
+    /// Commits the planned patch.
+    pub fn commit(mut self) -> Result<Written, WriteFailure> {
+        let done = self.writer.commit(&self.patch, Tier::Owner, Base::Any)?;
+        Ok(Written { revision: done.revision, changed: done.changed })
+    }
+}
+
+/// Takes the workspace lock and plans the one transaction of `input`: the
+/// records always, the paragraphs chosen from them when there are any.
+pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
-    let mut w = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let writer = transaction::Writer::open(input.root, input.lock_timeout)?;
     input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
-    let mut known = Known {
-        ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
-        cited: index.files.values().flat_map(|f| f.sources.iter().cloned()).collect(),
-        said: HashMap::new(),
-    };
-    for path in index.files.keys() {
-        for said in said_keys(&read(input.root, path)?.unwrap_or_default()) {
-            known.said.entry((said.who, said.key)).or_default().push(said.source);
-        }
-    }
+    let speakers: HashSet<String> = input.turns.iter().map(|t| unquoted(&opener(t.who()))).collect();
+    let known = Known { index: Some(&index), said: said_by(input.root, &index, &speakers)? };
     let edits = plan(input.root, &input.turns, &known)?;
     let patch = Patch {
         base_revision: String::new(),
@@ -91,8 +114,7 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
         sources: input.archive.clone(),
         edits,
     };
-    let done = w.commit(&patch, Tier::Owner, Base::Any)?;
-    Ok(Written { revision: done.revision, changed: done.changed })
+    Ok(Prepared { writer, patch })
 }
 
 /// One paragraph to add to one file.
@@ -103,22 +125,6 @@ struct Para {
     label: String,
 }
 
-/// What the workspace already holds: every block id, every source id a
-/// block cites, and what its paragraphs say was said.
-#[derive(Debug, Clone, Default)]
-pub struct Known {
-    /// Block ids.
-    pub ids: HashSet<String>,
-    /// Cited source ids (text form).
-    pub cited: HashSet<String>,
-    /// Who said what, by (attribution or role as written, [`key`]), as
-    /// topic files quote it (or say it not verbatim), with the source each
-    /// such paragraph cites: the same speaker's sentence is not written
-    /// again when a paragraph cites a record of that speaker, trusted or
-    /// promoted unless this turn is pending ([`Spoken`]).
-    pub said: HashMap<(String, String), Vec<Option<String>>>,
-}
-
 /// Whether a sentence `who` says in a turn (`pending` or not) is said
 /// already: by a paragraph of the workspace citing a record of that same
 /// speaker (the record's attribution, or role, is `who`) that is trusted or
@@ -127,7 +133,7 @@ pub struct Known {
 /// `who` but cites someone else's record says nothing for `who`.
 struct Spoken<'a> {
     root: &'a Path,
-    known: &'a Known,
+    known: &'a Known<'a>,
     now: HashSet<(String, String, bool)>,
     promoted: Option<std::collections::BTreeSet<String>>,
     records: HashMap<String, Option<Cited>>,
@@ -186,10 +192,11 @@ impl Spoken<'_> {
 /// cites was written (perhaps moved since by a reorganize) and is skipped;
 /// so is a sentence too long to quote whole, one its speaker already said
 /// ([`Spoken`]), and a paragraph whose block id exists.
-pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, WriteFailure> {
+pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
     let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, records: HashMap::new() };
-    for t in turns.iter().filter(|t| !known.cited.contains(&t.source)) {
+    let cited = known.cited_among(turns.iter().map(|t| t.source.as_str()));
+    for t in turns.iter().filter(|t| !cited.contains(&t.source)) {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));
         for (sentence, s) in statements(&t.content, |s| classify(s).is_some()) {
@@ -206,13 +213,14 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known) -> Result<Vec<Edit>, Wri
             add(&mut files, path, head, t, &parts);
         }
     }
+    let held = known.held_among(files.values().flat_map(|(_, paras)| paras.iter().map(|p| p.id.as_str())));
     let mut edits = Vec::new();
     for (path, (head, paras)) in files {
         let existing = read(root, &path)?;
         let mut text = String::new();
         let base = existing.as_deref().unwrap_or("");
         for p in paras {
-            if known.ids.contains(&p.id) || text.contains(&format!(" ^{}\n", p.id)) {
+            if held.contains(&p.id) || text.contains(&format!(" ^{}\n", p.id)) {
                 continue;
             }
             text.push('\n');
