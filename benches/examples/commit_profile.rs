@@ -13,15 +13,15 @@
 //!   `.scriptorium/revision.cache` read and rewritten);
 //! * `stage`: the path and tier checks, the archive plan, reading the topic
 //!   file and applying the edit;
-//! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`);
+//! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`, read
+//!   in place: the hash of every file compared with the revision's);
 //! * `validate`: the promotions and `validation::validate`;
 //! * `install`: the crash-safe install (staging, intent, renames, history);
-//! * `topics cache`: `TopicIndex::save`;
+//! * `topics cache`: `TopicIndex::save` (the table copied with the changed
+//!   file's lines replaced);
 //! * `views cache`: `ViewsCache::load` (`.scriptorium/views.cache`);
-//! * `scope maps`: `validation::Maps::new` (who holds each block id and who
-//!   links to each file, from the whole topics cache);
 //! * `index refresh`: `scriptorium_bm25_index::workspace::open_scoped`,
-//!   scoped by those maps;
+//!   scoped by the id and link index;
 //! * `scope check`: the scope of the changed file, and the files it names
 //!   loaded and checked against the index;
 //! * `views render`: the cache's pieces replaced for the scope, `core.md`
@@ -64,7 +64,6 @@ const STEPS: &[&str] = &[
     "install",
     "topics cache",
     "views cache",
-    "scope maps",
     "index refresh",
     "scope check",
     "views render",
@@ -156,17 +155,15 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     assert!(!core_path.is_file() || views::is_derived_core(&core_path), "no hand-written core.md");
     let mut cache = ViewsCache::load(root, &rev.hex).expect("the views cache describes the revision before");
     clock.lap();
-    let maps = validation::Maps::new(&[&index_of_topics.files, &index_of_topics.previous]);
-    clock.lap();
     let opened =
-        scriptorium_bm25_index::workspace::open_scoped(root, TokenizerConfig::default(), Some(&maps))
+        scriptorium_bm25_index::workspace::open_scoped(root, TokenizerConfig::default(), Some(&index_of_topics))
             .expect("the index");
     clock.lap();
     let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-    let core_exists = index_of_topics.files.contains_key("topics/core.md");
-    let (scope, load) = maps.scope(&dirty);
+    let core_exists = index_of_topics.contains("topics/core.md");
+    let (scope, load) = index_of_topics.scope(&dirty).expect("the scope");
     let mut loaded = Vec::new();
-    for path in load.iter().filter(|p| index_of_topics.files.contains_key(*p)) {
+    for path in load.iter().filter(|p| index_of_topics.contains(p)) {
         let bytes = std::fs::read(root.join(path)).expect("a topic file");
         if let Ok(l) = validation::load(path, &bytes) {
             loaded.push(l);

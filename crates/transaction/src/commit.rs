@@ -378,7 +378,7 @@ impl<'f> Writer<'f> {
 
     /// The derived state after a commit from revision `before` to `after`
     /// that changed `changed`: the index and the views re-check only the
-    /// topic files the change can affect ([`validation::scope`]) and keep
+    /// topic files the change can affect ([`TopicIndex::scope`]) and keep
     /// the other files' view pieces ([`views::ViewsCache`]). Falls back to
     /// [`Writer::rebuild_derived`] when the cache does not describe
     /// `before`, or a hand-written `core.md` waits.
@@ -396,21 +396,20 @@ impl<'f> Writer<'f> {
         let Some(mut cache) = cache else {
             return self.rebuild_all(false).map(|_| ());
         };
-        let maps = validation::Maps::new(&[&topics.files, &topics.previous]);
-        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(&maps))?;
+        let opened = index::open_scoped(&root, TokenizerConfig::default(), Some(topics))?;
         let sources: BTreeSet<String> =
             changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
         let mut dirty: BTreeSet<String> =
             changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
-        dirty.extend(topics.citing(&sources));
-        let core_exists = topics.files.contains_key("topics/core.md");
+        dirty.extend(topics.citing(&sources)?);
+        let core_exists = topics.contains("topics/core.md");
         if core_exists && views::CoreSlot::of(&root) == views::CoreSlot::Empty {
             // The rendered core.md went missing: render it again.
             dirty.insert("topics/core.md".to_owned());
         }
-        let (scope, load) = maps.scope(&dirty);
+        let (scope, load) = topics.scope(&dirty)?;
         let mut loaded = Vec::new();
-        for path in load.iter().filter(|p| topics.files.contains_key(*p)) {
+        for path in load.iter().filter(|p| topics.contains(p)) {
             let full = root.join(path);
             let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
             if let Ok(l) = validation::load(path, &bytes) {

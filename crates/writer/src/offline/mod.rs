@@ -74,12 +74,13 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
     input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
+    let files: Vec<(String, transaction::validation::FileFacts)> = index.entries()?.collect();
     let mut known = Known {
-        ids: index.files.values().flat_map(|f| f.ids.iter().cloned()).collect(),
-        cited: index.files.values().flat_map(|f| f.sources.iter().cloned()).collect(),
+        ids: files.iter().flat_map(|(_, f)| f.ids.iter().cloned()).collect(),
+        cited: files.iter().flat_map(|(_, f)| f.sources.iter().cloned()).collect(),
         said: HashMap::new(),
     };
-    for path in index.files.keys() {
+    for (path, _) in &files {
         for said in said_keys(&read(input.root, path)?.unwrap_or_default()) {
             known.said.entry((said.who, said.key)).or_default().push(said.source);
         }
