@@ -155,9 +155,12 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     assert!(!core_path.is_file() || views::is_derived_core(&core_path), "no hand-written core.md");
     let mut cache = ViewsCache::load(root, &rev.hex).expect("the views cache describes the revision before");
     clock.lap();
-    let opened =
-        scriptorium_bm25_index::workspace::open_scoped(root, TokenizerConfig::default(), Some(&index_of_topics))
-            .expect("the index");
+    let opened = scriptorium_bm25_index::workspace::open_scoped(
+        root,
+        TokenizerConfig::default(),
+        Some(&index_of_topics),
+    )
+    .expect("the index");
     clock.lap();
     let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
     let core_exists = index_of_topics.contains("topics/core.md");

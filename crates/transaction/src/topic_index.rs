@@ -133,15 +133,12 @@ impl TopicIndex {
     fn catch_up(&mut self, live: &[(&str, String)]) -> Result<Vec<(String, String)>, Damaged> {
         let state = self.state.get_mut();
         let live_set: BTreeSet<&str> = live.iter().map(|(p, _)| *p).collect();
-        let gone: Vec<String> = state.rows.keys().filter(|p| !live_set.contains(p.as_str())).cloned().collect();
+        let gone: Vec<String> =
+            state.rows.keys().filter(|p| !live_set.contains(p.as_str())).cloned().collect();
         let mut read = Vec::new();
         for (path, sha) in live {
-            match state.rows.get(*path) {
-                Some(row) if &row.sha256 == sha => {}
-                Some(_) => {
-                    read.push(((*path).to_owned(), sha.clone()));
-                }
-                None => read.push(((*path).to_owned(), sha.clone())),
+            if state.rows.get(*path).is_none_or(|row| &row.sha256 != sha) {
+                read.push(((*path).to_owned(), sha.clone()));
             }
         }
         for path in gone.iter().chain(read.iter().map(|(p, _)| p)) {

@@ -163,7 +163,10 @@ fn arb_facts() -> impl Strategy<Value = FileFacts> {
     (
         any::<u8>(),
         prop::collection::vec(pick(vec!["i1", "i2", "i3", "i4"]), 0..3),
-        prop::collection::btree_set(pick(vec!["topics/f0.md", "topics/f1.md", "topics/f2.md", "topics/f3.md"]), 0..2),
+        prop::collection::btree_set(
+            pick(vec!["topics/f0.md", "topics/f1.md", "topics/f2.md", "topics/f3.md"]),
+            0..2,
+        ),
         prop::collection::btree_set(pick(vec!["sources/s0.md", "sources/s1.md"]), 0..2),
         prop::collection::btree_set(pick(vec!["p/t/0", "p/t/1"]), 0..2),
     )

@@ -58,7 +58,10 @@ fn naive(files: &BTreeMap<String, FileFacts>, sec: Sec, key: &str) -> Vec<String
 
 fn sample() -> BTreeMap<String, FileFacts> {
     let mut m = BTreeMap::new();
-    m.insert("topics/a.md".to_owned(), facts(1, &["a1", "a2", "a1"], &["topics/b.md"], &["sources/t.md"], &["p/t/1"]));
+    m.insert(
+        "topics/a.md".to_owned(),
+        facts(1, &["a1", "a2", "a1"], &["topics/b.md"], &["sources/t.md"], &["p/t/1"]),
+    );
     m.insert("topics/b.md".to_owned(), facts(2, &["b1", "a2"], &[], &["sources/t.md"], &["p/t/2"]));
     m.insert("topics/odd\tname\\x\n.md".to_owned(), facts(3, &["tab\tid"], &["topics/a.md"], &[], &[]));
     m.insert("topics/empty.md".to_owned(), facts(4, &[], &[], &[], &[]));
@@ -166,8 +169,12 @@ fn a_damaged_table_is_refused() {
 
 fn arb_facts() -> impl Strategy<Value = FileFacts> {
     let ids = prop::collection::vec(prop::sample::select(vec!["i1", "i2", "i3", "i\t4", "i5"]), 0..4);
-    let targets = prop::collection::btree_set(prop::sample::select(vec!["topics/f0.md", "topics/f1.md", "topics/f2.md"]), 0..3);
-    let cites = prop::collection::btree_set(prop::sample::select(vec!["sources/s0.md", "sources/s1.md"]), 0..2);
+    let targets = prop::collection::btree_set(
+        prop::sample::select(vec!["topics/f0.md", "topics/f1.md", "topics/f2.md"]),
+        0..3,
+    );
+    let cites =
+        prop::collection::btree_set(prop::sample::select(vec!["sources/s0.md", "sources/s1.md"]), 0..2);
     let sources = prop::collection::btree_set(prop::sample::select(vec!["p/t/0", "p/t/1", "p/t/2"]), 0..3);
     (any::<u8>(), ids, targets, cites, sources).prop_map(|(sha, ids, links, cites, sources)| {
         let own = |s: BTreeSet<&str>| s.into_iter().map(str::to_owned).collect();
