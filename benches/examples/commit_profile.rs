@@ -13,18 +13,18 @@
 //!   `.scriptorium/revision.cache` read and rewritten);
 //! * `stage`: the path and tier checks, the archive plan, reading the topic
 //!   file and applying the edit;
-//! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`);
+//! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`, read
+//!   in place: the hash of every file compared with the revision's);
 //! * `validate`: the promotions and `validation::validate`;
 //! * `install`: the crash-safe install (staging, intent, renames, history);
-//! * `topics cache`: `TopicIndex::save`;
+//! * `topics cache`: `TopicIndex::save` (the table copied with the changed
+//!   file's lines replaced);
 //! * `views state`: the views cache's state (`.scriptorium/views/state`)
 //!   read, the views checked against their stamps, `relations.json` and
 //!   `recent_events.jsonl` read (the bytes the untouched files' parts are
 //!   copied from);
-//! * `scope maps`: `validation::Maps::new` (who holds each block id and who
-//!   links to each file, from the whole topics cache);
 //! * `index refresh`: `scriptorium_bm25_index::workspace::open_scoped`,
-//!   scoped by those maps;
+//!   scoped by the id and link index;
 //! * `scope check`: the scope of the changed file, and the files it names
 //!   loaded and checked against the index;
 //! * `views apply`: the scope's pieces made anew, the other files' parts
@@ -69,7 +69,6 @@ const STEPS: &[&str] = &[
     "install",
     "topics cache",
     "views state",
-    "scope maps",
     "index refresh",
     "scope check",
     "views apply",
@@ -164,17 +163,18 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     let relations = std::fs::read(root.join("relations.json")).ok();
     let recent = std::fs::read(root.join("recent_events.jsonl")).ok();
     clock.lap();
-    let maps = validation::Maps::new(&[&index_of_topics.files, &index_of_topics.previous]);
-    clock.lap();
-    let opened =
-        scriptorium_bm25_index::workspace::open_scoped(root, TokenizerConfig::default(), Some(&maps))
-            .expect("the index");
+    let opened = scriptorium_bm25_index::workspace::open_scoped(
+        root,
+        TokenizerConfig::default(),
+        Some(&index_of_topics),
+    )
+    .expect("the index");
     clock.lap();
     let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-    let core_exists = index_of_topics.files.contains_key("topics/core.md");
-    let (scope, load) = maps.scope(&dirty);
+    let core_exists = index_of_topics.contains("topics/core.md");
+    let (scope, load) = index_of_topics.scope(&dirty).expect("the scope");
     let mut loaded = Vec::new();
-    for path in load.iter().filter(|p| index_of_topics.files.contains_key(*p)) {
+    for path in load.iter().filter(|p| index_of_topics.contains(p)) {
         let bytes = std::fs::read(root.join(path)).expect("a topic file");
         if let Ok(l) = validation::load(path, &bytes) {
             loaded.push(l);
@@ -185,7 +185,14 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     let fresh = cache::fresh(&loaded, &checked, Some(&scope));
     let gone: BTreeSet<String> = scope.iter().filter(|p| !fresh.contains_key(*p)).cloned().collect();
     let prior = Before { state, relations: relations.as_deref(), recent: recent.as_deref() };
-    let next = apply::apply(root, &prior, &fresh, &gone, &|p| maps.linking_to(p), &after);
+    let next = apply::apply(
+        root,
+        &prior,
+        &fresh,
+        &gone,
+        &|p| index_of_topics.linking_to(p).expect("the linkers"),
+        &after,
+    );
     let core = if scope.contains("topics/core.md") || !core_exists {
         render_core(loaded.iter().find(|l| l.path == "topics/core.md"), &checked, CORE_BUDGET)
     } else {

@@ -28,7 +28,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("serde", "the serialization framework every JSON shape derives from"),
     ("serde_json", "JSON in and out (records, patches, CLI --json, MCP)"),
     ("nom", "the parser combinators of the archive and topic grammars"),
-    ("memmap2", "memory-mapped archives and index files"),
+    ("memmap2", "memory-mapped archives, index files and the id and link table"),
     ("rayon", "parallel index builds"),
     ("parking_lot", "small fast locks inside a process"),
     ("fs4", "the cross-process write lock"),

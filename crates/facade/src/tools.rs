@@ -365,8 +365,8 @@ fn status(root: &Path) -> Result<Value, ToolError> {
     let shared = read_lock(root)?;
     let rev = transaction::revision::compute(root)?;
     let index = transaction::validation::TopicIndex::load(root, &rev)?;
-    let blocks: usize = index.files.values().map(|f| f.ids.len()).sum();
-    let mut out = json!({"revision": rev.hex, "topic_files": index.files.len(), "blocks": blocks});
+    let mut out =
+        json!({"revision": rev.hex, "topic_files": index.file_count(), "blocks": index.block_count()});
     if let Some(why) = shared.held().not_writable() {
         out["read_only"] = json!({
             "reason": why,

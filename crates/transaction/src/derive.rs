@@ -77,19 +77,18 @@ pub fn after_commit(
     let trusted = is_current(root, before);
     let read = |name: &str| if trusted { std::fs::read(root.join(name)).ok() } else { None };
     let (relations, recent) = (read("relations.json"), read("recent_events.jsonl"));
-    let maps = validation::Maps::new(&[&topics.files, &topics.previous]);
-    let opened = index::open_scoped(root, TokenizerConfig::default(), Some(&maps))?;
+    let opened = index::open_scoped(root, TokenizerConfig::default(), Some(topics))?;
     let sources: BTreeSet<String> = changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
     let mut dirty: BTreeSet<String> = changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
-    dirty.extend(topics.citing(&sources));
-    let core_exists = topics.files.contains_key("topics/core.md");
+    dirty.extend(topics.citing(&sources)?);
+    let core_exists = topics.contains("topics/core.md");
     if core_exists && CoreSlot::of(root) == CoreSlot::Empty {
         // The rendered core.md went missing: render it again.
         dirty.insert("topics/core.md".to_owned());
     }
-    let (scope, load) = maps.scope(&dirty);
+    let (scope, load) = topics.scope(&dirty)?;
     let mut loaded = Vec::new();
-    for path in load.iter().filter(|p| topics.files.contains_key(*p)) {
+    for path in load.iter().filter(|p| topics.contains(p)) {
         let full = root.join(path);
         let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
         if let Ok(l) = validation::load(path, &bytes) {
@@ -100,7 +99,10 @@ pub fn after_commit(
         scriptorium_topic_markdown::validate::check(&loaded, &IndexSources::new(root, &opened.view));
     let fresh = cache::fresh(&loaded, &checked, Some(&scope));
     let gone: BTreeSet<String> = scope.iter().filter(|p| !fresh.contains_key(*p)).cloned().collect();
-    let linking_to = |p: &str| maps.linking_to(p);
+    // An index that cannot answer makes every file a linker: slower, right.
+    let linking_to = |p: &str| {
+        topics.linking_to(p).unwrap_or_else(|_| topics.hashes().into_iter().map(|(path, _)| path).collect())
+    };
     let prior = Before { state, relations: relations.as_deref(), recent: recent.as_deref() };
     let next = apply::apply(root, &prior, &fresh, &gone, &linking_to, after);
     // core.md changes only when a verdict of topics/core.md can have.

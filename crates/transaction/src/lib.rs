@@ -43,6 +43,8 @@ pub mod layout;
 pub mod lock;
 pub mod patch;
 pub mod revision;
+mod topic_index;
+mod topic_table;
 pub mod validation;
 pub mod views;
 

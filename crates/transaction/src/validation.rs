@@ -12,11 +12,11 @@
 //! a duplicate id is compared without its message (which names lines).
 //!
 //! Finding those files without reading the workspace needs a workspace-wide
-//! index of block ids and links, kept in `.scriptorium/topics.cache`: one
-//! entry per topic file with the SHA-256 of the bytes it was made from (the
-//! same hash the revision uses), so a file edited by hand is re-read the
-//! next time, and only it. Citations are resolved by reading just the cited
-//! archive files.
+//! index of block ids and links ([`TopicIndex`]), kept in
+//! `.scriptorium/topics.cache`: a table read in place, one entry per topic
+//! file with the SHA-256 of the bytes it was made from (the same hash the
+//! revision uses), so a file edited by hand is re-read the next time, and
+//! only it. Citations are resolved by reading just the cited archive files.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -30,12 +30,10 @@ use scriptorium_topic_markdown::diag::{Code as DiagCode, Diagnostic};
 use scriptorium_topic_markdown::validate::{self, link_target, Loaded, Resolution, SourceResolver};
 
 use crate::error::Error;
-use crate::revision::Revision;
+pub use crate::topic_index::TopicIndex;
 
 /// The id and link index, relative to the workspace root.
 pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
-
-const CACHE_HEADER: &str = "scriptorium topics cache 3";
 
 impl FileFacts {
     /// The facts of a file that does not parse: its hash, nothing else.
@@ -59,13 +57,6 @@ pub struct FileFacts {
     /// The source ids its evidence cites (text form), sorted, each once.
     #[serde(default)]
     pub sources: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct CacheLine {
-    path: String,
-    #[serde(flatten)]
-    facts: FileFacts,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -116,209 +107,6 @@ pub fn load(path: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
             block_id: None,
             message: format!("the file is not valid UTF-8 ({e})"),
         }),
-    }
-}
-
-/// The workspace-wide index of block ids and links.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct TopicIndex {
-    /// Facts per topic file path.
-    pub files: BTreeMap<String, FileFacts>,
-    /// What changed files held before (since this value was loaded), so
-    /// that the files they shared ids with can be found.
-    pub previous: BTreeMap<String, FileFacts>,
-    dirty: bool,
-}
-
-fn topic_paths(rev: &Revision) -> impl Iterator<Item = (&str, &[u8; 32])> {
-    rev.tree.iter().filter_map(|(p, h)| {
-        let p = std::str::from_utf8(p).ok()?;
-        (p.starts_with("topics/") && p.ends_with(".md")).then_some((p, h))
-    })
-}
-
-impl TopicIndex {
-    /// Loads the index and brings it up to date with `rev` (the revision
-    /// just computed), re-reading only files whose hash changed.
-    pub fn load(root: &Path, rev: &Revision) -> Result<TopicIndex, Error> {
-        let mut idx = TopicIndex::default();
-        if let Ok(text) = std::fs::read_to_string(root.join(TOPICS_CACHE)) {
-            let mut lines = text.lines();
-            if lines.next() == Some(CACHE_HEADER) {
-                for line in lines {
-                    match serde_json::from_str::<CacheLine>(line) {
-                        Ok(l) => {
-                            idx.files.insert(l.path, l.facts);
-                        }
-                        Err(_) => {
-                            idx.files.clear();
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        let live: BTreeMap<&str, String> = topic_paths(rev).map(|(p, h)| (p, hex(h))).collect();
-        let gone: Vec<String> =
-            idx.files.keys().filter(|p| !live.contains_key(p.as_str())).cloned().collect();
-        for p in gone {
-            if let Some(old) = idx.files.remove(&p) {
-                idx.previous.insert(p, old);
-                idx.dirty = true;
-            }
-        }
-        for (path, sha) in live {
-            match idx.files.get(path) {
-                Some(f) if f.sha256 == sha => continue,
-                Some(f) => {
-                    idx.previous.insert(path.to_owned(), f.clone());
-                }
-                None => {}
-            }
-            let full = root.join(path);
-            let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;
-            let facts = match load(path, &bytes) {
-                Ok(l) => facts_of(&l, sha),
-                Err(_) => FileFacts::unreadable(sha),
-            };
-            idx.files.insert(path.to_owned(), facts);
-            idx.dirty = true;
-        }
-        Ok(idx)
-    }
-
-    /// Records the facts of a file as it now is (`None`: removed).
-    pub fn set(&mut self, path: &str, facts: Option<FileFacts>) {
-        let old = match facts {
-            Some(f) => self.files.insert(path.to_owned(), f),
-            None => self.files.remove(path),
-        };
-        if let Some(old) = old {
-            self.previous.entry(path.to_owned()).or_insert(old);
-        }
-        self.dirty = true;
-    }
-
-    /// Writes the index back when it changed (best effort: an index that
-    /// cannot be written costs re-reading next time, never a wrong answer,
-    /// since every entry carries the hash it was read from).
-    pub fn save(&mut self, root: &Path) {
-        if !self.dirty {
-            return;
-        }
-        let mut out = String::with_capacity(64 * self.files.len() + 32);
-        out.push_str(CACHE_HEADER);
-        out.push('\n');
-        for (path, facts) in &self.files {
-            let line = CacheLine { path: path.clone(), facts: facts.clone() };
-            out.push_str(&serde_json::to_string(&line).expect("a cache line serializes"));
-            out.push('\n');
-        }
-        if scriptorium_source_archive::fsio::replace_file(root, &root.join(TOPICS_CACHE), out.as_bytes())
-            .is_ok()
-        {
-            self.dirty = false;
-        }
-    }
-}
-
-/// Who holds each block id and who links to each file, over some sets of
-/// file facts (built once per commit: it reads the whole id and link index).
-#[derive(Debug)]
-pub struct Maps<'a> {
-    sets: Vec<&'a BTreeMap<String, FileFacts>>,
-    holders: HashMap<&'a str, BTreeSet<&'a str>>,
-    linkers: HashMap<&'a str, BTreeSet<&'a str>>,
-}
-
-impl<'a> Maps<'a> {
-    /// The maps of the facts in `sets` (e.g. the current index, and the
-    /// files' facts before or after a change).
-    pub fn new(sets: &[&'a BTreeMap<String, FileFacts>]) -> Maps<'a> {
-        let mut holders: HashMap<&str, BTreeSet<&str>> = HashMap::new();
-        let mut linkers: HashMap<&str, BTreeSet<&str>> = HashMap::new();
-        for m in sets {
-            for (path, f) in m.iter() {
-                for id in &f.ids {
-                    holders.entry(id.as_str()).or_default().insert(path.as_str());
-                }
-                for t in &f.links {
-                    linkers.entry(t.as_str()).or_default().insert(path.as_str());
-                }
-            }
-        }
-        Maps { sets: sets.to_vec(), holders, linkers }
-    }
-
-    /// The files whose blocks link to topic file `path`.
-    pub fn linking_to(&self, path: &str) -> Vec<String> {
-        self.linkers.get(path).into_iter().flatten().map(|l| (*l).to_owned()).collect()
-    }
-
-    fn facts_of(&self, p: &str) -> impl Iterator<Item = &'a FileFacts> + '_ {
-        let p = p.to_owned();
-        self.sets.iter().filter_map(move |m| m.get(&p))
-    }
-
-    /// The files a change to `dirty` can affect: `S`, the dirty files plus
-    /// those linking to one and those sharing an id with one; and `L`, `S`
-    /// plus what `S` links to and shares ids with.
-    pub fn scope(&self, dirty: &BTreeSet<String>) -> (BTreeSet<String>, BTreeSet<String>) {
-        let mut s: BTreeSet<String> = dirty.clone();
-        for path in dirty {
-            for l in self.linkers.get(path.as_str()).into_iter().flatten() {
-                s.insert((*l).to_owned());
-            }
-            for f in self.facts_of(path) {
-                for id in &f.ids {
-                    for h in self.holders.get(id.as_str()).into_iter().flatten() {
-                        s.insert((*h).to_owned());
-                    }
-                }
-            }
-        }
-        let mut l = s.clone();
-        for path in &s {
-            for f in self.facts_of(path) {
-                l.extend(f.links.iter().cloned());
-                for id in &f.ids {
-                    for h in self.holders.get(id.as_str()).into_iter().flatten() {
-                        l.insert((*h).to_owned());
-                    }
-                }
-            }
-        }
-        (s, l)
-    }
-}
-
-/// [`Maps::scope`] over `sets`, building the maps.
-pub fn scope(
-    sets: &[&BTreeMap<String, FileFacts>],
-    dirty: &BTreeSet<String>,
-) -> (BTreeSet<String>, BTreeSet<String>) {
-    Maps::new(sets).scope(dirty)
-}
-
-impl TopicIndex {
-    /// The topic files whose evidence cites one of `sources` (before or
-    /// after the changes recorded since loading).
-    pub fn citing(&self, sources: &BTreeSet<String>) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        for m in [&self.files, &self.previous] {
-            for (path, f) in m {
-                if f.cites.iter().any(|c| sources.contains(c)) {
-                    out.insert(path.clone());
-                }
-            }
-        }
-        out
-    }
-}
-
-impl scriptorium_bm25_index::workspace::TopicScope for Maps<'_> {
-    fn scope(&self, dirty: &BTreeSet<String>) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
-        Some(Maps::scope(self, dirty))
     }
 }
 
@@ -440,13 +228,13 @@ pub fn validate(
     let new_facts: BTreeMap<String, FileFacts> =
         out.facts.iter().filter_map(|(p, f)| f.clone().map(|f| (p.clone(), f))).collect();
     let dirty: BTreeSet<String> = changes.keys().cloned().collect();
-    let (scope, load_set) = scope(&[&index.files, &new_facts], &dirty);
+    let (scope, load_set) = index.scope_with(&dirty, &new_facts)?;
     let mut before: Vec<Loaded> = Vec::new();
     let mut after: Vec<Loaded> = Vec::new();
     let mut diag_before: Vec<Diagnostic> = Vec::new();
     let mut diag_after: Vec<Diagnostic> = Vec::new();
     for path in &load_set {
-        let exists_now = index.files.contains_key(path);
+        let exists_now = index.contains(path);
         if exists_now {
             let full = root.join(path);
             let bytes = std::fs::read(&full).map_err(|e| Error::io(&e, "cannot read", &full))?;

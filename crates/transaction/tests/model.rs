@@ -1,7 +1,9 @@
 //! A state-machine property test: random commits, stale and invalid
 //! commits, crashes and reopens against a model of the topic files. After
-//! every step the disk equals the model, and the derived views and the
-//! search index equal a rebuild from scratch.
+//! every step the disk equals the model, the derived views and the search
+//! index equal a rebuild from scratch, and the id and link index answers
+//! what the files say (after a commit, its table is byte for byte the one a
+//! build from nothing gives).
 
 mod common;
 
@@ -15,6 +17,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
 use scriptorium_transaction::disk::{Faults, Mode};
+use scriptorium_transaction::validation::{self, FileFacts, TopicIndex, TOPICS_CACHE};
 use scriptorium_transaction::{Base, Code, Edit, Tier, Writer};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -111,6 +114,41 @@ fn check_derived(root: &Path, model: &Model) {
     assert_eq!(hits(root, "record"), hits(&croot, "record"));
 }
 
+/// The id and link index answers what the topic files say; when `exact`
+/// (a commit just saved it), its table is the one a build gives.
+fn check_topic_index(root: &Path, exact: bool) {
+    use sha2::Digest;
+    let want: BTreeMap<String, FileFacts> = topics_on_disk(root)
+        .into_iter()
+        .map(|(p, text)| {
+            let sha: String =
+                sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            let facts = validation::facts_of(&validation::load(&p, text.as_bytes()).unwrap(), sha);
+            (p, facts)
+        })
+        .collect();
+    let table = std::fs::read(root.join(TOPICS_CACHE)).ok();
+    let rev = scriptorium_transaction::revision::compute(root).unwrap();
+    let idx = TopicIndex::load(root, &rev).unwrap();
+    assert_eq!(idx.entries().unwrap().collect::<BTreeMap<_, _>>(), want);
+    assert_eq!(idx.file_count(), want.len());
+    assert_eq!(idx.block_count(), want.values().map(|f| f.ids.len()).sum::<usize>());
+    if exact {
+        let copy = tempfile::tempdir().unwrap();
+        scriptorium_transaction::layout::ensure(copy.path()).unwrap();
+        for (rel, bytes) in tree(root).into_iter().filter(|(p, _)| p.starts_with("topics/")) {
+            let p = copy.path().join(&rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+        let mut fresh =
+            TopicIndex::load(copy.path(), &scriptorium_transaction::revision::compute(copy.path()).unwrap())
+                .unwrap();
+        fresh.save(copy.path());
+        assert_eq!(table, std::fs::read(copy.path().join(TOPICS_CACHE)).ok(), "the table a build gives");
+    }
+}
+
 fn run(ops: &[Op]) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
@@ -119,6 +157,7 @@ fn run(ops: &[Op]) {
     let mut stale = revision(&root);
     for op in ops {
         let base = revision(&root);
+        let mut committed = false;
         match op.clone() {
             Op::Write { f } | Op::Stale { f } => {
                 let stale_op = matches!(op, Op::Stale { .. });
@@ -133,6 +172,7 @@ fn run(ops: &[Op]) {
                     assert_eq!(revision(&root), base);
                 } else {
                     let c = r.unwrap();
+                    committed = true;
                     assert_eq!(c.revision, revision(&root));
                     apply(&mut model, &edit);
                     model.next += 1;
@@ -159,6 +199,7 @@ fn run(ops: &[Op]) {
                 let r = w.commit(&patch(&base, vec![], vec![edit.clone()]), Tier::Owner, Base::Check);
                 drop(w);
                 r.unwrap();
+                committed = true;
                 apply(&mut model, &edit);
             }
             Op::Crash { f, at } => {
@@ -182,6 +223,7 @@ fn run(ops: &[Op]) {
         }
         assert_eq!(topics_on_disk(&root), model.files, "after {op:?}");
         check_derived(&root, &model);
+        check_topic_index(&root, committed);
         stale = base;
     }
 }

@@ -4,8 +4,9 @@
 //! the workspace:
 //!
 //! * block ids and cited sources are looked up in the transaction layer's
-//!   id and link index (`.scriptorium/topics.cache`); only the batch's
-//!   turns and the ids of the paragraphs it would add are asked about;
+//!   id and link index (`.scriptorium/topics.cache`, read in place); only
+//!   the batch's turns and the ids of the paragraphs it would add are asked
+//!   about;
 //! * what was said is kept per topic file in `.scriptorium/said.cache`
 //!   (the [`said_keys`] of each file, with the SHA-256 of the bytes they
 //!   were read from, the hash the revision and the id index use): a file
@@ -48,37 +49,34 @@ pub struct Known<'a> {
 
 impl Known<'_> {
     /// Of `sources` (text form), those some block cites.
-    pub fn cited_among<'s>(&self, sources: impl IntoIterator<Item = &'s str>) -> HashSet<String> {
-        let wanted: HashSet<&str> = sources.into_iter().collect();
-        self.index.map_or_else(HashSet::new, |index| cited_among(index, &wanted))
+    pub fn cited_among<'s>(
+        &self,
+        sources: impl IntoIterator<Item = &'s str>,
+    ) -> Result<HashSet<String>, WriteFailure> {
+        let Some(index) = self.index else { return Ok(HashSet::new()) };
+        let mut out = HashSet::new();
+        for s in sources.into_iter().collect::<HashSet<&str>>() {
+            if index.cites_source(s)? {
+                out.insert(s.to_owned());
+            }
+        }
+        Ok(out)
     }
 
     /// Of the block ids `ids`, those some topic file holds.
-    pub fn held_among<'s>(&self, ids: impl IntoIterator<Item = &'s str>) -> HashSet<String> {
-        let wanted: HashSet<&str> = ids.into_iter().collect();
-        self.index.map_or_else(HashSet::new, |index| held_among(index, &wanted))
+    pub fn held_among<'s>(
+        &self,
+        ids: impl IntoIterator<Item = &'s str>,
+    ) -> Result<HashSet<String>, WriteFailure> {
+        let Some(index) = self.index else { return Ok(HashSet::new()) };
+        let mut out = HashSet::new();
+        for id in ids.into_iter().collect::<HashSet<&str>>() {
+            if index.holds_block_id(id)? {
+                out.insert(id.to_owned());
+            }
+        }
+        Ok(out)
     }
-}
-
-// The three lookups below are the only places that read the id index's
-// layout: one pass over its entries, with no copies, until it answers
-// `cites_source`, `holds_block_id` and the files with their hashes itself.
-
-/// Of `wanted`, the source ids some topic file's evidence cites.
-fn cited_among(index: &TopicIndex, wanted: &HashSet<&str>) -> HashSet<String> {
-    let sources = index.files.values().flat_map(|f| f.sources.iter());
-    sources.filter(|s| wanted.contains(s.as_str())).cloned().collect()
-}
-
-/// Of `wanted`, the block ids some topic file holds.
-fn held_among(index: &TopicIndex, wanted: &HashSet<&str>) -> HashSet<String> {
-    let ids = index.files.values().flat_map(|f| f.ids.iter());
-    ids.filter(|id| wanted.contains(id.as_str())).cloned().collect()
-}
-
-/// Every topic file with the SHA-256 (hex) of its current bytes.
-fn topic_files(index: &TopicIndex) -> impl Iterator<Item = (&str, &str)> {
-    index.files.iter().map(|(path, facts)| (path.as_str(), facts.sha256.as_str()))
 }
 
 /// What the topic files of the workspace at `root` (as `index` lists them)
@@ -96,7 +94,8 @@ pub fn said_by(root: &Path, index: &TopicIndex, speakers: &HashSet<String>) -> R
     file.push_str(HEADER);
     file.push('\n');
     let mut dirty = false;
-    for (path, sha256) in topic_files(index) {
+    for (path, sha256) in index.hashes() {
+        let (path, sha256) = (path.as_str(), sha256.as_str());
         let hit = cached.remove(path).filter(|(sha, _)| *sha == sha256);
         if let Some((block, said)) = hit.and_then(|(_, block)| Some((block, sentences(block, &wanted)?))) {
             file.push_str(block);

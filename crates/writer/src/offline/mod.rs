@@ -195,7 +195,7 @@ impl Spoken<'_> {
 pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>) -> Result<Vec<Edit>, WriteFailure> {
     let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
     let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, records: HashMap::new() };
-    let cited = known.cited_among(turns.iter().map(|t| t.source.as_str()));
+    let cited = known.cited_among(turns.iter().map(|t| t.source.as_str()))?;
     for t in turns.iter().filter(|t| !cited.contains(&t.source)) {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));
@@ -213,7 +213,7 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>) -> Result<Vec<Edit>,
             add(&mut files, path, head, t, &parts);
         }
     }
-    let held = known.held_among(files.values().flat_map(|(_, paras)| paras.iter().map(|p| p.id.as_str())));
+    let held = known.held_among(files.values().flat_map(|(_, paras)| paras.iter().map(|p| p.id.as_str())))?;
     let mut edits = Vec::new();
     for (path, (head, paras)) in files {
         let existing = read(root, &path)?;
