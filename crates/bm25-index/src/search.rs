@@ -62,13 +62,14 @@ pub fn term_score(p: Bm25, n: u32, df: u32, tf: u32, dl: u32, avgdl: f64) -> f64
     idf(n, df) * tf_part(p, tf, dl, avgdl)
 }
 
-/// Where a hit lives.
+/// Where a hit lives: the number of its segment in the view's stack
+/// (0 is the base, the last is the newest delta).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Seg {
+pub struct Seg(pub usize);
+
+impl Seg {
     /// The base segment.
-    Base,
-    /// The delta segment.
-    Delta,
+    pub const BASE: Seg = Seg(0);
 }
 
 /// One hit.
@@ -82,11 +83,14 @@ pub struct Hit {
     pub score: f64,
 }
 
-/// A searchable index: a base and, after refreshes, a delta over it.
+/// A searchable index: a stack of segments, a base and, after refreshes,
+/// deltas over it. The newest delta (the *head*) carries the deletions in
+/// every segment below it and the statistics of the whole stack.
 #[derive(Debug)]
 pub struct View {
-    base: Segment,
-    delta: Option<Segment>,
+    segs: Vec<Segment>,
+    /// Per segment below the head: its range of the head's tombstones.
+    tombs: Vec<(usize, usize)>,
 }
 
 struct Cursor<'a> {
@@ -255,32 +259,78 @@ struct Query<'q> {
 }
 
 impl View {
-    /// A view over `base` and an optional `delta`, which must amend it.
+    /// A view over `base` and an optional `delta`, which must amend it
+    /// (and nothing else: see [`View::stack`]).
     pub fn new(base: Segment, delta: Option<Segment>) -> Result<View, Damaged> {
+        let mut segs = vec![base];
+        segs.extend(delta);
+        View::stack(segs)
+    }
+
+    /// A view over a stack of segments: a base, then deltas, oldest first.
+    /// The last must name the others, in order, as the segments it amends.
+    pub fn stack(segs: Vec<Segment>) -> Result<View, Damaged> {
+        let Some(base) = segs.first() else { return Err(Damaged("no base segment".into())) };
         if base.is_delta() {
             return Err(Damaged("the base file holds a delta".into()));
         }
-        if let Some(d) = &delta {
-            if !d.is_delta() || d.base_id() != base.id() || d.config() != base.config() {
-                return Err(Damaged("the delta does not amend this base".into()));
+        let mut tombs = Vec::new();
+        if let [below @ .., head] = &segs[..] {
+            if !below.is_empty() {
+                let named = head.stack()?;
+                let actual: Vec<(u64, u32)> = below.iter().map(|s| (s.id(), s.len())).collect();
+                if !head.is_delta()
+                    || named != actual
+                    || segs.iter().any(|s| s.config() != base.config())
+                    || segs[1..].iter().any(|s| !s.is_delta())
+                {
+                    return Err(Damaged("the delta does not amend these segments".into()));
+                }
+                let mut at = 0;
+                for s in below {
+                    let len = (s.len() as usize).div_ceil(8);
+                    tombs.push((at, at + len));
+                    at += len;
+                }
+                if head.section(crate::format::sec::TOMBS)?.len() != at {
+                    return Err(Damaged("the tombstones do not match the segments".into()));
+                }
             }
         }
-        Ok(View { base, delta })
+        Ok(View { segs, tombs })
     }
 
     /// The base segment.
     pub fn base(&self) -> &Segment {
-        &self.base
+        &self.segs[0]
     }
 
-    /// The delta segment, if any.
+    /// The newest delta (the head), if any.
     pub fn delta(&self) -> Option<&Segment> {
-        self.delta.as_ref()
+        self.segs.get(1..).and_then(<[Segment]>::last)
     }
 
-    /// Live documents over base and delta.
+    /// Every segment, the base first, the head last.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segs
+    }
+
+    /// The newest segment: the one whose statistics describe the view.
+    pub fn head(&self) -> &Segment {
+        self.segs.last().unwrap_or(&self.segs[0])
+    }
+
+    /// The head's deletion bits for segment `k` (none for the head).
+    pub(crate) fn tombstones(&self, k: usize) -> Result<Option<&[u8]>, Damaged> {
+        match (self.tombs.get(k), self.delta()) {
+            (Some(&(lo, hi)), Some(head)) => Ok(head.section(crate::format::sec::TOMBS)?.get(lo..hi)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Live documents over the whole stack.
     pub fn len(&self) -> u32 {
-        self.delta.as_ref().unwrap_or(&self.base).live().0
+        self.head().live().0
     }
 
     /// True when no document is live.
@@ -290,51 +340,45 @@ impl View {
 
     /// The stored fields of a hit.
     pub fn stored(&self, hit: &Hit) -> Result<Stored<'_>, Damaged> {
-        match (hit.seg, &self.delta) {
-            (Seg::Base, _) => self.base.stored(hit.doc),
-            (Seg::Delta, Some(d)) => d.stored(hit.doc),
-            (Seg::Delta, None) => Err(Damaged("no delta".into())),
+        match self.segs.get(hit.seg.0) {
+            Some(s) => s.stored(hit.doc),
+            None => Err(Damaged(format!("no segment {}", hit.seg.0))),
         }
     }
 
-    /// The live document at this kind, path and anchor (the delta's
-    /// version of a unit wins over the base's).
-    pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
-        if let Some(d) = &self.delta {
-            if let Some(unit) = d.find_unit(kind, path)? {
-                return match d.find_doc(&unit, anchor)? {
-                    Some(doc) => Ok(Some(d.stored(doc)?)),
-                    None => Ok(None),
-                };
+    /// The segment holding the live version of a unit (the newest that
+    /// records it, perhaps as removed) and that record.
+    pub fn locate(&self, kind: Kind, path: &str) -> Result<Option<(usize, UnitInfo<'_>)>, Damaged> {
+        for (k, seg) in self.segs.iter().enumerate().rev() {
+            if let Some(unit) = seg.find_unit(kind, path)? {
+                return Ok(Some((k, unit)));
             }
         }
-        match self.base.find_unit(kind, path)? {
-            Some(unit) => match self.base.find_doc(&unit, anchor)? {
-                Some(doc) => Ok(Some(self.base.stored(doc)?)),
+        Ok(None)
+    }
+
+    /// The live document at this kind, path and anchor.
+    pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
+        match self.locate(kind, path)? {
+            Some((k, unit)) => match self.segs[k].find_doc(&unit, anchor)? {
+                Some(doc) => Ok(Some(self.segs[k].stored(doc)?)),
                 None => Ok(None),
             },
             None => Ok(None),
         }
     }
 
-    /// Every live unit: the delta's, then the base's that it does not
-    /// replace or remove.
+    /// Every live unit: the newest record of each path, unless it records
+    /// a removal (newest segment first).
     pub fn units(&self) -> Result<Vec<UnitInfo<'_>>, Damaged> {
         let mut out = Vec::new();
-        let mut replaced = std::collections::HashSet::new();
-        if let Some(d) = &self.delta {
-            for u in 0..d.unit_count() {
-                let info = d.unit(u)?;
-                replaced.insert((info.kind, info.path));
-                if !info.removed {
+        let mut seen = std::collections::HashSet::new();
+        for seg in self.segs.iter().rev() {
+            for u in 0..seg.unit_count() {
+                let info = seg.unit(u)?;
+                if seen.insert((info.kind, info.path)) && !info.removed {
                     out.push(info);
                 }
-            }
-        }
-        for u in 0..self.base.unit_count() {
-            let info = self.base.unit(u)?;
-            if !replaced.contains(&(info.kind, info.path)) {
-                out.push(info);
             }
         }
         Ok(out)
@@ -342,17 +386,18 @@ impl View {
 
     /// The documents of a live unit, owned.
     pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
-        let seg = match &self.delta {
-            Some(d) if d.find_unit(unit.kind, unit.path)?.is_some() => d,
-            _ => &self.base,
-        };
-        (unit.first..unit.first + unit.count).map(|d| Ok(seg.stored(d)?.to_document())).collect()
+        match self.locate(unit.kind, unit.path)? {
+            Some((k, found)) => (found.first..found.first + found.count)
+                .map(|d| Ok(self.segs[k].stored(d)?.to_document()))
+                .collect(),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The query's distinct terms, in query order.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let mut terms = Vec::new();
-        Tokenizer::new(self.base.config()).terms(query, &mut terms);
+        Tokenizer::new(self.base().config()).terms(query, &mut terms);
         let mut seen = std::collections::HashSet::new();
         terms.retain(|t| seen.insert(t.clone()));
         terms
@@ -365,24 +410,26 @@ impl View {
         if limit == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
-        let (n, total) = self.delta.as_ref().unwrap_or(&self.base).live();
+        let (n, total) = self.head().live();
         let avgdl = if n > 0 { total as f64 / f64::from(n) } else { 0.0 };
         let mut df = Vec::with_capacity(terms.len());
         for t in &terms {
-            let mut f = i64::from(self.base.postings(t)?.map_or(0, |p| p.len() as u32));
-            if let Some(d) = &self.delta {
+            let mut f = 0i64;
+            for seg in &self.segs {
+                f += i64::from(seg.postings(t)?.map_or(0, |p| p.len() as u32));
+            }
+            if let Some(d) = self.delta() {
                 f += i64::from(d.adjustment(t)?);
-                f += i64::from(d.postings(t)?.map_or(0, |p| p.len() as u32));
             }
             df.push(u32::try_from(f).map_err(|_| Damaged("negative document frequency".into()))?);
         }
         let q = Query { terms: &terms, df: &df, n, avgdl, p };
-        let base = self.segment_top(&self.base, self.delta.as_ref(), &q, filters, limit)?;
-        let mut hits: Vec<Hit> =
-            base.into_iter().map(|(score, doc)| Hit { seg: Seg::Base, doc, score }).collect();
-        if let Some(d) = &self.delta {
-            let top = self.segment_top(d, None, &q, filters, limit)?;
-            hits.extend(top.into_iter().map(|(score, doc)| Hit { seg: Seg::Delta, doc, score }));
+        let mut hits = Vec::new();
+        for (k, seg) in self.segs.iter().enumerate() {
+            let top = self.segment_top(seg, self.tombstones(k)?, &q, filters, limit)?;
+            hits.extend(top.into_iter().map(|(score, doc)| Hit { seg: Seg(k), doc, score }));
+        }
+        if self.segs.len() > 1 {
             let mut keyed = Vec::with_capacity(hits.len());
             for h in hits {
                 let s = self.stored(&h)?;
@@ -454,7 +501,7 @@ impl View {
     fn segment_top(
         &self,
         seg: &Segment,
-        tombs: Option<&Segment>,
+        tomb_bits: Option<&[u8]>,
         q: &Query<'_>,
         f: &Filters,
         limit: usize,
@@ -496,10 +543,6 @@ impl View {
             Some(seg.section(crate::format::sec::DAYS)?)
         } else {
             None
-        };
-        let tomb_bits = match tombs {
-            Some(d) => Some(d.section(crate::format::sec::TOMBS)?),
-            None => None,
         };
         let word = |b: &[u8], d: u32| -> Option<u32> {
             let at = d as usize * 4;

@@ -20,29 +20,27 @@
 //! workspace, a full disk) keeps the refreshed index in memory for its
 //! process instead and says so in [`Report::unsaved`]; see [`unsaved`].
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::SystemTime;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 
-use scriptorium_source_archive::json::{to_line, RecordView};
-use scriptorium_source_archive::legacy::{self, LegacyRecord};
-use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{cited, fsio, pct, trust, Error, ErrorKind, SourceId, SourceRecord};
-use scriptorium_topic_markdown::files;
-use scriptorium_topic_markdown::parse::search_text;
-use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
+use scriptorium_source_archive::json::to_line;
+use scriptorium_source_archive::{fsio, trust, Error, ErrorKind, SourceId};
 use serde::Serialize;
 
 use crate::delta::{self, Change, Refreshed};
-use crate::format::checksum;
 use crate::search::View;
-use crate::segment::{self, Damaged, Document, Kind, Segment, Stamp, Unit};
+use crate::segment::{self, Damaged, Kind, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
 
+mod documents;
+mod files;
+mod listing;
 mod unsaved;
+pub use documents::parse_day;
+use documents::{legacy_unit, source_parts, topic_units, v2_unit, Sources};
+pub use files::open_existing;
+use files::{index_dir, record_promoted, reflected_promotions, save_base, save_refreshed};
+use listing::{list_files, read, Listed};
 use unsaved::Save;
 
 /// The index folder, relative to the workspace.
@@ -101,368 +99,25 @@ pub struct Opened {
     pub report: Report,
 }
 
-#[derive(Debug)]
-struct Mapped(memmap2::Mmap);
-
-impl AsRef<[u8]> for Mapped {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
+fn damaged(e: Damaged) -> Error {
+    Error::new(ErrorKind::Io, e.to_string())
 }
 
-/// What a directory listing says of a file: enough to see it changed
-/// without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Listed {
-    size: u64,
-    modified: i64,
-    changed: i64,
-    inode: u64,
+pub(super) fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-impl Listed {
-    fn of(meta: &fs::Metadata) -> Listed {
-        #[cfg(unix)]
-        let (changed, inode) = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec()), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let (changed, inode) = (0, 0);
-        Listed { size: meta.len(), modified: fsio::unix_nanos(meta.modified()), changed, inode }
-    }
-
-    /// The same file, unchanged as far as metadata can tell. The status
-    /// change time catches an edit whose modification time was set back
-    /// (`touch -d`, `cp -p`, `rsync -t`); the inode catches a replacement.
-    fn matches(&self, s: &Stamp) -> bool {
-        self.size == s.size
-            && self.modified == s.modified
-            && self.changed == s.changed
-            && self.inode == s.inode
-    }
-
-    /// The latest of its times, for the racy window.
-    fn latest(&self) -> i64 {
-        self.modified.max(self.changed)
-    }
-}
-
-/// Every indexable file.
-type Listing = BTreeMap<(Kind, String), Listed>;
-
-fn list_files(root: &Path) -> Result<Listing, Error> {
-    let mut out = Listing::new();
-    let err = |e: files::ListError| Error::io(e.error, "cannot list", &e.path);
-    for (rel, meta) in files::list_md(root, &root.join("topics")).map_err(err)?.files {
-        out.insert((Kind::Topic, rel), Listed::of(&meta));
-    }
-    let sources = root.join("sources");
-    let providers = match fs::read_dir(&sources) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(Error::io(e, "cannot list", &sources)),
+fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Opened, Error> {
+    let view = match open_existing(root, config)? {
+        Ok(v) => v,
+        Err(why) => {
+            return Err(Error::new(ErrorKind::Io, format!("the index just written is unusable: {why}")))
+        }
     };
-    for entry in providers {
-        let entry = entry.map_err(|e| Error::io(e, "cannot list", &sources))?;
-        let ft = entry.file_type().map_err(|e| Error::io(e, "cannot stat", &entry.path()))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        if !ft.is_dir() {
-            continue;
-        }
-        for dir in [entry.path().join("_v2"), entry.path()] {
-            let rd = match fs::read_dir(&dir) {
-                Ok(rd) => rd,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(e, "cannot list", &dir)),
-            };
-            let sub = if dir.ends_with("_v2") {
-                format!("sources/{name}/_v2/")
-            } else {
-                format!("sources/{name}/")
-            };
-            for f in rd {
-                let f = f.map_err(|e| Error::io(e, "cannot list", &dir))?;
-                let ft = f.file_type().map_err(|e| Error::io(e, "cannot stat", &f.path()))?;
-                let Some(file) = f.file_name().to_str().map(str::to_owned) else { continue };
-                if ft.is_file() && file.ends_with(".md") {
-                    let meta = f.metadata().map_err(|e| Error::io(e, "cannot stat", &f.path()))?;
-                    out.insert((Kind::Source, format!("{sub}{file}")), Listed::of(&meta));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A file's bytes and the stamp they were read under.
-fn read(root: &Path, rel: &str, listed: Listed) -> Result<(Vec<u8>, Stamp), Error> {
-    let path = root.join(rel);
-    let read = fsio::unix_nanos(Ok(SystemTime::now()));
-    let bytes = fs::read(&path).map_err(|e| Error::io(e, "cannot read", &path))?;
-    let stamp = Stamp {
-        size: bytes.len() as u64,
-        modified: listed.modified,
-        changed: listed.changed,
-        inode: listed.inode,
-        read,
-        hash: checksum(&bytes),
-    };
-    Ok((bytes, stamp))
-}
-
-/// Days since 1970-01-01 of a timestamp's UTC day.
-fn day_of(timestamp: &str) -> Option<i32> {
-    let instant = scriptorium_topic_markdown::time::parse(timestamp)?;
-    i32::try_from(instant.seconds.div_euclid(86_400)).ok()
-}
-
-/// The `YYYY-MM-DD` a filter names, as a day number.
-pub fn parse_day(s: &str) -> Option<i32> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    day_of(s)
-}
-
-fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
-    let id = r.id();
-    let sp = r.speaker();
-    let key = id.text();
-    let pending = r.is_pending() && !promoted.contains(&key);
-    let mut view = RecordView::of_record(r);
-    if !pending {
-        // Promoted by the owner: trusted from now on, as recall treats it.
-        view.trust = "trusted";
-    }
-    Document {
-        anchor: id.anchor(),
-        day: day_of(r.timestamp()),
-        pending,
-        key,
-        speakers: match sp {
-            Some(s) => crate::speaker::trusted_keys(s),
-            None => Vec::new(),
-        },
-        // Who said it as people read it (FORMAT.md §2.3), so a snippet
-        // never shows an impostor's label like the person it imitates.
-        text: format!("{} {}", r.attribution(), r.content()),
-        payload: to_line(&view),
-    }
-}
-
-fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
-    Document {
-        anchor: r.anchor.clone().unwrap_or_default(),
-        key: r.id.as_ref().map(SourceId::text).unwrap_or_default(),
-        day: day_of(&r.timestamp),
-        pending: false,
-        speakers: match &r.hint {
-            Some(h) => crate::speaker::hint_keys(h),
-            None => Vec::new(),
-        },
-        // The role: a hint is text of the body, which holds it already.
-        text: format!("{} {}", r.role.as_str(), r.content),
-        payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
-    }
-}
-
-/// `sources/<p>/_v2/<t>.md` → (provider dir, thread file stem, is v2).
-fn source_parts(rel: &str) -> Option<(&str, &str, bool)> {
-    let rest = rel.strip_prefix("sources/")?;
-    let (provider, rest) = rest.split_once('/')?;
-    match rest.strip_prefix("_v2/") {
-        Some(file) => Some((provider, file.strip_suffix(".md")?, true)),
-        None => Some((provider, rest.strip_suffix(".md")?, false)),
-    }
-}
-
-fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp, promoted: &BTreeSet<String>) -> Unit {
-    let mut docs = Vec::new();
-    if let Some((p, t, true)) = source_parts(rel) {
-        if let (Ok(p), Ok(t)) = (pct::decode_canonical(p.as_bytes()), pct::decode_canonical(t.as_bytes())) {
-            let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t }));
-            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record(), promoted)).collect();
-        }
-    }
-    Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: Vec::new(), docs }
-}
-
-/// The live source documents of the workspace being indexed: units read
-/// in this pass first, then the previous index for files not re-read.
-struct Sources<'v> {
-    fresh: HashMap<String, Unit>,
-    gone: HashSet<String>,
-    old: Option<&'v View>,
-}
-
-impl Sources<'_> {
-    /// The source id and trust of the record at this path and anchor.
-    fn lookup(&self, path: &str, anchor: &str) -> Result<Option<(String, bool)>, Damaged> {
-        if anchor.is_empty() {
-            return Ok(None);
-        }
-        if let Some(u) = self.fresh.get(path) {
-            let k = u.docs.partition_point(|d| d.anchor.as_str() < anchor);
-            return Ok(u.docs.get(k).filter(|d| d.anchor == anchor).map(|d| (d.key.clone(), d.pending)));
-        }
-        if self.gone.contains(path) {
-            return Ok(None);
-        }
-        match self.old {
-            Some(view) => Ok(view.find(Kind::Source, path, anchor)?.map(|s| (s.key.to_owned(), s.pending))),
-            None => Ok(None),
-        }
-    }
-
-    fn v2_has(&self, id: &SourceId) -> Result<bool, Damaged> {
-        let key = id.text();
-        Ok(self.lookup(&id.v2_path(), &id.anchor())?.is_some_and(|(k, _)| k == key))
-    }
-}
-
-/// Citations resolved through the sources being indexed; the content of a
-/// cited record, which only quotations need, read from its archive file.
-struct Resolver<'s, 'v> {
-    sources: &'s Sources<'v>,
-    files: cited::Files<'s>,
-    damaged: std::cell::RefCell<Option<Damaged>>,
-}
-
-impl SourceResolver for Resolver<'_, '_> {
-    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
-        match self.sources.lookup(path, anchor) {
-            Ok(Some((key, pending))) if key == source_id => {
-                if pending {
-                    Resolution::Pending
-                } else {
-                    Resolution::Trusted
-                }
-            }
-            Ok(_) => Resolution::Unknown,
-            Err(e) => {
-                self.damaged.borrow_mut().get_or_insert(e);
-                Resolution::Unknown
-            }
-        }
-    }
-
-    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
-        match self.resolve(source_id, path, anchor) {
-            Resolution::Unknown => None,
-            _ => self.files.content(source_id, path, anchor).map(Cow::Owned),
-        }
-    }
-}
-
-fn legacy_unit(rel: &str, bytes: &[u8], stamp: Stamp, sources: &Sources<'_>) -> Result<Unit, Damaged> {
-    let fallback =
-        source_parts(rel).and_then(|(p, t, _)| Some((pct::decode_lenient(p)?, pct::decode_lenient(t)?)));
-    let fallback = fallback.as_ref().map(|(p, t)| (p.as_str(), t.as_str()));
-    let mut docs = Vec::new();
-    let mut deps = BTreeSet::new();
-    for r in legacy::parse(bytes) {
-        if let Some(id) = &r.id {
-            deps.insert(id.v2_path());
-            if sources.v2_has(id)? {
-                continue;
-            }
-        }
-        docs.push(legacy_document(&r, rel, fallback));
-    }
-    docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
-    Ok(Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: deps.into_iter().collect(), docs })
-}
-
-#[derive(Serialize)]
-struct TopicPayload<'a> {
-    path: &'a str,
-    block_id: &'a str,
-    text: &'a str,
-    time: Option<&'a str>,
-    trust: &'static str,
-}
-
-/// Every topic file as a unit (or only those in `only`), checked against
-/// each other and `sources`.
-fn topic_units(
-    root: &Path,
-    listing: &Listing,
-    sources: &Sources<'_>,
-    files_read: &mut usize,
-    only: Option<&BTreeSet<String>>,
-) -> Result<Vec<Unit>, Error> {
-    let mut loaded = Vec::new();
-    let mut units: BTreeMap<String, Unit> = BTreeMap::new();
-    for ((kind, rel), listed) in listing {
-        if *kind != Kind::Topic || only.is_some_and(|o| !o.contains(rel)) {
-            continue;
-        }
-        let (bytes, stamp) = read(root, rel, *listed)?;
-        *files_read += 1;
-        let mut deps = BTreeSet::new();
-        if let Ok(text) = std::str::from_utf8(&bytes) {
-            let l = Loaded::parse(rel, text);
-            for def in &l.file.definitions {
-                if let Some(Ok(ev)) = &def.evidence {
-                    for s in &ev.sources {
-                        if let Some(p) = join(dir_of(rel), &s.path) {
-                            deps.insert(p);
-                        }
-                    }
-                }
-            }
-            loaded.push(l);
-        }
-        let unit = Unit {
-            kind: Kind::Topic,
-            path: rel.clone(),
-            stamp,
-            deps: deps.into_iter().collect(),
-            docs: Vec::new(),
-        };
-        units.insert(rel.clone(), unit);
-    }
-    let resolver =
-        Resolver { sources, files: cited::Files::new(root), damaged: std::cell::RefCell::new(None) };
-    let checked = validate::check(&loaded, &resolver);
-    if let Some(d) = resolver.damaged.into_inner() {
-        return Err(Error::new(ErrorKind::Io, d.to_string()));
-    }
-    let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
-    for state in &checked.blocks {
-        let (Some(id), true) = (&state.id, state.valid) else { continue };
-        let Some(l) = by_path.get(state.path.as_str()) else { continue };
-        let Some(block) = l.file.blocks.get(state.index) else { continue };
-        let text = search_text(&l.file.block_text(block), Some(id));
-        let newest = state.newest();
-        let trust = if state.pending { "pending" } else { "trusted" };
-        let payload = to_line(&TopicPayload {
-            path: &state.path,
-            block_id: id,
-            text: &text,
-            time: newest.map(|n| n.0.as_str()),
-            trust,
-        });
-        let doc = Document {
-            anchor: id.clone(),
-            key: String::new(),
-            day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
-            pending: state.pending,
-            speakers: Vec::new(),
-            text,
-            payload,
-        };
-        if let Some(u) = units.get_mut(&state.path) {
-            u.docs.push(doc);
-        }
-    }
-    let mut out: Vec<Unit> = units.into_values().collect();
-    for u in &mut out {
-        u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
-    }
-    Ok(out)
+    report.documents = view.len();
+    report.base_bytes = file_size(&index_dir(root).join(BASE));
+    report.delta_bytes = if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 };
+    Ok(Opened { view, report })
 }
 
 /// The longest snippet a hit carries, in characters.
@@ -548,104 +203,6 @@ fn same_file(a: &Stamp, b: &Stamp) -> bool {
         && a.hash == b.hash
 }
 
-fn index_dir(root: &Path) -> PathBuf {
-    root.join(DIR)
-}
-
-fn map(path: &Path) -> Result<Option<segment::Bytes>, Error> {
-    let file = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(e, "cannot open", path)),
-    };
-    // SAFETY: the map is read-only, and index files are only ever replaced
-    // by rename, never written in place, so the mapped bytes do not change
-    // while mapped (a person truncating the file in place is the usual
-    // obligation of memory-mapped I/O, as for archive files).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(e, "cannot map", path))?;
-    Ok(Some(Arc::new(Mapped(map))))
-}
-
-/// Opens the index files as they are, without checking them against the
-/// workspace: `Ok(None)` when there is no usable index.
-pub fn open_existing(root: &Path, config: TokenizerConfig) -> Result<Result<View, String>, Error> {
-    let dir = index_dir(root);
-    let Some(base) = map(&dir.join(BASE))? else { return Ok(Err("no index yet".into())) };
-    let base = match Segment::open(base, config) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e.to_string())),
-    };
-    let delta = match map(&dir.join(DELTA))? {
-        Some(bytes) => match Segment::open(bytes, config) {
-            Ok(d) if d.is_delta() && d.base_id() == base.id() => Some(d),
-            // A delta of another base (a concurrent refresh) is ignored:
-            // the files it covers read as changed and are re-read.
-            _ => None,
-        },
-        None => None,
-    };
-    match View::new(base, delta) {
-        Ok(v) => Ok(Ok(v)),
-        Err(e) => Ok(Err(e.to_string())),
-    }
-}
-
-fn publish(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
-    fsio::check_no_links(root, &format!("{DIR}/{name}"))?;
-    fsio::check_no_links(root, fsio::TMP_DIR)?;
-    fsio::replace_file(root, &index_dir(root).join(name), bytes)
-}
-
-/// The promotions the index was last written with (none when unknown).
-fn reflected_promotions(root: &Path) -> BTreeSet<String> {
-    match fs::read(index_dir(root).join(PROMOTED)) {
-        Ok(b) => String::from_utf8_lossy(&b).lines().filter(|l| !l.is_empty()).map(str::to_owned).collect(),
-        Err(_) => BTreeSet::new(),
-    }
-}
-
-fn record_promoted(root: &Path, promoted: &BTreeSet<String>) -> Result<(), Error> {
-    if promoted.is_empty() && !index_dir(root).join(PROMOTED).exists() {
-        return Ok(());
-    }
-    let mut text = String::new();
-    for id in promoted {
-        text.push_str(id);
-        text.push('\n');
-    }
-    publish(root, PROMOTED, text.as_bytes())
-}
-
-fn remove_delta(root: &Path) -> Result<(), Error> {
-    let p = index_dir(root).join(DELTA);
-    match fs::remove_file(&p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(e, "cannot remove", &p)),
-    }
-}
-
-fn damaged(e: Damaged) -> Error {
-    Error::new(ErrorKind::Io, e.to_string())
-}
-
-fn file_size(path: &Path) -> u64 {
-    fs::metadata(path).map_or(0, |m| m.len())
-}
-
-fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Opened, Error> {
-    let view = match open_existing(root, config)? {
-        Ok(v) => v,
-        Err(why) => {
-            return Err(Error::new(ErrorKind::Io, format!("the index just written is unusable: {why}")))
-        }
-    };
-    report.documents = view.len();
-    report.base_bytes = file_size(&index_dir(root).join(BASE));
-    report.delta_bytes = if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 };
-    Ok(Opened { view, report })
-}
-
 /// Builds the index of the workspace at `root` from every file, replacing
 /// whatever was there.
 pub fn build(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
@@ -713,15 +270,8 @@ fn build_because(
     };
     match save_base(root, &bytes, &promoted) {
         Ok(()) => finish(root, config, report),
-        Err(e) => unsaved::keep(root, config, save, e, Refreshed::Base(bytes), report),
+        Err(e) => unsaved::keep(None, config, save, e, Refreshed::Base(bytes), report),
     }
-}
-
-/// Writes a new base: no delta, the promotions it reflects.
-fn save_base(root: &Path, bytes: &[u8], promoted: &BTreeSet<String>) -> Result<(), Error> {
-    publish(root, BASE, bytes)?;
-    remove_delta(root)?;
-    record_promoted(root, promoted)
 }
 
 /// Opens the index of the workspace at `root`, first folding in every file
@@ -772,10 +322,12 @@ fn open_with(
     };
     match refresh(root, &view, scope) {
         Ok(Folded::Changes { refreshed, promoted, report }) => {
-            drop(view);
-            match save_refreshed(root, &refreshed, &promoted) {
-                Ok(()) => finish(root, config, report),
-                Err(e) => unsaved::keep(root, config, save, e, refreshed, report),
+            match save_refreshed(root, &view, &refreshed, &promoted) {
+                Ok(()) => {
+                    drop(view);
+                    finish(root, config, report)
+                }
+                Err(e) => unsaved::keep(Some(&view), config, save, e, refreshed, report),
             }
         }
         Ok(folded @ (Folded::Nothing | Folded::Promotions(_))) => {
@@ -803,17 +355,6 @@ fn open_with(
             build_because(root, config, Some(d.to_string()), save, &mut |_, _| {})
         }
         Err(RefreshError::Other(e)) => Err(e),
-    }
-}
-
-/// Writes what a refresh folded in.
-fn save_refreshed(root: &Path, refreshed: &Refreshed, promoted: &BTreeSet<String>) -> Result<(), Error> {
-    match refreshed {
-        Refreshed::Delta(bytes) => {
-            publish(root, DELTA, bytes)?;
-            record_promoted(root, promoted)
-        }
-        Refreshed::Base(bytes) => save_base(root, bytes, promoted),
     }
 }
 

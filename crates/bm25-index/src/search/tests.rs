@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::delta::{refresh, Change, Refreshed, MERGE_MIN, MERGE_MIN_BYTES};
+use crate::delta::{refresh, refresh_with, Change, Refreshed, MERGE_MIN, MERGE_MIN_BYTES};
 use crate::segment::{build, Document, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
 use proptest::prelude::*;
@@ -183,13 +183,13 @@ proptest! {
     #[test]
     fn refresh_equals_rebuild(initial in units_strategy(),
                               steps in proptest::collection::vec(
-                                  proptest::collection::vec((unit_strategy(), any::<bool>()), 0..4), 1..5),
+                                  proptest::collection::vec((unit_strategy(), any::<bool>()), 0..4), 1..40),
+                              merge_min in prop_oneof![Just(MERGE_MIN), 1u64..12],
                               query in QUERY, f in filter_strategy(), limit in 1usize..12) {
         let config = TokenizerConfig::default();
         let p = Bm25::default();
         let mut model: BTreeMap<String, Unit> = initial.iter().map(|u| (u.path.clone(), u.clone())).collect();
-        let mut base = build(initial, config, None);
-        let mut delta: Option<Vec<u8>> = None;
+        let mut stack = vec![build(initial, config, None)];
         for step in steps {
             let mut changes = Vec::new();
             for (unit, remove) in step {
@@ -201,26 +201,35 @@ proptest! {
                     changes.push(Change::Put(unit));
                 }
             }
-            let view = View::new(
-                Segment::open_vec(base.to_vec(), config).unwrap(),
-                delta.as_deref().map(|d| Segment::open_vec(d.to_vec(), config).unwrap()),
-            ).unwrap();
-            match refresh(&view, changes).unwrap() {
-                Refreshed::Delta(d) => delta = Some(d),
-                Refreshed::Base(b) => {
-                    base = b;
-                    delta = None;
-                }
-            }
+            let view = open_stack(&stack, config);
+            let out = refresh_with(&view, changes, merge_min, MERGE_MIN_BYTES).unwrap();
+            apply(&mut stack, out, config);
+            // After every refresh: the same live units as the model, and
+            // the statistics of a fresh build.
+            let view = open_stack(&stack, config);
+            let units: Vec<Unit> = model.values().cloned().collect();
+            let fresh = View::new(Segment::open_vec(build(units, config, None), config).unwrap(), None).unwrap();
+            prop_assert_eq!(view.len(), fresh.len());
+            prop_assert_eq!(view.head().live(), fresh.head().live());
+            let mut live: Vec<(Kind, String)> =
+                view.units().unwrap().iter().map(|u| (u.kind, u.path.to_owned())).collect();
+            live.sort();
+            let mut want: Vec<(Kind, String)> = model.values().map(|u| (u.kind, u.path.clone())).collect();
+            want.sort();
+            prop_assert_eq!(live, want);
+            prop_assert_eq!(rows(&view, &query, &f, limit, p), rows(&fresh, &query, &f, limit, p));
         }
-        let view = View::new(
-            Segment::open_vec(base.to_vec(), config).unwrap(),
-            delta.as_deref().map(|d| Segment::open_vec(d.to_vec(), config).unwrap()),
-        ).unwrap();
+        let view = open_stack(&stack, config);
         let units: Vec<Unit> = model.into_values().collect();
         let full = build(units.clone(), config, None);
         let fresh = View::new(Segment::open_vec(full.to_vec(), config).unwrap(), None).unwrap();
         prop_assert_eq!(view.len(), fresh.len());
+        for u in &units {
+            let info = view.units().unwrap().into_iter().find(|i| i.path == u.path).unwrap();
+            let mut docs = u.docs.clone();
+            docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+            prop_assert_eq!(view.unit_docs(&info).unwrap(), docs);
+        }
         let got = rows(&view, &query, &f, limit, p);
         prop_assert_eq!(&got, &rows(&fresh, &query, &f, limit, p));
         prop_assert_eq!(got, brute(&units, &query, &f, limit, p, config));
@@ -229,6 +238,25 @@ proptest! {
     #[test]
     fn any_bytes_open_safely(bytes in proptest::collection::vec(any::<u8>(), 0..800)) {
         crate::check::check_index_open(&bytes);
+    }
+}
+
+/// The view over a stack of segment bytes, the base first.
+fn open_stack(stack: &[Vec<u8>], config: TokenizerConfig) -> View {
+    View::stack(stack.iter().map(|b| Segment::open_vec(b.clone(), config).unwrap()).collect()).unwrap()
+}
+
+/// The stack after a refresh: a new base alone, or the segments the new
+/// head stands on and the head.
+fn apply(stack: &mut Vec<Vec<u8>>, out: Refreshed, config: TokenizerConfig) {
+    match out {
+        Refreshed::Base(b) => *stack = vec![b],
+        Refreshed::Delta(d) => {
+            let below = Segment::open_vec(d.clone(), config).unwrap().stack().unwrap().len();
+            assert!(below >= 1 && below <= stack.len());
+            stack.truncate(below);
+            stack.push(d);
+        }
     }
 }
 
