@@ -78,6 +78,10 @@ fn set_bits(bits: &mut [u8], first: u32, count: u32) {
     }
 }
 
+fn is_set(bits: Option<&[u8]>, d: u32) -> bool {
+    bits.and_then(|b| b.get(d as usize / 8)).is_some_and(|x| x & (1 << (d % 8)) != 0)
+}
+
 fn popcount(bits: &[u8]) -> u64 {
     bits.iter().map(|b| u64::from(b.count_ones())).sum()
 }
@@ -138,6 +142,9 @@ pub fn refresh_with(
     head(view, &changed, &fresh, keep, config).map(Refreshed::Delta)
 }
 
+/// The sources of a merge and the removal records among their newest.
+type Newest<'v> = (Vec<Source<'v>>, Vec<(Kind, String)>);
+
 /// Per source, the units to keep: the newest record of each path, starting
 /// with the changed paths (`fresh` holds their new units); removal records
 /// and superseded units are left out. Sources are `fresh`, then
@@ -147,7 +154,7 @@ fn newest<'v>(
     changed: &BTreeMap<(Kind, String), Option<Unit>>,
     fresh: &'v Segment,
     from: usize,
-) -> Result<(Vec<Source<'v>>, Vec<(Kind, String)>), Damaged> {
+) -> Result<Newest<'v>, Damaged> {
     let mut seen: HashSet<(Kind, String)> = changed.keys().cloned().collect();
     let mut removals: Vec<(Kind, String)> =
         changed.iter().filter(|(_, u)| u.is_none()).map(|(k, _)| k.clone()).collect();
@@ -214,7 +221,7 @@ fn head(
     for (k, s) in segs.iter().enumerate().skip(keep) {
         let dead = view.tombstones(k)?;
         for d in 0..s.len() {
-            if !dead.is_some_and(|b| b.get(d as usize / 8).is_some_and(|x| x & (1 << (d % 8)) != 0)) {
+            if !is_set(dead, d) {
                 live_docs = live_docs.checked_sub(1).ok_or_else(negative)?;
                 live_total = live_total.checked_sub(length(s, d)?).ok_or_else(negative)?;
             }
