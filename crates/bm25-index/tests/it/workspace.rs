@@ -223,3 +223,92 @@ fn damaged_index_files_are_rebuilt() {
     }
     assert!(rebuilt_on_open >= 4, "{rebuilt_on_open}");
 }
+
+/// The `seg-` files of older deltas in the index folder.
+fn older_deltas(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = fs::read_dir(root.join(workspace::DIR))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("seg-"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn many_refreshes_keep_a_stack_of_deltas_equal_to_a_rebuild() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    append(root, &[&rec("g0", "m0", 1, Some(("7391", "Ada")), "the budget is 50k for the garden")]);
+    fs::create_dir_all(root.join("topics")).unwrap();
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    let mut deepest = 0;
+    let words = ["tea", "garden", "paris", "budget", "trip", "plan", "music"];
+    for i in 0..24u32 {
+        // A new record in one of three threads, and a topic file rewritten
+        // or removed: every refresh replaces, adds and deletes units.
+        let text = format!("{} and {} on day {i}", words[i as usize % 7], words[(i as usize * 3) % 7]);
+        append(root, &[&rec(&format!("g{}", i % 3), &format!("m{i}"), 1 + i % 20, None, &text)]);
+        let topic = root.join(format!("topics/t{}.md", i % 4));
+        if i % 5 == 4 {
+            let _ = fs::remove_file(&topic);
+        } else {
+            fs::write(&topic, format!("# T\n\nNotes about {text}.\n")).unwrap();
+        }
+        let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+        assert_ne!(opened.report.action, Action::Built, "refresh {i}: {:?}", opened.report);
+        let segments = opened.view.segments().len();
+        deepest = deepest.max(segments);
+        drop(opened);
+        // Exactly the older deltas the head stands on are kept.
+        assert_eq!(older_deltas(root).len(), segments.saturating_sub(2), "refresh {i}");
+        assert_eq!(answers(root), rebuilt(root), "refresh {i}");
+    }
+    assert!(deepest >= 4, "the deltas stack up: {deepest}");
+}
+
+#[test]
+fn a_missing_or_damaged_older_delta_is_never_trusted() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    fs::create_dir_all(root.join("topics")).unwrap();
+    append(root, &[&rec("g0", "m0", 1, None, "the budget is 50k")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    // Changes of shrinking size leave older deltas below the head.
+    for (i, n) in [8, 4, 2, 1].into_iter().enumerate() {
+        let lines: Vec<String> = (0..n)
+            .map(|k| rec(&format!("h{i}"), &format!("m{k}"), 2, None, &format!("tea number {k}")))
+            .collect();
+        append(root, &lines.iter().map(String::as_str).collect::<Vec<_>>());
+        workspace::open(root, TokenizerConfig::default()).unwrap();
+    }
+    let good = rebuilt(root);
+    assert_eq!(answers(root), good);
+    let older = older_deltas(root);
+    assert!(!older.is_empty(), "{older:?}");
+    // One damaged: the head is ignored, what it covered is read again.
+    let mut bytes = fs::read(&older[0]).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    bytes[20] ^= 0xFF;
+    fs::write(&older[0], &bytes).unwrap();
+    let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+    assert_eq!(opened.report.action, Action::Refreshed);
+    drop(opened);
+    assert_eq!(answers(root), good);
+    // One missing: the same.
+    let older = older_deltas(root);
+    append(root, &[&rec("h9", "m0", 3, None, "one more tea")]);
+    append(root, &[&rec("h9", "m1", 3, None, "and one more")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    append(root, &[&rec("h9", "m2", 3, None, "and the last")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    for p in older_deltas(root).iter().chain(&older) {
+        let _ = fs::remove_file(p);
+    }
+    let good = rebuilt(root);
+    let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+    assert_ne!(opened.report.action, Action::Built);
+    drop(opened);
+    assert_eq!(answers(root), good);
+}
