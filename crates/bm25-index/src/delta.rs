@@ -185,7 +185,7 @@ fn merge_all(
     config: TokenizerConfig,
 ) -> Result<Vec<u8>, Damaged> {
     let (sources, _) = newest(view, changed, fresh, 0)?;
-    merge(&sources, config, None)
+    merge(&sources, config, None, None)
 }
 
 /// The new head: the change and `segs[keep..]` merged, over `segs[..keep]`.
@@ -209,13 +209,8 @@ fn head(
         }
         ranges.push(start);
     }
+    // This refresh's adjustments; the previous head's are copied as they are.
     let mut adjust: BTreeMap<String, i32> = BTreeMap::new();
-    if let Some(h) = view.delta() {
-        for (t, v) in h.adjustments()? {
-            let t = std::str::from_utf8(t).map_err(|_| Damaged("an adjusted term is not UTF-8".into()))?;
-            adjust.insert(t.to_owned(), v);
-        }
-    }
     let (mut live_docs, mut live_total) = view.head().live();
     // The live documents of the merged segments leave the count below …
     for (k, s) in segs.iter().enumerate().skip(keep) {
@@ -263,5 +258,5 @@ fn head(
         below_live_total: live_total,
         removed,
     };
-    merge(&sources, config, Some(info))
+    merge(&sources, config, Some(info), view.delta())
 }

@@ -168,7 +168,33 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         })
         .collect();
     entries.extend(removed.iter().map(|(k, p)| Entry::removal(*k, p)));
-    s.finish(entries, config, delta)
+    s.finish(entries, config, delta, &[])
+}
+
+/// Two lists sorted by term, summed per term; zeros left out.
+fn sum_sorted<'a>(a: &[(&'a [u8], i32)], b: &[(&'a [u8], i32)]) -> Vec<(&'a [u8], i32)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let take_a = j >= b.len() || (i < a.len() && a[i].0 <= b[j].0);
+        let take_b = i >= a.len() || (j < b.len() && b[j].0 <= a[i].0);
+        let term = if take_a { a[i].0 } else { b[j].0 };
+        let mut v = 0;
+        if take_a {
+            v += a[i].1;
+            i += 1;
+        }
+        if take_b {
+            v += b[j].1;
+            j += 1;
+        }
+        match out.last_mut() {
+            Some((t, w)) if *t == term => *w += v,
+            _ => out.push((term, v)),
+        }
+    }
+    out.retain(|(_, v)| *v != 0);
+    out
 }
 
 /// One unit or removal record as a writer records it.
@@ -278,11 +304,13 @@ impl Sections {
     }
 
     /// The units (and a delta's removal records), then the whole segment.
+    /// A delta's adjustments are `carried` (sorted by term) plus its own.
     pub(super) fn finish(
         mut self,
         mut entries: Vec<Entry<'_>>,
         config: TokenizerConfig,
         delta: Option<&DeltaInfo>,
+        carried: &[(&[u8], i32)],
     ) -> Vec<u8> {
         let n = self.docs;
         let n_terms = self.term_ends.len() as u32 - 1;
@@ -338,11 +366,11 @@ impl Sections {
         let (base_id, live_docs, live_total) = match delta {
             Some(d) => {
                 s[sec::TOMBS] = d.tombstones.clone();
-                let mut adj: Vec<&(String, i32)> = d.adjust.iter().filter(|(_, v)| *v != 0).collect();
-                adj.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut adj: Vec<(&[u8], i32)> = d.adjust.iter().map(|(t, v)| (t.as_bytes(), *v)).collect();
+                adj.sort_by(|a, b| a.0.cmp(b.0));
                 let (mut ends, mut bytes, mut vals) = (vec![0u32], Vec::new(), Vec::new());
-                for (t, v) in adj {
-                    bytes.extend_from_slice(t.as_bytes());
+                for (t, v) in sum_sorted(carried, &adj) {
+                    bytes.extend_from_slice(t);
                     ends.push(bytes.len() as u32);
                     vals.extend_from_slice(&v.to_le_bytes());
                 }

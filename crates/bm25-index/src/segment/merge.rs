@@ -33,13 +33,15 @@ fn word(b: &[u8], d: u32) -> u32 {
 }
 
 /// Writes the kept units of `sources` (whose paths must be distinct) as
-/// one segment: a delta with `delta`'s removal records when it is given
-/// (its adjustments then also give back what dropped documents counted as
-/// deleted had taken), else a base.
+/// one segment: a delta with `delta`'s removal records when it is given,
+/// else a base. A delta's adjustments are those of `carried` (the previous
+/// head, copied as they are), plus `delta`'s, plus what dropped documents
+/// counted as deleted had taken (given back).
 pub fn merge(
     sources: &[Source<'_>],
     config: TokenizerConfig,
     delta: Option<DeltaInfo>,
+    carried: Option<&Segment>,
 ) -> Result<Vec<u8>, Damaged> {
     // The kept units in (kind, path) order, and each source's renumbering.
     let mut kept: Vec<(usize, UnitInfo<'_>)> = Vec::new();
@@ -113,7 +115,11 @@ pub fn merge(
     if let Some(d) = &delta {
         entries.extend(d.removed.iter().map(|(k, p)| Entry::removal(*k, p)));
     }
-    Ok(out.finish(entries, config, delta.as_ref()))
+    let carried = match (carried, &delta) {
+        (Some(head), Some(_)) => head.adjustments()?,
+        _ => Vec::new(),
+    };
+    Ok(out.finish(entries, config, delta.as_ref(), &carried))
 }
 
 /// Every term of the sources, in byte order, with the postings of kept
