@@ -1,9 +1,10 @@
 //! Incremental refresh: a stack of segments, as in a log-structured merge
 //! tree. Each refresh writes one new delta (the *head*) holding the changed
-//! units, and merges into it the newest deltas that are not larger than
-//! what it holds so far (a binary counter: every document is copied about
-//! log₂ of the deltas' size times, and most refreshes copy nothing but
-//! their change). The head carries the deletions of every segment below it
+//! units, and merges into it the newest deltas that hold at most twice what
+//! it holds so far. Going down the stack each delta is then more than twice
+//! the next, so there are at most log₂ of the deltas' documents of them,
+//! a document is copied a logarithmic number of times, and most refreshes
+//! copy little besides their change. The head carries the deletions of every segment below it
 //! (one bit per document, copied forward and amended) and the per-term
 //! document-frequency adjustments they make (carried forward, amended only
 //! for the documents this refresh deletes), so scores equal a full
@@ -132,10 +133,11 @@ pub fn refresh_with(
     if delta_docs + added + base_dead > limit || delta_bytes + added_bytes > byte_limit {
         return merge_all(view, &changed, &fresh, config).map(Refreshed::Base);
     }
-    // The newest deltas no larger than what the head holds so far join it.
+    // The newest deltas up to twice as large as what the head holds so far
+    // join it: below the head, each delta is more than twice the next.
     let mut keep = segs.len();
     let mut acc = added;
-    while keep > 1 && u64::from(segs[keep - 1].len()) <= acc {
+    while keep > 1 && u64::from(segs[keep - 1].len()) <= 2 * acc {
         keep -= 1;
         acc += u64::from(segs[keep].len());
     }

@@ -400,3 +400,51 @@ fn a_few_huge_documents_merge_into_a_new_base() {
     let Refreshed::Base(b) = out.unwrap() else { panic!("expected a merge") };
     assert_eq!(Segment::open_vec(b.to_vec(), config).unwrap().len(), 2);
 }
+
+#[test]
+fn small_refreshes_copy_little_and_keep_few_deltas() {
+    // A base of 40 units × 100 documents; 300 refreshes each replacing one
+    // unit by 10 documents, merges into the base held off. The stack stays
+    // logarithmic, and the documents written over the run stay within a
+    // logarithmic factor of the documents changed.
+    let config = TokenizerConfig::default();
+    let words = ["budget", "tea", "plan", "ada", "garden", "music", "travel", "paris", "dog", "code"];
+    let text = |i: usize, k: usize| format!("{} {} {i} {k}", words[(i + k) % 10], words[(i * 7 + k) % 10]);
+    let unit_of = |u: usize, n: usize, salt: usize| {
+        let docs = (0..n).map(|k| doc(&format!("b{k:03}"), &text(u + salt, k))).collect();
+        unit(Kind::Topic, &format!("topics/{u:02}.md"), docs)
+    };
+    let mut model: BTreeMap<String, Unit> = BTreeMap::new();
+    for u in 0..40 {
+        let x = unit_of(u, 100, 0);
+        model.insert(x.path.clone(), x);
+    }
+    let mut stack = vec![build(model.values().cloned().collect(), config, None)];
+    let (mut written, mut changed, mut deepest) = (0u64, 0u64, 0usize);
+    let mut x = 11u64;
+    for step in 0..300 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (x >> 33) as usize % 40;
+        let put = unit_of(u, 10, step + 1);
+        model.insert(put.path.clone(), put.clone());
+        let view = open_stack(&stack, config);
+        let out = refresh_with(&view, vec![Change::Put(put)], u64::MAX / 2, MERGE_MIN_BYTES).unwrap();
+        let Refreshed::Delta(head) = &out else { panic!("refresh {step} merged into the base") };
+        written += u64::from(Segment::open_vec(head.clone(), config).unwrap().len());
+        changed += 10;
+        apply(&mut stack, out, config);
+        deepest = deepest.max(stack.len() - 1);
+    }
+    // 3,000 documents changed, at most 400 of them live in the deltas at
+    // once: deltas at least double going down (4 deep here), and about 4
+    // documents are written per document changed.
+    assert!(deepest <= 8, "{deepest} deltas");
+    assert!(written <= changed * 8, "{written} documents written for {changed} changed");
+    let view = open_stack(&stack, config);
+    let units: Vec<Unit> = model.into_values().collect();
+    let fresh = View::new(Segment::open_vec(build(units, config, None), config).unwrap(), None).unwrap();
+    let p = Bm25::default();
+    for q in ["budget paris", "tea 7", "code dog travel"] {
+        assert_eq!(rows(&view, q, &Filters::default(), 10, p), rows(&fresh, q, &Filters::default(), 10, p));
+    }
+}
