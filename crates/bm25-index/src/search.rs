@@ -384,14 +384,18 @@ impl View {
         Ok(out)
     }
 
-    /// The documents of a live unit, owned.
+    /// The documents of a live unit (as [`View::units`] gives it), owned.
     pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
-        match self.locate(unit.kind, unit.path)? {
-            Some((k, found)) => (found.first..found.first + found.count)
-                .map(|d| Ok(self.segs[k].stored(d)?.to_document()))
-                .collect(),
-            None => Ok(Vec::new()),
-        }
+        // A unit read from one of these segments borrows its path from that
+        // segment's bytes, which names the segment without a lookup.
+        let (k, found) = match self.segs.iter().position(|s| s.holds(unit.path)) {
+            Some(k) => (k, unit.clone()),
+            None => match self.locate(unit.kind, unit.path)? {
+                Some(x) => x,
+                None => return Ok(Vec::new()),
+            },
+        };
+        (found.first..found.first + found.count).map(|d| Ok(self.segs[k].stored(d)?.to_document())).collect()
     }
 
     /// The query's distinct terms, in query order.

@@ -399,6 +399,11 @@ impl Segment {
         self.raw()
     }
 
+    /// True when `s` lies within this segment's bytes (it was read from it).
+    pub fn holds(&self, s: &str) -> bool {
+        self.raw().as_ptr_range().contains(&s.as_ptr())
+    }
+
     /// The same segment opened again over the same bytes (its checks
     /// start afresh).
     pub fn reopen(&self) -> Result<Segment, Damaged> {
