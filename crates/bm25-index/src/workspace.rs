@@ -39,8 +39,11 @@ mod unsaved;
 pub use documents::parse_day;
 use documents::{legacy_unit, source_parts, topic_units, v2_unit, Sources};
 pub use files::open_existing;
-use files::{index_dir, record_promoted, reflected_promotions, save_base, save_refreshed};
-use listing::{list_files, read, Listed};
+use files::{
+    index_dir, record_promoted, record_revision, recorded_revision, reflected_promotions, save_base,
+    save_refreshed,
+};
+use listing::{list_files, listing_after, read, Listed};
 use unsaved::Save;
 
 /// The index folder, relative to the workspace.
@@ -51,6 +54,9 @@ pub const BASE: &str = "base.idx";
 pub const DELTA: &str = "delta.idx";
 /// The promoted source ids the index reflects, one per line, sorted.
 pub const PROMOTED: &str = "promoted";
+/// The revision (FORMAT.md §6) the index files describe, when the writer
+/// that last wrote them said so ([`open_committed`]).
+pub const REVISION: &str = "revision";
 
 /// What [`open`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -281,7 +287,7 @@ fn build_because(
 /// error under `.scriptorium/`), it is kept in memory for this process and
 /// [`Report::unsaved`] says why.
 pub fn open(root: &Path, config: TokenizerConfig) -> Result<Opened, Error> {
-    open_with(root, config, None, Save::IfPossible)
+    open_with(root, config, None, Save::IfPossible, None)
 }
 
 /// Which topic files a refresh re-checks when some changed.
@@ -307,7 +313,35 @@ pub fn open_scoped(
     config: TokenizerConfig,
     scope: Option<&dyn TopicScope>,
 ) -> Result<Opened, Error> {
-    open_with(root, config, scope, Save::Required)
+    open_with(root, config, scope, Save::Required, None)
+}
+
+/// What a writer knows of the commit it just made, under the workspace
+/// lock: the revisions of the workspace (FORMAT.md §6) before and after it,
+/// and every file it changed, added or removed.
+#[derive(Debug, Clone, Copy)]
+pub struct Commit<'a> {
+    /// The revision the commit started from.
+    pub before: &'a str,
+    /// The revision it made.
+    pub after: &'a str,
+    /// Workspace-relative paths of the files it changed.
+    pub changed: &'a [String],
+}
+
+/// [`open_scoped`] after a commit. When the index files describe
+/// `commit.before` (the revision the last writer recorded with them, and
+/// no index file written since), only the files the commit changed are
+/// looked at: the workspace is not walked, so the refresh costs what the
+/// commit changed. Otherwise every file is listed, as [`open_scoped`] does.
+/// Either way the index then records `commit.after`.
+pub fn open_committed(
+    root: &Path,
+    config: TokenizerConfig,
+    scope: Option<&dyn TopicScope>,
+    commit: Commit<'_>,
+) -> Result<Opened, Error> {
+    open_with(root, config, scope, Save::Required, Some(commit))
 }
 
 fn open_with(
@@ -315,17 +349,21 @@ fn open_with(
     config: TokenizerConfig,
     scope: Option<&dyn TopicScope>,
     save: Save,
+    commit: Option<Commit<'_>>,
 ) -> Result<Opened, Error> {
     let view = match open_existing(root, config)? {
         Ok(v) => v,
-        Err(why) => return build_because(root, config, Some(why), save, &mut |_, _| {}),
+        Err(why) => {
+            let built = build_because(root, config, Some(why), save, &mut |_, _| {})?;
+            return committed(root, commit, built);
+        }
     };
-    match refresh(root, &view, scope) {
+    match refresh(root, &view, scope, commit) {
         Ok(Folded::Changes { refreshed, promoted, report }) => {
             match save_refreshed(root, &view, &refreshed, &promoted) {
                 Ok(()) => {
                     drop(view);
-                    finish(root, config, report)
+                    committed(root, commit, finish(root, config, report)?)
                 }
                 Err(e) => unsaved::keep(Some(&view), config, save, e, refreshed, report),
             }
@@ -348,14 +386,24 @@ fn open_with(
                 delta_bytes: if view.delta().is_some() { file_size(&index_dir(root).join(DELTA)) } else { 0 },
                 unsaved,
             };
-            Ok(Opened { view, report })
+            committed(root, commit, Opened { view, report })
         }
         Err(RefreshError::Damaged(d)) => {
             drop(view);
-            build_because(root, config, Some(d.to_string()), save, &mut |_, _| {})
+            let built = build_because(root, config, Some(d.to_string()), save, &mut |_, _| {})?;
+            committed(root, commit, built)
         }
         Err(RefreshError::Other(e)) => Err(e),
     }
+}
+
+/// An index made current by a writer's refresh describes the revision the
+/// commit made: recorded, so the next commit need not walk the workspace.
+fn committed(root: &Path, commit: Option<Commit<'_>>, opened: Opened) -> Result<Opened, Error> {
+    if let Some(c) = commit {
+        record_revision(root, c.after)?;
+    }
+    Ok(opened)
 }
 
 /// What [`refresh`] found.
@@ -387,11 +435,23 @@ impl From<Error> for RefreshError {
 }
 
 /// Folds changed files into the index, writing nothing.
-fn refresh(root: &Path, view: &View, scope: Option<&dyn TopicScope>) -> Result<Folded, RefreshError> {
-    let listing = list_files(root)?;
+fn refresh(
+    root: &Path,
+    view: &View,
+    scope: Option<&dyn TopicScope>,
+    commit: Option<Commit<'_>>,
+) -> Result<Folded, RefreshError> {
+    let indexed = view.units()?;
+    // A writer's word replaces the walk when the index describes the
+    // revision its commit started from.
+    let listing = match commit {
+        Some(c) if recorded_revision(root).as_deref() == Some(c.before) => {
+            listing_after(root, &indexed, c.changed)?
+        }
+        _ => list_files(root)?,
+    };
     let promoted = trust::promoted(root)?;
     let reflected = reflected_promotions(root);
-    let indexed = view.units()?;
     let mut old: HashMap<(Kind, &str), &segment::UnitInfo<'_>> = HashMap::new();
     for u in &indexed {
         old.insert((u.kind, u.path), u);

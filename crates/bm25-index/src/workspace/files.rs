@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use scriptorium_source_archive::{fsio, Error, ErrorKind};
 
-use super::{BASE, DELTA, DIR, PROMOTED};
+use super::{BASE, DELTA, DIR, PROMOTED, REVISION};
 use crate::delta::Refreshed;
 use crate::search::View;
 use crate::segment::{self, Segment};
@@ -95,7 +95,32 @@ fn open_stack(
     Ok(Some(out))
 }
 
+/// The revision the index files describe, as the last writer recorded it.
+pub(super) fn recorded_revision(root: &Path) -> Option<String> {
+    let bytes = fs::read(index_dir(root).join(REVISION)).ok()?;
+    String::from_utf8(bytes).ok().map(|s| s.trim_end().to_owned())
+}
+
+/// Records that the index files describe `revision` (a cache: losing it
+/// costs one walk of the workspace).
+pub(super) fn record_revision(root: &Path, revision: &str) -> Result<(), Error> {
+    if recorded_revision(root).as_deref() == Some(revision) {
+        return Ok(());
+    }
+    fsio::check_no_links(root, &format!("{DIR}/{REVISION}"))?;
+    fsio::replace_cache_file(root, &index_dir(root).join(REVISION), format!("{revision}\n").as_bytes())
+}
+
+/// Writes one index file. Whatever the index files described before, the
+/// recorded revision no longer says: it is removed first.
 pub(super) fn publish(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
+    fsio::check_no_links(root, &format!("{DIR}/{REVISION}"))?;
+    let revision = index_dir(root).join(REVISION);
+    match fs::remove_file(&revision) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(e, "cannot remove", &revision)),
+    }
     fsio::check_no_links(root, &format!("{DIR}/{name}"))?;
     fsio::check_no_links(root, fsio::TMP_DIR)?;
     fsio::replace_file(root, &index_dir(root).join(name), bytes)

@@ -11,7 +11,7 @@ use scriptorium_source_archive::{fsio, Error};
 use scriptorium_topic_markdown::files;
 
 use crate::format::checksum;
-use crate::segment::{Kind, Stamp};
+use crate::segment::{Kind, Stamp, UnitInfo};
 
 /// What a directory listing says of a file: enough to see it changed
 /// without reading it.
@@ -112,4 +112,55 @@ pub(super) fn read(root: &Path, rel: &str, listed: Listed) -> Result<(Vec<u8>, S
         hash: checksum(&bytes),
     };
     Ok((bytes, stamp))
+}
+
+/// The kind of unit a workspace-relative path would be listed as, if any:
+/// a `.md` file under `topics/`, or directly in `sources/<p>/` or
+/// `sources/<p>/_v2/`.
+fn kind_of(rel: &str) -> Option<Kind> {
+    if !rel.ends_with(".md") {
+        return None;
+    }
+    if rel.starts_with("topics/") {
+        return Some(Kind::Topic);
+    }
+    let (_, rest) = rel.strip_prefix("sources/")?.split_once('/')?;
+    let file = rest.strip_prefix("_v2/").unwrap_or(rest);
+    (!file.contains('/')).then_some(Kind::Source)
+}
+
+/// The listing a writer's word gives without walking the workspace: every
+/// indexed unit as the index recorded it, and the files in `changed` as
+/// they are now (left out when gone or not a regular file).
+pub(super) fn listing_after(
+    root: &Path,
+    indexed: &[UnitInfo<'_>],
+    changed: &[String],
+) -> Result<Listing, Error> {
+    let mut out = Listing::new();
+    for u in indexed {
+        let s = u.stamp;
+        out.insert(
+            (u.kind, u.path.to_owned()),
+            Listed { size: s.size, modified: s.modified, changed: s.changed, inode: s.inode },
+        );
+    }
+    for rel in changed {
+        let Some(kind) = kind_of(rel) else { continue };
+        let key = (kind, rel.clone());
+        let path = root.join(rel);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                out.insert(key, Listed::of(&meta));
+            }
+            Ok(_) => {
+                out.remove(&key);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.remove(&key);
+            }
+            Err(e) => return Err(Error::io(e, "cannot stat", &path)),
+        }
+    }
+    Ok(out)
 }
