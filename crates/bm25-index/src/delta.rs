@@ -1,13 +1,24 @@
-//! Incremental refresh: a new delta from the current view and the units
-//! that changed, costing in proportion to what changed since the base was
-//! built, or a merged base when the delta has grown too large.
+//! Incremental refresh: a stack of segments, as in a log-structured merge
+//! tree. Each refresh writes one new delta (the *head*) holding the changed
+//! units, and merges into it the newest deltas that hold at most twice what
+//! it holds so far. Going down the stack each delta is then more than twice
+//! the next, so there are at most log₂ of the deltas' documents of them,
+//! a document is copied a logarithmic number of times, and most refreshes
+//! copy little besides their change. The head carries the deletions of every segment below it
+//! (one bit per document, copied forward and amended) and the per-term
+//! document-frequency adjustments they make (carried forward, amended only
+//! for the documents this refresh deletes), so scores equal a full
+//! rebuild's. When the deltas grow past a fraction of the base, everything
+//! is merged into a new base. Merges copy built postings and stored bytes
+//! ([`crate::segment::merge`]); only the changed units are tokenized.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::format::sec;
 use crate::search::View;
-use crate::segment::{build, distinct_terms, Damaged, DeltaInfo, Kind, Unit};
-use crate::tokenize::Tokenizer;
+use crate::segment::merge::{merge, Source};
+use crate::segment::{build, distinct_terms, Damaged, DeltaInfo, Kind, Segment, Unit, UnitInfo};
+use crate::tokenize::{Tokenizer, TokenizerConfig};
 
 /// One changed file: its new unit, or its removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,115 +32,233 @@ pub enum Change {
 /// What a refresh produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refreshed {
-    /// A new delta over the same base.
+    /// A new head: a delta over the segments its stack names (the view's
+    /// oldest segments; those above them were merged into it).
     Delta(Vec<u8>),
-    /// The delta grew past the merge threshold: a new base, no delta.
+    /// The deltas grew past the merge threshold: a new base, no delta.
     Base(Vec<u8>),
 }
 
-/// The delta is merged into a new base once it holds more documents (added
-/// plus deleted) than this fraction of the base, and at least
-/// [`MERGE_MIN`]; or more text (added plus deleted, in bytes) than this
-/// fraction of the base's bytes, and at least [`MERGE_MIN_BYTES`]. Every
-/// refresh rebuilds the delta from all that changed since the base, so
-/// both bounds keep its cost a fraction of the workspace: a few huge
-/// documents cannot make every later write pay for them again.
+/// Everything is merged into a new base once the deltas hold more
+/// documents (plus the base documents deleted) than this fraction of the
+/// base, and at least [`MERGE_MIN`]; or more bytes than this fraction of
+/// the base's bytes, and at least [`MERGE_MIN_BYTES`]. Such a merge copies
+/// the whole index (it re-tokenizes nothing) and comes once per that
+/// fraction of the workspace changed.
 pub const MERGE_FRACTION: f64 = 0.125;
 /// See [`MERGE_FRACTION`].
 pub const MERGE_MIN: u64 = 4096;
 /// See [`MERGE_FRACTION`].
 pub const MERGE_MIN_BYTES: u64 = 4 << 20;
 
-/// Applies `changes` to `view` (later changes to a path win).
-pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
-    let base = view.base();
-    let config = base.config();
-    // Everything changed since the base: the old delta's units, then these.
-    let mut changed: BTreeMap<(Kind, String), Option<Unit>> = BTreeMap::new();
-    if let Some(d) = view.delta() {
-        for u in 0..d.unit_count() {
-            let info = d.unit(u)?;
-            let key = (info.kind, info.path.to_owned());
-            if info.removed {
-                changed.insert(key, None);
-            } else {
-                changed.insert(key, Some(d.unit_with_docs(u)?));
-            }
-        }
-    }
+/// The changes by path (later changes to a path win); a removal of a path
+/// the view does not hold is dropped.
+fn by_path(view: &View, changes: Vec<Change>) -> Result<BTreeMap<(Kind, String), Option<Unit>>, Damaged> {
+    let mut changed = BTreeMap::new();
     for c in changes {
         match c {
             Change::Put(u) => changed.insert((u.kind, u.path.clone()), Some(u)),
             Change::Remove(k, p) => changed.insert((k, p), None),
         };
     }
-    // Base units that the changes replace or remove.
-    let mut base_units: BTreeMap<(Kind, &str), (u32, u32)> = BTreeMap::new();
-    for u in 0..base.unit_count() {
-        let info = base.unit(u)?;
-        base_units.insert((info.kind, info.path), (info.first, info.count));
-    }
-    changed.retain(|(k, p), unit| unit.is_some() || base_units.contains_key(&(*k, p.as_str())));
-    let mut tomb_ranges = Vec::new();
-    for (k, p) in changed.keys() {
-        if let Some(&r) = base_units.get(&(*k, p.as_str())) {
-            tomb_ranges.push(r);
-        }
-    }
-    let tombstoned: u64 = tomb_ranges.iter().map(|r| u64::from(r.1)).sum();
-    let added: u64 = changed.values().flatten().map(|u| u.docs.len() as u64).sum();
-    let limit = (f64::from(base.len()) * MERGE_FRACTION) as u64;
-    let mut text_bytes: u64 =
-        changed.values().flatten().flat_map(|u| &u.docs).map(|d| d.text.len() as u64).sum();
-    for &(first, count) in &tomb_ranges {
-        for d in first..first + count {
-            text_bytes += base.stored(d)?.text.len() as u64;
-        }
-    }
-    let byte_limit = (base.byte_len() as f64 * MERGE_FRACTION) as u64;
-    if added + tombstoned > limit.max(MERGE_MIN) || text_bytes > byte_limit.max(MERGE_MIN_BYTES) {
-        // Merge: every live base unit plus the changed ones, as one base.
-        let mut units = Vec::new();
-        for u in 0..base.unit_count() {
-            let info = base.unit(u)?;
-            if !changed.contains_key(&(info.kind, info.path.to_owned())) {
-                units.push(base.unit_with_docs(u)?);
-            }
-        }
-        units.extend(changed.into_values().flatten());
-        return Ok(Refreshed::Base(build(units, config, None)));
-    }
-    let tok = Tokenizer::new(config);
-    let lengths = base.section(sec::LENGTHS)?;
-    let mut tombstones = vec![0u8; (base.len() as usize).div_ceil(8)];
-    let mut adjust: BTreeMap<String, i32> = BTreeMap::new();
-    let mut dead_total = 0u64;
-    for (first, count) in tomb_ranges {
-        for d in first..first + count {
-            tombstones[d as usize / 8] |= 1 << (d % 8);
-            let at = d as usize * 4;
-            let len = lengths.get(at..at + 4).ok_or_else(|| Damaged("length out of range".into()))?;
-            dead_total += u64::from(u32::from_le_bytes([len[0], len[1], len[2], len[3]]));
-            for t in distinct_terms(&tok, base.stored(d)?.text) {
-                *adjust.entry(t).or_default() -= 1;
-            }
-        }
-    }
-    let mut removed = Vec::new();
-    let mut units = Vec::new();
+    let mut out = BTreeMap::new();
     for ((k, p), u) in changed {
-        match u {
-            Some(u) => units.push(u),
-            None => removed.push((k, p)),
+        let live = matches!(view.locate(k, &p)?, Some((_, info)) if !info.removed);
+        if u.is_some() || live {
+            out.insert((k, p), u);
+        }
+    }
+    Ok(out)
+}
+
+fn set_bits(bits: &mut [u8], first: u32, count: u32) {
+    for d in first..first + count {
+        if let Some(b) = bits.get_mut(d as usize / 8) {
+            *b |= 1 << (d % 8);
+        }
+    }
+}
+
+fn is_set(bits: Option<&[u8]>, d: u32) -> bool {
+    bits.and_then(|b| b.get(d as usize / 8)).is_some_and(|x| x & (1 << (d % 8)) != 0)
+}
+
+fn popcount(bits: &[u8]) -> u64 {
+    bits.iter().map(|b| u64::from(b.count_ones())).sum()
+}
+
+fn negative() -> Damaged {
+    Damaged("the live statistics do not match the segments".into())
+}
+
+fn length(seg: &Segment, d: u32) -> Result<u64, Damaged> {
+    let b = seg.section(sec::LENGTHS)?;
+    let at = d as usize * 4;
+    let l = b.get(at..at + 4).ok_or_else(|| Damaged("length out of range".into()))?;
+    Ok(u64::from(u32::from_le_bytes([l[0], l[1], l[2], l[3]])))
+}
+
+/// Applies `changes` to `view` (later changes to a path win).
+pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
+    refresh_with(view, changes, MERGE_MIN, MERGE_MIN_BYTES)
+}
+
+/// [`refresh`] with other floors than [`MERGE_MIN`] and [`MERGE_MIN_BYTES`]
+/// for merging into a new base (tests use small ones).
+pub fn refresh_with(
+    view: &View,
+    changes: Vec<Change>,
+    merge_min: u64,
+    merge_min_bytes: u64,
+) -> Result<Refreshed, Damaged> {
+    let segs = view.segments();
+    let base = view.base();
+    let config = base.config();
+    let changed = by_path(view, changes)?;
+    let units: Vec<Unit> = changed.values().flatten().cloned().collect();
+    let added: u64 = units.iter().map(|u| u.docs.len() as u64).sum();
+    let added_bytes: u64 = units.iter().flat_map(|u| &u.docs).map(|d| d.text.len() as u64).sum();
+    let fresh = Segment::open_vec(build(units, config, None), config)?;
+    // The base documents deleted, with this change.
+    let mut base_dead = view.tombstones(0)?.map_or(0, popcount);
+    for (k, p) in changed.keys() {
+        if let Some((0, info)) = view.locate(*k, p)? {
+            base_dead += u64::from(info.count);
+        }
+    }
+    let delta_docs: u64 = segs[1..].iter().map(|s| u64::from(s.len())).sum();
+    let delta_bytes: u64 = segs[1..].iter().map(|s| s.byte_len() as u64).sum();
+    let limit = ((f64::from(base.len()) * MERGE_FRACTION) as u64).max(merge_min);
+    let byte_limit = ((base.byte_len() as f64 * MERGE_FRACTION) as u64).max(merge_min_bytes);
+    if delta_docs + added + base_dead > limit || delta_bytes + added_bytes > byte_limit {
+        return merge_all(view, &changed, &fresh, config).map(Refreshed::Base);
+    }
+    // The newest deltas up to twice as large as what the head holds so far
+    // join it: below the head, each delta is more than twice the next.
+    let mut keep = segs.len();
+    let mut acc = added;
+    while keep > 1 && u64::from(segs[keep - 1].len()) <= 2 * acc {
+        keep -= 1;
+        acc += u64::from(segs[keep].len());
+    }
+    head(view, &changed, &fresh, keep, config).map(Refreshed::Delta)
+}
+
+/// The sources of a merge and the removal records among their newest.
+type Newest<'v> = (Vec<Source<'v>>, Vec<(Kind, String)>);
+
+/// Per source, the units to keep: the newest record of each path, starting
+/// with the changed paths (`fresh` holds their new units); removal records
+/// and superseded units are left out. Sources are `fresh`, then
+/// `segs[from..]` newest first.
+fn newest<'v>(
+    view: &'v View,
+    changed: &BTreeMap<(Kind, String), Option<Unit>>,
+    fresh: &'v Segment,
+    from: usize,
+) -> Result<Newest<'v>, Damaged> {
+    let mut seen: HashSet<(Kind, String)> = changed.keys().cloned().collect();
+    let mut removals: Vec<(Kind, String)> =
+        changed.iter().filter(|(_, u)| u.is_none()).map(|(k, _)| k.clone()).collect();
+    let mut sources = vec![Source { seg: fresh, units: (0..fresh.unit_count()).collect(), dead: None }];
+    for k in (from..view.segments().len()).rev() {
+        let seg = &view.segments()[k];
+        let mut keep = Vec::new();
+        for u in 0..seg.unit_count() {
+            let info: UnitInfo<'_> = seg.unit(u)?;
+            if seen.insert((info.kind, info.path.to_owned())) {
+                if info.removed {
+                    removals.push((info.kind, info.path.to_owned()));
+                } else {
+                    keep.push(u);
+                }
+            }
+        }
+        sources.push(Source { seg, units: keep, dead: view.tombstones(k)? });
+    }
+    Ok((sources, removals))
+}
+
+/// Every live unit, with the change, as one new base.
+fn merge_all(
+    view: &View,
+    changed: &BTreeMap<(Kind, String), Option<Unit>>,
+    fresh: &Segment,
+    config: TokenizerConfig,
+) -> Result<Vec<u8>, Damaged> {
+    let (sources, _) = newest(view, changed, fresh, 0)?;
+    merge(&sources, config, None, None)
+}
+
+/// The new head: the change and `segs[keep..]` merged, over `segs[..keep]`.
+fn head(
+    view: &View,
+    changed: &BTreeMap<(Kind, String), Option<Unit>>,
+    fresh: &Segment,
+    keep: usize,
+    config: TokenizerConfig,
+) -> Result<Vec<u8>, Damaged> {
+    let segs = view.segments();
+    let below = &segs[..keep];
+    // Deletions below: the old head's, then this change's.
+    let mut tombstones = Vec::new();
+    let mut ranges = Vec::with_capacity(keep);
+    for (k, s) in below.iter().enumerate() {
+        let start = tombstones.len();
+        match view.tombstones(k)? {
+            Some(bits) => tombstones.extend_from_slice(bits),
+            None => tombstones.resize(start + (s.len() as usize).div_ceil(8), 0),
+        }
+        ranges.push(start);
+    }
+    // This refresh's adjustments; the previous head's are copied as they are.
+    let mut adjust: BTreeMap<String, i32> = BTreeMap::new();
+    let (mut live_docs, mut live_total) = view.head().live();
+    // The live documents of the merged segments leave the count below …
+    for (k, s) in segs.iter().enumerate().skip(keep) {
+        let dead = view.tombstones(k)?;
+        for d in 0..s.len() {
+            if !is_set(dead, d) {
+                live_docs = live_docs.checked_sub(1).ok_or_else(negative)?;
+                live_total = live_total.checked_sub(length(s, d)?).ok_or_else(negative)?;
+            }
+        }
+    }
+    // … and so do the ones this change deletes below.
+    let tok = Tokenizer::new(config);
+    let mut removed = Vec::new();
+    for (kind, path) in changed.keys() {
+        if let Some((k, info)) = view.locate(*kind, path)? {
+            if k < keep && !info.removed {
+                set_bits(&mut tombstones[ranges[k]..], info.first, info.count);
+                for d in info.first..info.first + info.count {
+                    live_docs = live_docs.checked_sub(1).ok_or_else(negative)?;
+                    live_total = live_total.checked_sub(length(&segs[k], d)?).ok_or_else(negative)?;
+                    for t in distinct_terms(&tok, segs[k].stored(d)?.text) {
+                        *adjust.entry(t).or_default() -= 1;
+                    }
+                }
+            }
+        }
+    }
+    let (sources, removals) = newest(view, changed, fresh, keep)?;
+    for (kind, path) in removals {
+        // A removal is recorded only over a segment that still names the path.
+        let mut named = false;
+        for s in below {
+            named = named || s.find_unit(kind, &path)?.is_some();
+        }
+        if named {
+            removed.push((kind, path));
         }
     }
     let info = DeltaInfo {
-        base_id: base.id(),
+        stack: below.iter().map(|s| (s.id(), s.len())).collect(),
         tombstones,
         adjust: adjust.into_iter().collect(),
-        base_live_docs: base.len() - tombstoned as u32,
-        base_live_total: base.total() - dead_total,
+        below_live_docs: live_docs,
+        below_live_total: live_total,
         removed,
     };
-    Ok(Refreshed::Delta(build(units, config, Some(&info))))
+    merge(&sources, config, Some(info), view.delta())
 }

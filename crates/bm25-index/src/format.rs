@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 4 (all integers little-endian). The
+//! The on-disk segment, format version 5 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -9,13 +9,13 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x04";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x05";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.
-pub const SECTIONS: usize = 24;
+pub const SECTIONS: usize = 25;
 /// Bytes of one section-table entry: offset u64, length u64.
 pub const SECTION_ENTRY: usize = 16;
 /// Bytes per checksummed chunk of the data area.
@@ -63,13 +63,16 @@ pub mod sec {
     /// hash u64, documents hash u64, first document u32, document count
     /// u32, dependencies.
     pub const UNITS: usize = 16;
-    /// Delta only: one bit per base document, set when it is deleted.
+    /// Delta only: per segment below it (in [`STACK`] order), one bit per
+    /// document (LSB first, whole bytes per segment), set when it is deleted.
     pub const TOMBS: usize = 17;
     /// Delta only: `(adjusted terms + 1)` u32 end offsets into [`ADJ_BYTES`].
     pub const ADJ_OFFS: usize = 18;
-    /// Delta only: the sorted terms whose base frequency is adjusted.
+    /// Delta only: the sorted terms whose frequency below the delta is
+    /// adjusted.
     pub const ADJ_BYTES: usize = 19;
-    /// Delta only: per adjusted term, the i32 to add to its base frequency.
+    /// Delta only: per adjusted term, the i32 to add to the sum of its
+    /// frequencies in the segments below.
     pub const ADJ_VALS: usize = 20;
     /// The distinct document days, ascending i32.
     pub const DAY_KEYS: usize = 21;
@@ -77,6 +80,9 @@ pub mod sec {
     pub const DAY_POST: usize = 22;
     /// Per day: its documents, ascending u32.
     pub const DAY_DOCS: usize = 23;
+    /// Delta only: the segments below it, oldest (the base) first: id u64,
+    /// documents u64 each.
+    pub const STACK: usize = 24;
 }
 
 /// Bytes before the first section: header, section table, chunk count u64,

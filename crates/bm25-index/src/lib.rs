@@ -6,11 +6,12 @@
 //!   opened from any `&[u8]` (a `Vec<u8>` in tests, a memory map in
 //!   production) with lazy chunk-wise verification.
 //! * [`search`]: top-k BM25 with MaxScore pruning and filters (kind, path
-//!   prefix, date range, speaker, pending) over a base and a delta.
+//!   prefix, date range, speaker, pending) over a stack of segments.
 //! * [`speaker`]: the speaker keys of records, and a named speaker
 //!   resolved to an exact id or the one identity with that name.
-//! * [`delta`]: incremental refresh — a delta with tombstones, merged into
-//!   a new base when it grows.
+//! * [`delta`]: incremental refresh — a new head delta per change, the
+//!   newest deltas merged into it from their postings (log-structured),
+//!   everything merged into a new base when the deltas grow.
 //! * [`workspace`]: the documents of a workspace's topic and archive files,
 //!   and the index files under `.scriptorium/index/`.
 //!

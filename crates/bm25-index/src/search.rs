@@ -7,7 +7,7 @@
 //! each is summed in query-term order from the same per-term expression,
 //! with `N`, `df` and `avgdl` taken over base and delta together.
 
-use crate::segment::{Damaged, Kind, Postings, Segment, Stored, UnitInfo, BLOCK};
+use crate::segment::{Damaged, Kind, Postings, Segment, BLOCK};
 use crate::tokenize::Tokenizer;
 
 /// Filters that compose with each other and with ranking.
@@ -62,13 +62,14 @@ pub fn term_score(p: Bm25, n: u32, df: u32, tf: u32, dl: u32, avgdl: f64) -> f64
     idf(n, df) * tf_part(p, tf, dl, avgdl)
 }
 
-/// Where a hit lives.
+/// Where a hit lives: the number of its segment in the view's stack
+/// (0 is the base, the last is the newest delta).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Seg {
+pub struct Seg(pub usize);
+
+impl Seg {
     /// The base segment.
-    Base,
-    /// The delta segment.
-    Delta,
+    pub const BASE: Seg = Seg(0);
 }
 
 /// One hit.
@@ -82,11 +83,14 @@ pub struct Hit {
     pub score: f64,
 }
 
-/// A searchable index: a base and, after refreshes, a delta over it.
+/// A searchable index: a stack of segments, a base and, after refreshes,
+/// deltas over it. The newest delta (the *head*) carries the deletions in
+/// every segment below it and the statistics of the whole stack.
 #[derive(Debug)]
 pub struct View {
-    base: Segment,
-    delta: Option<Segment>,
+    segs: Vec<Segment>,
+    /// Per segment below the head: its range of the head's tombstones.
+    tombs: Vec<(usize, usize)>,
 }
 
 struct Cursor<'a> {
@@ -255,104 +259,10 @@ struct Query<'q> {
 }
 
 impl View {
-    /// A view over `base` and an optional `delta`, which must amend it.
-    pub fn new(base: Segment, delta: Option<Segment>) -> Result<View, Damaged> {
-        if base.is_delta() {
-            return Err(Damaged("the base file holds a delta".into()));
-        }
-        if let Some(d) = &delta {
-            if !d.is_delta() || d.base_id() != base.id() || d.config() != base.config() {
-                return Err(Damaged("the delta does not amend this base".into()));
-            }
-        }
-        Ok(View { base, delta })
-    }
-
-    /// The base segment.
-    pub fn base(&self) -> &Segment {
-        &self.base
-    }
-
-    /// The delta segment, if any.
-    pub fn delta(&self) -> Option<&Segment> {
-        self.delta.as_ref()
-    }
-
-    /// Live documents over base and delta.
-    pub fn len(&self) -> u32 {
-        self.delta.as_ref().unwrap_or(&self.base).live().0
-    }
-
-    /// True when no document is live.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The stored fields of a hit.
-    pub fn stored(&self, hit: &Hit) -> Result<Stored<'_>, Damaged> {
-        match (hit.seg, &self.delta) {
-            (Seg::Base, _) => self.base.stored(hit.doc),
-            (Seg::Delta, Some(d)) => d.stored(hit.doc),
-            (Seg::Delta, None) => Err(Damaged("no delta".into())),
-        }
-    }
-
-    /// The live document at this kind, path and anchor (the delta's
-    /// version of a unit wins over the base's).
-    pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
-        if let Some(d) = &self.delta {
-            if let Some(unit) = d.find_unit(kind, path)? {
-                return match d.find_doc(&unit, anchor)? {
-                    Some(doc) => Ok(Some(d.stored(doc)?)),
-                    None => Ok(None),
-                };
-            }
-        }
-        match self.base.find_unit(kind, path)? {
-            Some(unit) => match self.base.find_doc(&unit, anchor)? {
-                Some(doc) => Ok(Some(self.base.stored(doc)?)),
-                None => Ok(None),
-            },
-            None => Ok(None),
-        }
-    }
-
-    /// Every live unit: the delta's, then the base's that it does not
-    /// replace or remove.
-    pub fn units(&self) -> Result<Vec<UnitInfo<'_>>, Damaged> {
-        let mut out = Vec::new();
-        let mut replaced = std::collections::HashSet::new();
-        if let Some(d) = &self.delta {
-            for u in 0..d.unit_count() {
-                let info = d.unit(u)?;
-                replaced.insert((info.kind, info.path));
-                if !info.removed {
-                    out.push(info);
-                }
-            }
-        }
-        for u in 0..self.base.unit_count() {
-            let info = self.base.unit(u)?;
-            if !replaced.contains(&(info.kind, info.path)) {
-                out.push(info);
-            }
-        }
-        Ok(out)
-    }
-
-    /// The documents of a live unit, owned.
-    pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
-        let seg = match &self.delta {
-            Some(d) if d.find_unit(unit.kind, unit.path)?.is_some() => d,
-            _ => &self.base,
-        };
-        (unit.first..unit.first + unit.count).map(|d| Ok(seg.stored(d)?.to_document())).collect()
-    }
-
     /// The query's distinct terms, in query order.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let mut terms = Vec::new();
-        Tokenizer::new(self.base.config()).terms(query, &mut terms);
+        Tokenizer::new(self.base().config()).terms(query, &mut terms);
         let mut seen = std::collections::HashSet::new();
         terms.retain(|t| seen.insert(t.clone()));
         terms
@@ -365,24 +275,26 @@ impl View {
         if limit == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
-        let (n, total) = self.delta.as_ref().unwrap_or(&self.base).live();
+        let (n, total) = self.head().live();
         let avgdl = if n > 0 { total as f64 / f64::from(n) } else { 0.0 };
         let mut df = Vec::with_capacity(terms.len());
         for t in &terms {
-            let mut f = i64::from(self.base.postings(t)?.map_or(0, |p| p.len() as u32));
-            if let Some(d) = &self.delta {
+            let mut f = 0i64;
+            for seg in &self.segs {
+                f += i64::from(seg.postings(t)?.map_or(0, |p| p.len() as u32));
+            }
+            if let Some(d) = self.delta() {
                 f += i64::from(d.adjustment(t)?);
-                f += i64::from(d.postings(t)?.map_or(0, |p| p.len() as u32));
             }
             df.push(u32::try_from(f).map_err(|_| Damaged("negative document frequency".into()))?);
         }
         let q = Query { terms: &terms, df: &df, n, avgdl, p };
-        let base = self.segment_top(&self.base, self.delta.as_ref(), &q, filters, limit)?;
-        let mut hits: Vec<Hit> =
-            base.into_iter().map(|(score, doc)| Hit { seg: Seg::Base, doc, score }).collect();
-        if let Some(d) = &self.delta {
-            let top = self.segment_top(d, None, &q, filters, limit)?;
-            hits.extend(top.into_iter().map(|(score, doc)| Hit { seg: Seg::Delta, doc, score }));
+        let mut hits = Vec::new();
+        for (k, seg) in self.segs.iter().enumerate() {
+            let top = self.segment_top(seg, self.tombstones(k)?, &q, filters, limit)?;
+            hits.extend(top.into_iter().map(|(score, doc)| Hit { seg: Seg(k), doc, score }));
+        }
+        if self.segs.len() > 1 {
             let mut keyed = Vec::with_capacity(hits.len());
             for h in hits {
                 let s = self.stored(&h)?;
@@ -454,7 +366,7 @@ impl View {
     fn segment_top(
         &self,
         seg: &Segment,
-        tombs: Option<&Segment>,
+        tomb_bits: Option<&[u8]>,
         q: &Query<'_>,
         f: &Filters,
         limit: usize,
@@ -496,10 +408,6 @@ impl View {
             Some(seg.section(crate::format::sec::DAYS)?)
         } else {
             None
-        };
-        let tomb_bits = match tombs {
-            Some(d) => Some(d.section(crate::format::sec::TOMBS)?),
-            None => None,
         };
         let word = |b: &[u8], d: u32| -> Option<u32> {
             let at = d as usize * 4;
@@ -605,3 +513,4 @@ impl View {
 
 #[cfg(test)]
 mod tests;
+mod view;

@@ -6,14 +6,16 @@
 //! (topics first), then path, then anchor, so a unit is a contiguous range
 //! of document numbers and a path prefix is a range of units.
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-use rayon::prelude::*;
-
-use crate::format::{self, checksum, get_u32, get_u64, put_str, put_u32, put_u64, sec, Reader};
+use crate::format::{self, checksum, get_u32, get_u64, sec};
 use crate::tokenize::{Tokenizer, TokenizerConfig};
+
+mod build;
+pub mod merge;
+mod tables;
+pub use build::build;
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -89,20 +91,25 @@ pub struct Unit {
     pub docs: Vec<Document>,
 }
 
-/// What a delta carries about the base it amends.
+/// What a delta carries about the segments below it (the base first,
+/// then older deltas): it is the newest segment of a stack, and the only
+/// one whose tombstones and statistics count.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeltaInfo {
-    /// The base's id ([`Segment::id`]).
-    pub base_id: u64,
-    /// One bit per base document (LSB first): deleted.
+    /// The segments below, oldest first: their ids ([`Segment::id`]) and
+    /// document counts.
+    pub stack: Vec<(u64, u32)>,
+    /// Per segment below, in order, one bit per document (LSB first, whole
+    /// bytes per segment): deleted.
     pub tombstones: Vec<u8>,
-    /// Per term, what to add to the base's document frequency.
+    /// Per term, what to add to the sum of its document frequencies in the
+    /// segments below (minus one per deleted document holding it).
     pub adjust: Vec<(String, i32)>,
-    /// Live base documents (not tombstoned).
-    pub base_live_docs: u32,
-    /// Total length in terms of the live base documents.
-    pub base_live_total: u64,
-    /// Units deleted since the base was built (kind, path).
+    /// Live documents of the segments below.
+    pub below_live_docs: u32,
+    /// Total length in terms of the live documents below.
+    pub below_live_total: u64,
+    /// Removal records: units gone whose path a segment below still holds.
     pub removed: Vec<(Kind, String)>,
 }
 
@@ -129,352 +136,6 @@ pub fn distinct_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
     all.sort_unstable();
     all.dedup();
     all
-}
-
-/// The most distinct words a build thread remembers the term of.
-const WORD_CACHE_MAX: usize = 1 << 20;
-
-/// Postings of one chunk of documents: sorted terms, each with its
-/// `(document, frequency)` list, and the chunk's document lengths.
-type TermPostings = Vec<(String, Vec<(u32, u32)>)>;
-
-struct ChunkPostings {
-    terms: TermPostings,
-    lengths: Vec<u32>,
-}
-
-fn index_chunk(tok: &Tokenizer, first: u32, texts: &[&str]) -> ChunkPostings {
-    // Folded word → its term's id in this chunk (`None`: a stop word), so
-    // a repeated word costs one lookup; term → id for new words only.
-    // Keyed hashing (std's SipHash with a random key): the words come from
-    // untrusted text, and an unkeyed hash lets crafted or merely regular
-    // words (`w1 w2 … w2500000`) pile into a few buckets, which made
-    // indexing quadratic in the number of distinct words.
-    let mut words: HashMap<String, Option<u32>> = HashMap::default();
-    let mut dict: HashMap<String, u32> = HashMap::default();
-    let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut lengths = Vec::with_capacity(texts.len());
-    let mut ids: Vec<u32> = Vec::new();
-    type Dict = HashMap<String, u32>;
-    fn intern(term: &str, dict: &mut Dict, postings: &mut Vec<Vec<(u32, u32)>>) -> u32 {
-        match dict.get(term) {
-            Some(&id) => id,
-            None => {
-                let id = postings.len() as u32;
-                dict.insert(term.to_owned(), id);
-                postings.push(Vec::new());
-                id
-            }
-        }
-    }
-    for (k, text) in texts.iter().enumerate() {
-        ids.clear();
-        tok.each_word(text, &mut |word, whole| {
-            if whole {
-                ids.push(intern(word, &mut dict, &mut postings));
-                return;
-            }
-            let id = match words.get(word) {
-                Some(id) => *id,
-                None => {
-                    let id = tok.term_of(word).map(|t| intern(&t, &mut dict, &mut postings));
-                    if words.len() < WORD_CACHE_MAX {
-                        words.insert(word.to_owned(), id);
-                    }
-                    id
-                }
-            };
-            if let Some(id) = id {
-                ids.push(id);
-            }
-        });
-        lengths.push(ids.len() as u32);
-        ids.sort_unstable();
-        let doc = first + k as u32;
-        let mut at = 0;
-        while at < ids.len() {
-            let id = ids[at];
-            let run = ids[at..].iter().take_while(|&&x| x == id).count();
-            postings[id as usize].push((doc, run as u32));
-            at += run;
-        }
-    }
-    let mut terms: Vec<(String, Vec<(u32, u32)>)> =
-        dict.into_iter().map(|(t, id)| (t, std::mem::take(&mut postings[id as usize]))).collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    ChunkPostings { terms, lengths }
-}
-
-fn offsets32(out: &mut Vec<u8>, ends: &[u32]) {
-    for e in ends {
-        put_u32(out, *e);
-    }
-}
-
-/// Serializes `units` into a segment. Units are ordered by kind and path
-/// (which must be unique), documents within a unit by anchor. `delta` makes
-/// it a delta over a base.
-pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&DeltaInfo>) -> Vec<u8> {
-    units.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.path.cmp(&b.path)));
-    for u in &mut units {
-        u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
-    }
-    let docs: Vec<(&Unit, &Document)> =
-        units.iter().flat_map(|u| u.docs.iter().map(move |d| (u, d))).collect();
-    let n = docs.len();
-    let tok = Tokenizer::new(config);
-    // Postings: per chunk of documents in parallel, then a k-way merge.
-    let threads = rayon::current_num_threads().max(1);
-    let per_chunk = n.div_ceil(threads * 4).max(4096);
-    let texts: Vec<&str> = docs.iter().map(|(_, d)| d.text.as_str()).collect();
-    let chunks: Vec<ChunkPostings> = texts
-        .par_chunks(per_chunk)
-        .enumerate()
-        .map(|(c, ts)| index_chunk(&tok, (c * per_chunk) as u32, ts))
-        .collect();
-    let lengths: Vec<u32> = chunks.iter().flat_map(|c| c.lengths.iter().copied()).collect();
-    let chunks: Vec<TermPostings> = chunks.into_iter().map(|c| c.terms).collect();
-    let mut cursors = vec![0usize; chunks.len()];
-    let mut heap: BinaryHeap<std::cmp::Reverse<(&str, usize)>> = BinaryHeap::new();
-    for (c, list) in chunks.iter().enumerate() {
-        if let Some((t, _)) = list.first() {
-            heap.push(std::cmp::Reverse((t.as_str(), c)));
-        }
-    }
-    let mut s = vec![Vec::new(); format::SECTIONS];
-    let (mut term_ends, mut term_bytes) = (vec![0u32], Vec::new());
-    let (mut post_docs, mut post_tfs, mut blocks, mut info) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut n_post, mut n_blocks) = (0u32, 0u32);
-    let mut list: Vec<(u32, u32)> = Vec::new();
-    while let Some(std::cmp::Reverse((term, _))) = heap.peek().copied() {
-        list.clear();
-        while let Some(&std::cmp::Reverse((t, c))) = heap.peek() {
-            if t != term {
-                break;
-            }
-            heap.pop();
-            list.extend_from_slice(&chunks[c][cursors[c]].1);
-            cursors[c] += 1;
-            if let Some((next, _)) = chunks[c].get(cursors[c]) {
-                heap.push(std::cmp::Reverse((next.as_str(), c)));
-            }
-        }
-        term_bytes.extend_from_slice(term.as_bytes());
-        term_ends.push(term_bytes.len() as u32);
-        let (mut max_tf, mut min_dl) = (0u32, u32::MAX);
-        for block in list.chunks(BLOCK) {
-            let (mut b_tf, mut b_dl) = (0u32, u32::MAX);
-            for &(d, tf) in block {
-                put_u32(&mut post_docs, d);
-                put_u32(&mut post_tfs, tf);
-                b_tf = b_tf.max(tf);
-                b_dl = b_dl.min(lengths[d as usize]);
-            }
-            put_u32(&mut blocks, block.last().map_or(0, |x| x.0));
-            put_u32(&mut blocks, b_tf);
-            put_u32(&mut blocks, b_dl);
-            max_tf = max_tf.max(b_tf);
-            min_dl = min_dl.min(b_dl);
-        }
-        for v in [n_post, list.len() as u32, n_blocks, max_tf, min_dl] {
-            put_u32(&mut info, v);
-        }
-        n_post += list.len() as u32;
-        n_blocks += list.len().div_ceil(BLOCK) as u32;
-    }
-    let n_terms = term_ends.len() - 1;
-    offsets32(&mut s[sec::TERM_OFFS], &term_ends);
-    s[sec::TERM_BYTES] = term_bytes;
-    s[sec::TERM_INFO] = info;
-    s[sec::POST_DOCS] = post_docs;
-    s[sec::POST_TFS] = post_tfs;
-    s[sec::BLOCKS] = blocks;
-    offsets32(&mut s[sec::LENGTHS], &lengths);
-
-    let mut speakers: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-    let (mut days, mut flags) = (Vec::with_capacity(n * 4), Vec::with_capacity(n));
-    let (mut stored_ends, mut stored) = (Vec::with_capacity((n + 1) * 8), Vec::new());
-    put_u64(&mut stored_ends, 0);
-    for (d, (unit, doc)) in docs.iter().enumerate() {
-        days.extend_from_slice(&doc.day.unwrap_or(i32::MIN).to_le_bytes());
-        flags.push(u8::from(unit.kind == Kind::Source) | (u8::from(doc.pending) << 1));
-        for k in &doc.speakers {
-            let list = speakers.entry(k.as_str()).or_default();
-            if list.last() != Some(&(d as u32)) {
-                list.push(d as u32);
-            }
-        }
-        for f in [&unit.path, &doc.anchor, &doc.key, &doc.text, &doc.payload] {
-            put_str(&mut stored, f);
-        }
-        put_u32(&mut stored, doc.speakers.len() as u32);
-        for k in &doc.speakers {
-            put_str(&mut stored, k);
-        }
-        put_u64(&mut stored_ends, stored.len() as u64);
-    }
-    let mut by_day: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
-    for (d, (_, doc)) in docs.iter().enumerate() {
-        if let Some(day) = doc.day {
-            by_day.entry(day).or_default().push(d as u32);
-        }
-    }
-    let (mut day_post, mut day_docs) = (vec![0u32], Vec::new());
-    for (day, list) in &by_day {
-        s[sec::DAY_KEYS].extend_from_slice(&day.to_le_bytes());
-        for d in list {
-            put_u32(&mut day_docs, *d);
-        }
-        day_post.push(day_post.last().copied().unwrap_or(0) + list.len() as u32);
-    }
-    offsets32(&mut s[sec::DAY_POST], &day_post);
-    s[sec::DAY_DOCS] = day_docs;
-    s[sec::DAYS] = days;
-    s[sec::FLAGS] = flags;
-    let (mut spk_ends, mut spk_bytes, mut spk_post, mut spk_docs) =
-        (vec![0u32], Vec::new(), vec![0u32], Vec::new());
-    for (k, list) in &speakers {
-        spk_bytes.extend_from_slice(k.as_bytes());
-        spk_ends.push(spk_bytes.len() as u32);
-        for d in list {
-            put_u32(&mut spk_docs, *d);
-        }
-        spk_post.push(spk_post.last().copied().unwrap_or(0) + list.len() as u32);
-    }
-    offsets32(&mut s[sec::SPK_OFFS], &spk_ends);
-    s[sec::SPK_BYTES] = spk_bytes;
-    offsets32(&mut s[sec::SPK_POST], &spk_post);
-    s[sec::SPK_DOCS] = spk_docs;
-    s[sec::STORED_OFFS] = stored_ends;
-
-    // Units and removal records, in (kind, path) order; a removal record
-    // has no documents, so every unit stays a contiguous document range.
-    let removed: Vec<&(Kind, String)> = delta.map(|d| d.removed.iter().collect()).unwrap_or_default();
-    let mut entries: Vec<(Kind, &str, Option<&Unit>)> =
-        units.iter().map(|u| (u.kind, u.path.as_str(), Some(u))).collect();
-    entries.extend(removed.iter().map(|(k, p)| (*k, p.as_str(), None)));
-    entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let (mut unit_ends, mut unit_bytes) = (Vec::new(), Vec::new());
-    put_u64(&mut unit_ends, 0);
-    let mut first = 0u32;
-    for (kind, path, unit) in entries {
-        let count = unit.map_or(0, |u| u.docs.len() as u32);
-        let lo = first as usize;
-        let hi = lo + count as usize;
-        let start = get_u64(&s[sec::STORED_OFFS], lo * 8).unwrap_or(0) as usize;
-        let end = get_u64(&s[sec::STORED_OFFS], hi * 8).unwrap_or(0) as usize;
-        let mut h = checksum(&stored[start..end]);
-        h ^= checksum(&s[sec::DAYS][lo * 4..hi * 4]).rotate_left(17);
-        h ^= checksum(&s[sec::FLAGS][lo..hi]).rotate_left(34);
-        unit_bytes.push(u8::from(kind == Kind::Source) | if unit.is_none() { 2 } else { 0 });
-        put_str(&mut unit_bytes, path);
-        let stamp = unit.map(|u| u.stamp).unwrap_or_default();
-        put_u64(&mut unit_bytes, stamp.size);
-        put_u64(&mut unit_bytes, stamp.modified as u64);
-        put_u64(&mut unit_bytes, stamp.changed as u64);
-        put_u64(&mut unit_bytes, stamp.inode);
-        put_u64(&mut unit_bytes, stamp.read as u64);
-        put_u64(&mut unit_bytes, stamp.hash);
-        put_u64(&mut unit_bytes, h);
-        put_u32(&mut unit_bytes, first);
-        put_u32(&mut unit_bytes, count);
-        let deps = unit.map_or(&[][..], |u| &u.deps[..]);
-        put_u32(&mut unit_bytes, deps.len() as u32);
-        for dep in deps {
-            put_str(&mut unit_bytes, dep);
-        }
-        put_u64(&mut unit_ends, unit_bytes.len() as u64);
-        first += count;
-    }
-    let n_units = (unit_ends.len() / 8 - 1) as u32;
-    s[sec::STORED] = stored;
-    s[sec::UNITS_OFFS] = unit_ends;
-    s[sec::UNITS] = unit_bytes;
-    let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
-    let (base_id, live_docs, live_total) = match delta {
-        Some(d) => {
-            s[sec::TOMBS] = d.tombstones.clone();
-            let mut adj: Vec<&(String, i32)> = d.adjust.iter().filter(|(_, v)| *v != 0).collect();
-            adj.sort_by(|a, b| a.0.cmp(&b.0));
-            let (mut ends, mut bytes, mut vals) = (vec![0u32], Vec::new(), Vec::new());
-            for (t, v) in adj {
-                bytes.extend_from_slice(t.as_bytes());
-                ends.push(bytes.len() as u32);
-                vals.extend_from_slice(&v.to_le_bytes());
-            }
-            offsets32(&mut s[sec::ADJ_OFFS], &ends);
-            s[sec::ADJ_BYTES] = bytes;
-            s[sec::ADJ_VALS] = vals;
-            (d.base_id, d.base_live_docs + n as u32, d.base_live_total + total)
-        }
-        None => {
-            put_u32(&mut s[sec::ADJ_OFFS], 0);
-            (0, n as u32, total)
-        }
-    };
-    assemble(
-        &s,
-        config,
-        delta.is_some(),
-        [n as u32, n_terms as u32, n_units],
-        total,
-        base_id,
-        live_docs,
-        live_total,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    s: &[Vec<u8>],
-    config: TokenizerConfig,
-    is_delta: bool,
-    counts: [u32; 3],
-    total: u64,
-    base_id: u64,
-    live_docs: u32,
-    live_total: u64,
-) -> Vec<u8> {
-    let data_len: usize = s.iter().map(Vec::len).sum();
-    let chunks = format::chunks_for(data_len);
-    let prefix = format::prefix_len(chunks);
-    let mut out = Vec::with_capacity(prefix + data_len);
-    out.extend_from_slice(format::MAGIC);
-    put_u32(&mut out, format::VERSION);
-    put_u32(&mut out, config.fingerprint());
-    put_u32(&mut out, u32::from(is_delta));
-    for c in counts {
-        put_u32(&mut out, c);
-    }
-    put_u64(&mut out, total);
-    put_u64(&mut out, base_id);
-    put_u32(&mut out, live_docs);
-    put_u32(&mut out, 0);
-    put_u64(&mut out, live_total);
-    put_u64(&mut out, format::CHUNK as u64);
-    debug_assert_eq!(out.len(), format::HEADER_LEN);
-    let mut offset = prefix as u64;
-    for sect in s {
-        put_u64(&mut out, offset);
-        put_u64(&mut out, sect.len() as u64);
-        offset += sect.len() as u64;
-    }
-    put_u64(&mut out, chunks as u64);
-    let sums_at = out.len();
-    out.resize(sums_at + chunks * 8, 0);
-    let sum_at = out.len();
-    put_u64(&mut out, 0);
-    for sect in s {
-        out.extend_from_slice(sect);
-    }
-    let sums: Vec<u64> = out[prefix..].par_chunks(format::CHUNK).map(checksum).collect();
-    for (k, h) in sums.iter().enumerate() {
-        out[sums_at + k * 8..sums_at + k * 8 + 8].copy_from_slice(&h.to_le_bytes());
-    }
-    let head = checksum(&out[..sum_at]);
-    out[sum_at..sum_at + 8].copy_from_slice(&head.to_le_bytes());
-    out
 }
 
 /// One unit as a segment records it.
@@ -667,6 +328,8 @@ impl Segment {
             && len(sec::DAY_KEYS) % 4 == 0
             && len(sec::DAY_POST) == len(sec::DAY_KEYS) + 4
             && len(sec::DAY_DOCS) % 4 == 0
+            && len(sec::STACK) % 16 == 0
+            && (seg.delta == (len(sec::STACK) > 0))
             && (seg.delta || (len(sec::TOMBS) == 0 && len(sec::ADJ_VALS) == 0));
         if !sizes_ok || seg.live_docs > seg.docs.max(seg.live_docs) {
             return damaged("section sizes do not match the header");
@@ -730,6 +393,22 @@ impl Segment {
     /// Total length of this segment's own documents.
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// The segment's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.raw()
+    }
+
+    /// True when `s` lies within this segment's bytes (it was read from it).
+    pub fn holds(&self, s: &str) -> bool {
+        self.raw().as_ptr_range().contains(&s.as_ptr())
+    }
+
+    /// The same segment opened again over the same bytes (its checks
+    /// start afresh).
+    pub fn reopen(&self) -> Result<Segment, Damaged> {
+        Segment::open(self.bytes.clone(), self.config)
     }
 
     /// The size of the segment in bytes (its stored texts included).
@@ -813,234 +492,6 @@ impl Segment {
             }
         }
         Ok(None)
-    }
-
-    /// The postings of `term`, if the segment has it.
-    pub(crate) fn postings(&self, term: &str) -> Result<Option<Postings<'_>>, Damaged> {
-        let Some(t) = self.find(sec::TERM_OFFS, sec::TERM_BYTES, self.terms as usize, term.as_bytes())?
-        else {
-            return Ok(None);
-        };
-        let info = self.slice(sec::TERM_INFO, t * 20, t * 20 + 20)?;
-        let f = |k: usize| get_u32(info, k * 4).unwrap_or(0) as usize;
-        let (start, df, blk, max_tf, min_dl) = (f(0), f(1), f(2), f(3) as u32, f(4) as u32);
-        let nb = df.div_ceil(BLOCK);
-        let end = start.checked_add(df).ok_or_else(|| Damaged("postings overflow".into()))?;
-        Ok(Some(Postings {
-            docs: self.slice(sec::POST_DOCS, start * 4, end * 4)?,
-            tfs: self.slice(sec::POST_TFS, start * 4, end * 4)?,
-            blocks: self.slice(sec::BLOCKS, blk * 12, (blk + nb) * 12)?,
-            max_tf,
-            min_dl,
-        }))
-    }
-
-    /// The base-frequency adjustment a delta records for `term`.
-    pub(crate) fn adjustment(&self, term: &str) -> Result<i32, Damaged> {
-        let count = (self.sections[sec::ADJ_OFFS].1 - self.sections[sec::ADJ_OFFS].0) / 4 - 1;
-        match self.find(sec::ADJ_OFFS, sec::ADJ_BYTES, count, term.as_bytes())? {
-            Some(k) => Ok(self.u32_at(sec::ADJ_VALS, k)? as i32),
-            None => Ok(0),
-        }
-    }
-
-    /// The documents carrying speaker key `key`, ascending.
-    pub(crate) fn speaker_docs(&self, key: &str) -> Result<&[u8], Damaged> {
-        let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
-        match self.find(sec::SPK_OFFS, sec::SPK_BYTES, count, key.as_bytes())? {
-            Some(k) => {
-                let (s, e) =
-                    (self.u32_at(sec::SPK_POST, k)? as usize, self.u32_at(sec::SPK_POST, k + 1)? as usize);
-                self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)
-            }
-            None => Ok(&[]),
-        }
-    }
-
-    /// Every speaker key starting with `prefix`, with its documents
-    /// (ascending), in key order.
-    pub(crate) fn speaker_keys_with_prefix(&self, prefix: &[u8]) -> Result<Vec<KeyDocs<'_>>, Damaged> {
-        let count = (self.sections[sec::SPK_OFFS].1 - self.sections[sec::SPK_OFFS].0) / 4 - 1;
-        let key = |k: usize| -> Result<&[u8], Damaged> {
-            let (s, e) =
-                (self.u32_at(sec::SPK_OFFS, k)? as usize, self.u32_at(sec::SPK_OFFS, k + 1)? as usize);
-            self.slice(sec::SPK_BYTES, s, e)
-        };
-        let (mut lo, mut hi) = (0usize, count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if key(mid)? < prefix {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let mut out = Vec::new();
-        while lo < count {
-            let k = key(lo)?;
-            if !k.starts_with(prefix) {
-                break;
-            }
-            let (s, e) =
-                (self.u32_at(sec::SPK_POST, lo)? as usize, self.u32_at(sec::SPK_POST, lo + 1)? as usize);
-            out.push((k, self.slice(sec::SPK_DOCS, s * 4, e.max(s) * 4)?));
-            lo += 1;
-        }
-        Ok(out)
-    }
-
-    /// The document lists of the days in `from..=to`, when there are at
-    /// most `max` such days.
-    pub(crate) fn day_lists(&self, from: i32, to: i32, max: usize) -> Result<Option<Vec<&[u8]>>, Damaged> {
-        let keys = self.section(sec::DAY_KEYS)?;
-        let day = |k: usize| get_u32(keys, k * 4).map_or(i32::MAX, |v| v as i32);
-        let n = keys.len() / 4;
-        let (mut lo, mut hi) = (0usize, n);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if day(mid) < from {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let first = lo;
-        let mut last = first;
-        while last < n && day(last) <= to {
-            last += 1;
-            if last - first > max {
-                return Ok(None);
-            }
-        }
-        let mut out = Vec::with_capacity(last - first);
-        for k in first..last {
-            let (s, e) =
-                (self.u32_at(sec::DAY_POST, k)? as usize, self.u32_at(sec::DAY_POST, k + 1)? as usize);
-            out.push(self.slice(sec::DAY_DOCS, s * 4, e.max(s) * 4)?);
-        }
-        Ok(Some(out))
-    }
-
-    /// Unit `u` as recorded.
-    pub fn unit(&self, u: u32) -> Result<UnitInfo<'_>, Damaged> {
-        let (s, e) =
-            (self.u64_at(sec::UNITS_OFFS, u as usize)?, self.u64_at(sec::UNITS_OFFS, u as usize + 1)?);
-        let bad = || Damaged(format!("unit {u} is malformed"));
-        if e < s {
-            return Err(bad());
-        }
-        let b = self.slice(sec::UNITS, s as usize, e as usize)?;
-        let mut r = Reader { b, at: 0 };
-        fn parse<'b>(r: &mut Reader<'b>) -> Option<UnitInfo<'b>> {
-            let flags = r.u8()?;
-            let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
-            let removed = flags & 2 != 0;
-            let path = r.str()?;
-            let stamp = Stamp {
-                size: r.u64()?,
-                modified: r.u64()? as i64,
-                changed: r.u64()? as i64,
-                inode: r.u64()?,
-                read: r.u64()? as i64,
-                hash: r.u64()?,
-            };
-            let docs_hash = r.u64()?;
-            let (first, count) = (r.u32()?, r.u32()?);
-            let n = r.u32()?;
-            let mut deps = Vec::new();
-            for _ in 0..n {
-                deps.push(r.str()?);
-            }
-            Some(UnitInfo { kind, removed, path, stamp, docs_hash, first, count, deps })
-        }
-        let info = parse(&mut r).ok_or_else(bad)?;
-        if u64::from(info.first) + u64::from(info.count) > u64::from(self.docs) {
-            return Err(bad());
-        }
-        Ok(info)
-    }
-
-    /// The unit recorded for this kind and path.
-    pub fn find_unit(&self, kind: Kind, path: &str) -> Result<Option<UnitInfo<'_>>, Damaged> {
-        let (mut lo, mut hi) = (0u32, self.units);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let info = self.unit(mid)?;
-            match (info.kind, info.path).cmp(&(kind, path)) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(Some(info)),
-            }
-        }
-        Ok(None)
-    }
-
-    /// The first document of `unit` with this anchor.
-    pub fn find_doc(&self, unit: &UnitInfo<'_>, anchor: &str) -> Result<Option<u32>, Damaged> {
-        let (mut lo, mut hi) = (unit.first, unit.first + unit.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.stored(mid)?.anchor < anchor {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo < unit.first + unit.count && self.stored(lo)?.anchor == anchor {
-            Ok(Some(lo))
-        } else {
-            Ok(None)
-        }
-    }
-
-    /// The stored fields of document `d`.
-    pub fn stored(&self, d: u32) -> Result<Stored<'_>, Damaged> {
-        let bad = || Damaged(format!("document {d} is malformed"));
-        if d >= self.docs {
-            return Err(bad());
-        }
-        let (s, e) =
-            (self.u64_at(sec::STORED_OFFS, d as usize)?, self.u64_at(sec::STORED_OFFS, d as usize + 1)?);
-        if e < s {
-            return Err(bad());
-        }
-        let b = self.slice(sec::STORED, s as usize, e as usize)?;
-        let flags = *self.section(sec::FLAGS)?.get(d as usize).ok_or_else(bad)?;
-        let day = self.day(d)?;
-        let mut r = Reader { b, at: 0 };
-        fn parse<'b>(r: &mut Reader<'b>, flags: u8, day: Option<i32>) -> Option<Stored<'b>> {
-            let (path, anchor, key, text, payload) = (r.str()?, r.str()?, r.str()?, r.str()?, r.str()?);
-            let n = r.u32()?;
-            let mut speakers = Vec::new();
-            for _ in 0..n {
-                speakers.push(r.str()?);
-            }
-            let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
-            Some(Stored { kind, pending: flags & 2 != 0, day, path, anchor, key, text, payload, speakers })
-        }
-        parse(&mut r, flags, day).ok_or_else(bad)
-    }
-
-    pub(crate) fn day(&self, d: u32) -> Result<Option<i32>, Damaged> {
-        let b = self.section(sec::DAYS)?;
-        let v = get_u32(b, d as usize * 4).ok_or_else(|| Damaged("day out of range".into()))? as i32;
-        Ok((v != i32::MIN).then_some(v))
-    }
-
-    /// Every unit with its documents, owned (for rebuilding a delta).
-    pub fn unit_with_docs(&self, u: u32) -> Result<Unit, Damaged> {
-        let info = self.unit(u)?;
-        let mut docs = Vec::with_capacity(info.count as usize);
-        for d in info.first..info.first + info.count {
-            docs.push(self.stored(d)?.to_document());
-        }
-        Ok(Unit {
-            kind: info.kind,
-            path: info.path.to_owned(),
-            stamp: info.stamp,
-            deps: info.deps.iter().map(|s| (*s).to_owned()).collect(),
-            docs,
-        })
     }
 }
 

@@ -16,9 +16,8 @@ use scriptorium_source_archive::id::fold_key;
 use scriptorium_source_archive::legacy::SpeakerHint;
 use scriptorium_source_archive::speaker::{shown_id, Speaker};
 
-use crate::format::sec;
 use crate::search::View;
-use crate::segment::{Damaged, Segment};
+use crate::segment::Damaged;
 
 /// Prefix of a verbatim-id key.
 const ID: &str = "i\0";
@@ -114,30 +113,22 @@ pub fn resolve(view: &View, name: &str) -> Result<Resolved, Damaged> {
 }
 
 /// The speaker keys starting with `prefix` that some live document of the
-/// view carries (a base document counts unless the delta deleted it).
+/// view carries (a document counts unless the head deleted it).
 fn live_keys(view: &View, prefix: &[u8]) -> Result<Vec<Vec<u8>>, Damaged> {
-    let tombs = match view.delta() {
-        Some(d) => Some(d.section(sec::TOMBS)?),
-        None => None,
-    };
-    let deleted =
-        |d: u32| tombs.is_some_and(|b| b.get(d as usize / 8).is_some_and(|x| x & (1 << (d % 8)) != 0));
     let mut out = Vec::new();
-    let mut scan = |seg: &Segment, check: bool| -> Result<(), Damaged> {
+    for (k, seg) in view.segments().iter().enumerate() {
+        let tombs = view.tombstones(k)?;
+        let deleted =
+            |d: u32| tombs.is_some_and(|b| b.get(d as usize / 8).is_some_and(|x| x & (1 << (d % 8)) != 0));
         for (key, docs) in seg.speaker_keys_with_prefix(prefix)? {
             let live = docs
                 .chunks_exact(4)
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .any(|d| !check || !deleted(d));
+                .any(|d| !deleted(d));
             if live {
                 out.push(key.to_vec());
             }
         }
-        Ok(())
-    };
-    scan(view.base(), true)?;
-    if let Some(d) = view.delta() {
-        scan(d, false)?;
     }
     Ok(out)
 }

@@ -9,12 +9,11 @@
 //! [`super::build`]) keeps failing, and a symbolic link on the way is
 //! refused either way.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use scriptorium_source_archive::{Error, ErrorKind};
 
-use super::{index_dir, map, Opened, Report, BASE};
+use super::{Opened, Report};
 use crate::delta::Refreshed;
 use crate::search::View;
 use crate::segment::{self, Segment};
@@ -38,9 +37,10 @@ pub(super) fn reason(save: Save, e: Error) -> Result<String, Error> {
 }
 
 /// The index `refreshed` made, searched from memory, after writing it failed
-/// with `e`.
+/// with `e`: a new base alone, or a new head over the segments of `old`
+/// (the index it refreshed) that it stands on.
 pub(super) fn keep(
-    root: &Path,
+    old: Option<&View>,
     config: TokenizerConfig,
     save: Save,
     e: Error,
@@ -50,34 +50,29 @@ pub(super) fn keep(
     let why = reason(save, e)?;
     let unusable =
         |d: segment::Damaged| Error::new(ErrorKind::Io, format!("the index made in memory is unusable: {d}"));
-    let (base, delta) = match refreshed {
-        Refreshed::Base(bytes) => {
+    let segs = match (refreshed, old) {
+        (Refreshed::Base(bytes), _) => {
             report.base_bytes = bytes.len() as u64;
             report.delta_bytes = 0;
-            (Segment::open(Arc::new(bytes), config).map_err(unusable)?, None)
+            vec![Segment::open(Arc::new(bytes), config).map_err(unusable)?]
         }
-        Refreshed::Delta(bytes) => {
-            let path = index_dir(root).join(BASE);
-            let Some(on_disk) = map(&path)? else {
-                return Err(Error::new(
-                    ErrorKind::Io,
-                    format!("{} disappeared while refreshing", path.display()),
-                ));
-            };
-            report.base_bytes = on_disk.as_ref().as_ref().len() as u64;
+        (Refreshed::Delta(bytes), Some(old)) => {
+            report.base_bytes = old.base().byte_len() as u64;
             report.delta_bytes = bytes.len() as u64;
-            let base = Segment::open(on_disk, config).map_err(unusable)?;
-            let delta = Segment::open(Arc::new(bytes), config).map_err(unusable)?;
-            if !delta.is_delta() || delta.base_id() != base.id() {
-                return Err(Error::new(
-                    ErrorKind::Io,
-                    "the index changed on disk while refreshing; try again",
-                ));
+            let head = Segment::open(Arc::new(bytes), config).map_err(unusable)?;
+            let below = head.stack().map_err(unusable)?.len();
+            let mut segs = Vec::with_capacity(below + 1);
+            for seg in old.segments().iter().take(below) {
+                segs.push(seg.reopen().map_err(unusable)?);
             }
-            (base, Some(delta))
+            segs.push(head);
+            segs
+        }
+        (Refreshed::Delta(_), None) => {
+            return Err(Error::new(ErrorKind::Io, "a delta was made without an index to amend"))
         }
     };
-    let view = View::new(base, delta).map_err(unusable)?;
+    let view = View::stack(segs).map_err(unusable)?;
     report.documents = view.len();
     report.unsaved = Some(why);
     Ok(Opened { view, report })
@@ -88,9 +83,11 @@ mod tests {
     //! The fallback itself, whoever runs the tests (root ignores
     //! permissions, so the failure to write is made another way: the
     //! temporary folder is a file).
+    use super::super::BASE;
     use super::super::{open, open_scoped, search_lines, Action, DIR};
     use super::*;
     use crate::search::{Bm25, Filters};
+    use std::path::Path;
 
     const RECORD: &str = "{\"provider\":\"chat\",\"thread\":\"t\",\"message\":\"m1\",\"role\":\"user\",\"timestamp\":\"2026-08-09T10:11:12Z\",\"speaker_id\":\"1\",\"content\":\"the budget is fifty\"}";
 

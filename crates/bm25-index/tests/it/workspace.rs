@@ -129,6 +129,11 @@ fn refreshes_equal_rebuilds_through_every_kind_of_change() {
     assert_eq!(forged(&Filters { speaker: Some(bo), ..Filters::default() }), ["chat/g1/m2"]);
     drop(view);
     assert_eq!(a, rebuilt(root));
+    // Files read within the racy window of their last change are re-hashed
+    // until they are older than it, then recorded once more: past it, an
+    // unchanged workspace is fresh.
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    workspace::open(root, TokenizerConfig::default()).unwrap();
     assert_eq!(workspace::open(root, TokenizerConfig::default()).unwrap().report.action, Action::Fresh);
 
     // A same-size edit right after indexing (within one timestamp tick).
@@ -217,4 +222,150 @@ fn damaged_index_files_are_rebuilt() {
         assert_eq!(answers(root), good);
     }
     assert!(rebuilt_on_open >= 4, "{rebuilt_on_open}");
+}
+
+/// The `seg-` files of older deltas in the index folder.
+fn older_deltas(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = fs::read_dir(root.join(workspace::DIR))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("seg-"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn many_refreshes_keep_a_stack_of_deltas_equal_to_a_rebuild() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    append(root, &[&rec("g0", "m0", 1, Some(("7391", "Ada")), "the budget is 50k for the garden")]);
+    fs::create_dir_all(root.join("topics")).unwrap();
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    let mut deepest = 0;
+    let words = ["tea", "garden", "paris", "budget", "trip", "plan", "music"];
+    for i in 0..24u32 {
+        // A new record in one of three threads, and a topic file rewritten
+        // or removed: every refresh replaces, adds and deletes units.
+        let text = format!("{} and {} on day {i}", words[i as usize % 7], words[(i as usize * 3) % 7]);
+        append(root, &[&rec(&format!("g{}", i % 3), &format!("m{i}"), 1 + i % 20, None, &text)]);
+        let topic = root.join(format!("topics/t{}.md", i % 4));
+        if i % 5 == 4 {
+            let _ = fs::remove_file(&topic);
+        } else {
+            fs::write(&topic, format!("# T\n\nNotes about {text}.\n")).unwrap();
+        }
+        let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+        assert_ne!(opened.report.action, Action::Built, "refresh {i}: {:?}", opened.report);
+        let segments = opened.view.segments().len();
+        deepest = deepest.max(segments);
+        drop(opened);
+        // Exactly the older deltas the head stands on are kept.
+        assert_eq!(older_deltas(root).len(), segments.saturating_sub(2), "refresh {i}");
+        assert_eq!(answers(root), rebuilt(root), "refresh {i}");
+    }
+    assert!(deepest >= 3, "the deltas stack up: {deepest}");
+}
+
+#[test]
+fn a_missing_or_damaged_older_delta_is_never_trusted() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    fs::create_dir_all(root.join("topics")).unwrap();
+    append(root, &[&rec("g0", "m0", 1, None, "the budget is 50k")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    // Changes of quickly shrinking size leave older deltas below the head
+    // (each file read after its racy window, so none is recorded again).
+    for (i, n) in [16, 4, 1].into_iter().enumerate() {
+        let lines: Vec<String> = (0..n)
+            .map(|k| rec(&format!("h{i}"), &format!("m{k}"), 2, None, &format!("tea number {k}")))
+            .collect();
+        append(root, &lines.iter().map(String::as_str).collect::<Vec<_>>());
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        workspace::open(root, TokenizerConfig::default()).unwrap();
+    }
+    let older = older_deltas(root);
+    assert_eq!(older.len(), 2, "{older:?}");
+    let good = rebuilt(root);
+    assert_eq!(answers(root), good);
+    // One damaged: the head is ignored, what it covered is read again.
+    let mut bytes = fs::read(&older[0]).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    bytes[20] ^= 0xFF;
+    fs::write(&older[0], &bytes).unwrap();
+    let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+    assert_eq!(opened.report.action, Action::Refreshed);
+    drop(opened);
+    assert_eq!(answers(root), good);
+    // One missing: the same.
+    let older = older_deltas(root);
+    append(root, &[&rec("h9", "m0", 3, None, "one more tea")]);
+    append(root, &[&rec("h9", "m1", 3, None, "and one more")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    append(root, &[&rec("h9", "m2", 3, None, "and the last")]);
+    workspace::open(root, TokenizerConfig::default()).unwrap();
+    for p in older_deltas(root).iter().chain(&older) {
+        let _ = fs::remove_file(p);
+    }
+    let good = rebuilt(root);
+    let opened = workspace::open(root, TokenizerConfig::default()).unwrap();
+    assert_ne!(opened.report.action, Action::Built);
+    drop(opened);
+    assert_eq!(answers(root), good);
+}
+
+#[test]
+fn a_writer_word_replaces_the_walk_only_while_the_index_describes_its_revision() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    fs::create_dir_all(root.join("topics")).unwrap();
+    append(root, &[&rec("g1", "m1", 9, None, "the budget is 50k")]);
+    let config = TokenizerConfig::default();
+    let revision = root.join(workspace::DIR).join(workspace::REVISION);
+    let commit = |before: &'static str, after: &'static str, changed: &[&String]| {
+        let changed: Vec<String> = changed.iter().map(|s| (*s).clone()).collect();
+        let c = workspace::Commit { before, after, changed: &changed };
+        workspace::open_committed(root, config, None, c).unwrap().report
+    };
+    // No revision recorded: the workspace is walked; then "r1" is recorded.
+    commit("r0", "r1", &[]);
+    assert_eq!(fs::read_to_string(&revision).unwrap(), "r1\n");
+    // Past the racy window, so that nothing is re-read for its own sake.
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    workspace::open(root, config).unwrap();
+    commit("r0", "r1", &[]);
+    // A file the writer names is looked at; one it does not name is not,
+    // on its word that nothing else changed since "r1".
+    let thread = |t: &str| format!("sources/chat/_v2/{t}.md");
+    append(root, &[&rec("g2", "m1", 9, None, "tea with Ada on Friday")]);
+    append(root, &[&rec("g3", "m1", 9, None, "a garden plan")]);
+    let report = commit("r1", "r2", &[&thread("g2")]);
+    assert_eq!((report.action, report.units_changed), (Action::Refreshed, 1), "{report:?}");
+    assert_eq!(fs::read_to_string(&revision).unwrap(), "r2\n");
+    let found = |q: &str| {
+        let view = workspace::open_existing(root, config).unwrap().unwrap();
+        !view.search(q, &Filters::default(), 5, Bm25::default()).unwrap().is_empty()
+    };
+    assert!(found("tea") && !found("garden"));
+    // A reader walks, finds the other file, and the revision it wrote no
+    // longer names the index files: the next writer walks too.
+    workspace::open(root, config).unwrap();
+    assert!(found("garden"));
+    assert!(!revision.exists());
+    append(root, &[&rec("g4", "m1", 9, None, "music in Paris")]);
+    let report = commit("r2", "r3", &[]);
+    assert_eq!(report.action, Action::Refreshed, "{report:?}");
+    assert!(found("paris"));
+    // A writer whose commit did not start from the recorded revision walks.
+    append(root, &[&rec("g5", "m1", 9, None, "a dog")]);
+    commit("r9", "r10", &[]);
+    assert!(found("dog"));
+    // A removed file the writer names is gone from the index.
+    fs::remove_file(root.join(thread("g2"))).unwrap();
+    commit("r10", "r11", &[&thread("g2")]);
+    assert!(!found("tea"));
+    assert_eq!(answers(root), rebuilt(root));
+    workspace::build(root, config).unwrap();
+    assert!(!revision.exists());
 }

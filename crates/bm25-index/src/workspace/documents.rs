@@ -1,0 +1,278 @@
+//! The documents of workspace files: archive records (v2 and legacy) and
+//! the valid blocks of topic files, checked against each other and the
+//! records they cite.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use scriptorium_source_archive::json::{to_line, RecordView};
+use scriptorium_source_archive::legacy::{self, LegacyRecord};
+use scriptorium_source_archive::v2::{self, Expect};
+use scriptorium_source_archive::{cited, pct, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_topic_markdown::parse::search_text;
+use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
+use serde::Serialize;
+
+use super::listing::{read, Listing};
+use crate::search::View;
+use crate::segment::{Damaged, Document, Kind, Stamp, Unit};
+
+/// Days since 1970-01-01 of a timestamp's UTC day.
+pub(super) fn day_of(timestamp: &str) -> Option<i32> {
+    let instant = scriptorium_topic_markdown::time::parse(timestamp)?;
+    i32::try_from(instant.seconds.div_euclid(86_400)).ok()
+}
+
+/// The `YYYY-MM-DD` a filter names, as a day number.
+pub fn parse_day(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    day_of(s)
+}
+
+pub(super) fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
+    let id = r.id();
+    let sp = r.speaker();
+    let key = id.text();
+    let pending = r.is_pending() && !promoted.contains(&key);
+    let mut view = RecordView::of_record(r);
+    if !pending {
+        // Promoted by the owner: trusted from now on, as recall treats it.
+        view.trust = "trusted";
+    }
+    Document {
+        anchor: id.anchor(),
+        day: day_of(r.timestamp()),
+        pending,
+        key,
+        speakers: match sp {
+            Some(s) => crate::speaker::trusted_keys(s),
+            None => Vec::new(),
+        },
+        // Who said it as people read it (FORMAT.md §2.3), so a snippet
+        // never shows an impostor's label like the person it imitates.
+        text: format!("{} {}", r.attribution(), r.content()),
+        payload: to_line(&view),
+    }
+}
+
+pub(super) fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
+    Document {
+        anchor: r.anchor.clone().unwrap_or_default(),
+        key: r.id.as_ref().map(SourceId::text).unwrap_or_default(),
+        day: day_of(&r.timestamp),
+        pending: false,
+        speakers: match &r.hint {
+            Some(h) => crate::speaker::hint_keys(h),
+            None => Vec::new(),
+        },
+        // The role: a hint is text of the body, which holds it already.
+        text: format!("{} {}", r.role.as_str(), r.content),
+        payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
+    }
+}
+
+/// `sources/<p>/_v2/<t>.md` → (provider dir, thread file stem, is v2).
+pub(super) fn source_parts(rel: &str) -> Option<(&str, &str, bool)> {
+    let rest = rel.strip_prefix("sources/")?;
+    let (provider, rest) = rest.split_once('/')?;
+    match rest.strip_prefix("_v2/") {
+        Some(file) => Some((provider, file.strip_suffix(".md")?, true)),
+        None => Some((provider, rest.strip_suffix(".md")?, false)),
+    }
+}
+
+pub(super) fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp, promoted: &BTreeSet<String>) -> Unit {
+    let mut docs = Vec::new();
+    if let Some((p, t, true)) = source_parts(rel) {
+        if let (Ok(p), Ok(t)) = (pct::decode_canonical(p.as_bytes()), pct::decode_canonical(t.as_bytes())) {
+            let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t }));
+            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record(), promoted)).collect();
+        }
+    }
+    Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: Vec::new(), docs }
+}
+
+/// The live source documents of the workspace being indexed: units read
+/// in this pass first, then the previous index for files not re-read.
+pub(super) struct Sources<'v> {
+    pub(super) fresh: HashMap<String, Unit>,
+    pub(super) gone: HashSet<String>,
+    pub(super) old: Option<&'v View>,
+}
+
+impl Sources<'_> {
+    /// The source id and trust of the record at this path and anchor.
+    fn lookup(&self, path: &str, anchor: &str) -> Result<Option<(String, bool)>, Damaged> {
+        if anchor.is_empty() {
+            return Ok(None);
+        }
+        if let Some(u) = self.fresh.get(path) {
+            let k = u.docs.partition_point(|d| d.anchor.as_str() < anchor);
+            return Ok(u.docs.get(k).filter(|d| d.anchor == anchor).map(|d| (d.key.clone(), d.pending)));
+        }
+        if self.gone.contains(path) {
+            return Ok(None);
+        }
+        match self.old {
+            Some(view) => Ok(view.find(Kind::Source, path, anchor)?.map(|s| (s.key.to_owned(), s.pending))),
+            None => Ok(None),
+        }
+    }
+
+    fn v2_has(&self, id: &SourceId) -> Result<bool, Damaged> {
+        let key = id.text();
+        Ok(self.lookup(&id.v2_path(), &id.anchor())?.is_some_and(|(k, _)| k == key))
+    }
+}
+
+/// Citations resolved through the sources being indexed; the content of a
+/// cited record, which only quotations need, read from its archive file.
+struct Resolver<'s, 'v> {
+    sources: &'s Sources<'v>,
+    files: cited::Files<'s>,
+    damaged: std::cell::RefCell<Option<Damaged>>,
+}
+
+impl SourceResolver for Resolver<'_, '_> {
+    fn resolve(&self, source_id: &str, path: &str, anchor: &str) -> Resolution {
+        match self.sources.lookup(path, anchor) {
+            Ok(Some((key, pending))) if key == source_id => {
+                if pending {
+                    Resolution::Pending
+                } else {
+                    Resolution::Trusted
+                }
+            }
+            Ok(_) => Resolution::Unknown,
+            Err(e) => {
+                self.damaged.borrow_mut().get_or_insert(e);
+                Resolution::Unknown
+            }
+        }
+    }
+
+    fn content(&self, source_id: &str, path: &str, anchor: &str) -> Option<Cow<'_, str>> {
+        match self.resolve(source_id, path, anchor) {
+            Resolution::Unknown => None,
+            _ => self.files.content(source_id, path, anchor).map(Cow::Owned),
+        }
+    }
+}
+
+pub(super) fn legacy_unit(
+    rel: &str,
+    bytes: &[u8],
+    stamp: Stamp,
+    sources: &Sources<'_>,
+) -> Result<Unit, Damaged> {
+    let fallback =
+        source_parts(rel).and_then(|(p, t, _)| Some((pct::decode_lenient(p)?, pct::decode_lenient(t)?)));
+    let fallback = fallback.as_ref().map(|(p, t)| (p.as_str(), t.as_str()));
+    let mut docs = Vec::new();
+    let mut deps = BTreeSet::new();
+    for r in legacy::parse(bytes) {
+        if let Some(id) = &r.id {
+            deps.insert(id.v2_path());
+            if sources.v2_has(id)? {
+                continue;
+            }
+        }
+        docs.push(legacy_document(&r, rel, fallback));
+    }
+    docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+    Ok(Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: deps.into_iter().collect(), docs })
+}
+
+#[derive(Serialize)]
+struct TopicPayload<'a> {
+    path: &'a str,
+    block_id: &'a str,
+    text: &'a str,
+    time: Option<&'a str>,
+    trust: &'static str,
+}
+
+/// Every topic file as a unit (or only those in `only`), checked against
+/// each other and `sources`.
+pub(super) fn topic_units(
+    root: &Path,
+    listing: &Listing,
+    sources: &Sources<'_>,
+    files_read: &mut usize,
+    only: Option<&BTreeSet<String>>,
+) -> Result<Vec<Unit>, Error> {
+    let mut loaded = Vec::new();
+    let mut units: BTreeMap<String, Unit> = BTreeMap::new();
+    for ((kind, rel), listed) in listing {
+        if *kind != Kind::Topic || only.is_some_and(|o| !o.contains(rel)) {
+            continue;
+        }
+        let (bytes, stamp) = read(root, rel, *listed)?;
+        *files_read += 1;
+        let mut deps = BTreeSet::new();
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            let l = Loaded::parse(rel, text);
+            for def in &l.file.definitions {
+                if let Some(Ok(ev)) = &def.evidence {
+                    for s in &ev.sources {
+                        if let Some(p) = join(dir_of(rel), &s.path) {
+                            deps.insert(p);
+                        }
+                    }
+                }
+            }
+            loaded.push(l);
+        }
+        let unit = Unit {
+            kind: Kind::Topic,
+            path: rel.clone(),
+            stamp,
+            deps: deps.into_iter().collect(),
+            docs: Vec::new(),
+        };
+        units.insert(rel.clone(), unit);
+    }
+    let resolver =
+        Resolver { sources, files: cited::Files::new(root), damaged: std::cell::RefCell::new(None) };
+    let checked = validate::check(&loaded, &resolver);
+    if let Some(d) = resolver.damaged.into_inner() {
+        return Err(Error::new(ErrorKind::Io, d.to_string()));
+    }
+    let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
+    for state in &checked.blocks {
+        let (Some(id), true) = (&state.id, state.valid) else { continue };
+        let Some(l) = by_path.get(state.path.as_str()) else { continue };
+        let Some(block) = l.file.blocks.get(state.index) else { continue };
+        let text = search_text(&l.file.block_text(block), Some(id));
+        let newest = state.newest();
+        let trust = if state.pending { "pending" } else { "trusted" };
+        let payload = to_line(&TopicPayload {
+            path: &state.path,
+            block_id: id,
+            text: &text,
+            time: newest.map(|n| n.0.as_str()),
+            trust,
+        });
+        let doc = Document {
+            anchor: id.clone(),
+            key: String::new(),
+            day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
+            pending: state.pending,
+            speakers: Vec::new(),
+            text,
+            payload,
+        };
+        if let Some(u) = units.get_mut(&state.path) {
+            u.docs.push(doc);
+        }
+    }
+    let mut out: Vec<Unit> = units.into_values().collect();
+    for u in &mut out {
+        u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+    }
+    Ok(out)
+}
