@@ -23,7 +23,9 @@
 //!   read, the views checked against their stamps, `relations.json` and
 //!   `recent_events.jsonl` read (the bytes the untouched files' parts are
 //!   copied from);
-//! * `index refresh`: `scriptorium_bm25_index::workspace::open_scoped`,
+//! * `index refresh`: `scriptorium_bm25_index::workspace::open_committed`
+//!   (the files the commit changed, while the index describes the revision
+//!   before),
 //!   scoped by the id and link index;
 //! * `scope check`: the scope of the changed file, and the files it names
 //!   loaded and checked against the index;
@@ -163,10 +165,13 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     let relations = std::fs::read(root.join("relations.json")).ok();
     let recent = std::fs::read(root.join("recent_events.jsonl")).ok();
     clock.lap();
-    let opened = scriptorium_bm25_index::workspace::open_scoped(
+    let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+    let commit = scriptorium_bm25_index::workspace::Commit { before: &rev.hex, after: &after, changed: &changed };
+    let opened = scriptorium_bm25_index::workspace::open_committed(
         root,
         TokenizerConfig::default(),
         Some(&index_of_topics),
+        commit,
     )
     .expect("the index");
     clock.lap();

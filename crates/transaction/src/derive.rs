@@ -77,7 +77,10 @@ pub fn after_commit(
     let trusted = is_current(root, before);
     let read = |name: &str| if trusted { std::fs::read(root.join(name)).ok() } else { None };
     let (relations, recent) = (read("relations.json"), read("recent_events.jsonl"));
-    let opened = index::open_scoped(root, TokenizerConfig::default(), Some(topics))?;
+    // The commit names what changed: the index looks at those files only,
+    // while it still describes the revision before.
+    let commit = index::Commit { before, after, changed };
+    let opened = index::open_committed(root, TokenizerConfig::default(), Some(topics), commit)?;
     let sources: BTreeSet<String> = changed.iter().filter(|p| p.starts_with("sources/")).cloned().collect();
     let mut dirty: BTreeSet<String> = changed.iter().filter(|p| p.starts_with("topics/")).cloned().collect();
     dirty.extend(topics.citing(&sources)?);
