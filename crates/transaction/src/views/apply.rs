@@ -101,6 +101,9 @@ pub struct After {
     /// True when `relations.json` had to be sorted whole (file names that
     /// make runs interleave): the state then holds no runs.
     pub unsorted: bool,
+    /// `recent_events.jsonl` and `relations.json` are the bytes written
+    /// before (trusted): nothing to write.
+    pub unchanged: [bool; 2],
 }
 
 /// Reads the entries of files outside the change, once each.
@@ -214,6 +217,10 @@ pub fn apply(
     after.events = n;
     days_after(&lookup, old, &touched, &old_fids, &fids, &path_of, &fresh_fid, &mut after);
     after.state.files = files;
+    after.unchanged = [
+        before.recent.is_some() && after.recent.as_deref() == before.recent,
+        before.relations.is_some() && after.relations.as_deref() == before.relations,
+    ];
     after
 }
 

@@ -133,8 +133,15 @@ pub fn write(
             None => {}
         }
     }
-    w.update("recent_events.jsonl", after.recent.as_deref(), durable_views)?;
-    w.update("relations.json", after.relations.as_deref(), durable_views)?;
+    // What was written before is known: nothing is read to compare.
+    for (k, rel) in ["recent_events.jsonl", "relations.json"].into_iter().enumerate() {
+        let bytes = if k == 0 { after.recent.as_deref() } else { after.relations.as_deref() };
+        match bytes {
+            _ if after.unchanged[k] => {}
+            Some(b) => w.put(rel, b, durable_views)?,
+            None => w.update(rel, None, durable_views)?,
+        }
+    }
     let dir = root.join(VIEWS_DIR);
     w.disk.create_dirs(&dir).map_err(|e| Error::io(&e, "cannot create", &dir))?;
     for (name, body) in &after.entries {

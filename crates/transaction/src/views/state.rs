@@ -11,6 +11,9 @@ use scriptorium_topic_markdown::time::Instant;
 
 const HEADER: &str = "scriptorium views state 1";
 
+/// Bytes of one encoded [`Row`].
+const ROW: usize = 24;
+
 /// Where a run of a file's items is in `relations.json`, and its keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span<K> {
@@ -140,18 +143,25 @@ impl<'a> In<'a> {
             last: key(self)?,
         })
     }
-    fn row(&mut self) -> Option<Row> {
-        Some(Row {
-            day: self.u32()? as i32,
-            time: Instant { seconds: self.i64()?, nanos: self.u32()? },
-            fid: self.u32()?,
-            rank: self.u32()?,
-        })
-    }
+    /// `n` fixed-width rows, decoded straight from their bytes.
     fn rows(&mut self) -> Option<Vec<Row>> {
         let n = self.len()?;
-        (n.checked_mul(24)? <= self.0.len()).then_some(())?;
-        (0..n).map(|_| self.row()).collect()
+        let bytes = self.take(n.checked_mul(ROW)?)?;
+        let u32_at = |c: &[u8], at: usize| u32::from_le_bytes([c[at], c[at + 1], c[at + 2], c[at + 3]]);
+        Some(
+            bytes
+                .chunks_exact(ROW)
+                .map(|c| Row {
+                    day: u32_at(c, 0) as i32,
+                    time: Instant {
+                        seconds: i64::from_le_bytes(c[4..12].try_into().expect("eight bytes")),
+                        nanos: u32_at(c, 12),
+                    },
+                    fid: u32_at(c, 16),
+                    rank: u32_at(c, 20),
+                })
+                .collect(),
+        )
     }
 }
 
@@ -183,6 +193,7 @@ impl State {
         }
         for rows in [&self.events, &self.days] {
             o.u64(rows.len() as u64);
+            o.0.reserve(rows.len() * ROW);
             for r in rows {
                 o.row(r);
             }
