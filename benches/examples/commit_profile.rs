@@ -205,7 +205,7 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
         CoreRender { bytes: Some(bytes), report: Default::default() }
     };
     clock.lap();
-    cache::write(root, Disk::new(faults), next, core, Scope::Change, boot.is_none())
+    cache::write(root, Disk::new(faults), next, core, Scope::Change, boot.is_none(), relations.as_deref().unwrap_or_default())
         .expect("the views are written");
     clock.lap();
     stamp::Record::now(root, &after, boot).write(root).expect("the derived revision is recorded");

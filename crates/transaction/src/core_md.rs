@@ -239,6 +239,9 @@ impl Writer<'_> {
     /// `topics/core.md`, which such a patch cannot have seen, so a `create`
     /// of it still conflicts).
     pub fn migrate_core_before(&mut self, patch: &mut Patch) -> Result<Option<CoreMigration>, Error> {
+        if crate::views::CoreSlot::of(self.root()) != crate::views::CoreSlot::HandWritten {
+            return Ok(None);
+        }
         let before = crate::revision::compute(self.root())?.hex;
         let note = self.migrate_core()?;
         if note.is_some() && patch.base_revision == before {

@@ -40,10 +40,23 @@ pub fn rebuild_all(root: &Path, disk: Disk<'_>, budget: usize) -> Result<RenderR
     let rev = revision::compute(root)?.hex;
     let after = cache::build(root, &checkup.topics, &checkup.checked, &rev);
     let boot = stamp::boot_id();
-    let report = cache::write(root, disk, after, core, Scope::Whole, boot.is_none())?;
+    let report = cache::write(root, disk, after, core, Scope::Whole, boot.is_none(), &[])?;
     // Recorded last: the revision the derived state was built from.
     record(root, &revision::compute(root)?.hex, boot)?;
     Ok(report)
+}
+
+/// The file at `path` mapped read-only. It is replaced by rename, never
+/// written in place, so the mapping keeps the bytes it saw.
+fn map(path: &Path) -> Option<memmap2::Mmap> {
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: writers only ever replace the views by renaming a new file
+    // over them, under the write lock this writer holds, so no writer
+    // changes the mapped bytes. A person truncating the file by hand during
+    // the commit could make a read fault and end the process: after the
+    // install, before the derived record, so the next writer finds the
+    // views not recorded and rebuilds them (the change itself is durable).
+    unsafe { memmap2::Mmap::map(&file) }.ok()
 }
 
 /// What [`after_commit`] did.
@@ -75,8 +88,9 @@ pub fn after_commit(
     let Some(state) = cache::load_state(root, before) else { return Ok(AfterCommit::Rebuild) };
     let boot = stamp::boot_id();
     let trusted = is_current(root, before);
-    let read = |name: &str| if trusted { std::fs::read(root.join(name)).ok() } else { None };
-    let (relations, recent) = (read("relations.json"), read("recent_events.jsonl"));
+    let recent = if trusted { std::fs::read(root.join("recent_events.jsonl")).ok() } else { None };
+    // Mapped, not read: its runs are copied once, into the new file.
+    let relations = if trusted { map(&root.join("relations.json")) } else { None };
     // The commit names what changed: the index looks at those files only,
     // while it still describes the revision before.
     let commit = index::Commit { before, after, changed };
@@ -121,7 +135,7 @@ pub fn after_commit(
             .map_err(|_| Error::new(Code::Io, "the rendered core.md is not UTF-8").at("core.md"))?;
         CoreRender { bytes: Some(bytes), report: Default::default() }
     };
-    cache::write(root, disk, next, core, Scope::Change, boot.is_none())?;
+    cache::write(root, disk, next, core, Scope::Change, boot.is_none(), relations.as_deref().unwrap_or_default())?;
     record(root, after, boot)?;
     Ok(AfterCommit::Done)
 }

@@ -102,19 +102,33 @@ impl<'f> Disk<'f> {
     /// fsynced. Fault points: create, write, (fsync), rename, (fsync
     /// folder). The temporary is removed when a step fails.
     pub fn replace(&self, tmp: &Path, target: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+        self.replace_with(tmp, target, durable, |f| f.write_all(bytes))
+    }
+
+    /// [`Disk::replace`] with the bytes written by `fill` (buffered).
+    pub fn replace_with(
+        &self,
+        tmp: &Path,
+        target: &Path,
+        durable: bool,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let made = (|| {
             self.faults.hit("create", tmp)?;
             let mut opts = OpenOptions::new();
             opts.write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
-            let mut f = opts.open(tmp)?;
+            let f = opts.open(tmp)?;
             self.faults.hit("write", tmp)?;
-            f.write_all(bytes)?;
+            let mut out = io::BufWriter::with_capacity(1 << 16, f);
+            fill(&mut out)?;
+            let f = out.into_inner().map_err(io::IntoInnerError::into_error)?;
             if durable {
                 self.faults.hit("fsync", tmp)?;
                 f.sync_all()?;
             }
+            drop(f);
             self.rename(tmp, target)
         })();
         // A crashed process cleans nothing up.

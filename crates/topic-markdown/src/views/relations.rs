@@ -125,6 +125,22 @@ pub struct Assembled {
     pub nodes: Vec<(u64, u64)>,
 }
 
+/// Where every run goes in the document, computed from the runs' keys and
+/// lengths alone (nothing copied yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The edge parts, in document order.
+    pub edge_order: Vec<usize>,
+    /// The node parts, in document order.
+    pub node_order: Vec<usize>,
+    /// `(offset, length)` of each edge part, in the order given.
+    pub edges: Vec<(u64, u64)>,
+    /// `(offset, length)` of each node part, in the order given.
+    pub nodes: Vec<(u64, u64)>,
+    /// The document's length.
+    pub len: u64,
+}
+
 impl<K> Clone for Part<'_, K> {
     fn clone(&self) -> Self {
         *self
@@ -133,6 +149,10 @@ impl<K> Clone for Part<'_, K> {
 
 impl<K> Copy for Part<'_, K> {}
 
+const EDGES_OPEN: &[u8] = b"{\"edges\":[";
+const NODES_OPEN: &[u8] = b"],\"nodes\":[";
+const CLOSE: &[u8] = b"]}\n";
+
 fn order<K: Ord>(parts: &[Part<'_, K>]) -> Option<Vec<usize>> {
     let mut at: Vec<usize> = (0..parts.len()).collect();
     at.sort_by(|&a, &b| parts[a].first.cmp(parts[b].first));
@@ -140,35 +160,64 @@ fn order<K: Ord>(parts: &[Part<'_, K>]) -> Option<Vec<usize>> {
     at.windows(2).all(|w| parts[w[0]].last < parts[w[1]].first).then_some(at)
 }
 
-fn join<K: Ord>(out: &mut Vec<u8>, parts: &[Part<'_, K>], at: &[usize]) -> Vec<(u64, u64)> {
+fn place<K>(at: &mut u64, parts: &[Part<'_, K>], order: &[usize]) -> Vec<(u64, u64)> {
     let mut spans = vec![(0, 0); parts.len()];
-    for (k, &i) in at.iter().enumerate() {
+    for (k, &i) in order.iter().enumerate() {
         if k > 0 {
-            out.push(b',');
+            *at += 1;
         }
-        spans[i] = (out.len() as u64, parts[i].json.len() as u64);
-        out.extend_from_slice(parts[i].json);
+        spans[i] = (*at, parts[i].json.len() as u64);
+        *at += parts[i].json.len() as u64;
     }
     spans
 }
 
-/// `relations.json` from the runs of every topic file (`nodes`: one per
-/// file; `edges`: the files that have any), copied in key order; `None`
-/// when two runs interleave, or there is no file at all.
-pub fn assemble(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Option<Assembled> {
+/// The layout of `relations.json` from the runs of every topic file
+/// (`nodes`: one per file; `edges`: the files that have any), in key order;
+/// `None` when two runs interleave, or there is no file at all.
+pub fn layout(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Option<Layout> {
     if nodes.is_empty() {
         return None;
     }
     let (edge_order, node_order) = (order(edges)?, order(nodes)?);
-    let size: usize = edges.iter().map(|p| p.json.len() + 1).sum::<usize>()
-        + nodes.iter().map(|p| p.json.len() + 1).sum::<usize>();
-    let mut bytes = Vec::with_capacity(size + 32);
-    bytes.extend_from_slice(b"{\"edges\":[");
-    let edge_spans = join(&mut bytes, edges, &edge_order);
-    bytes.extend_from_slice(b"],\"nodes\":[");
-    let node_spans = join(&mut bytes, nodes, &node_order);
-    bytes.extend_from_slice(b"]}\n");
-    Some(Assembled { bytes, edges: edge_spans, nodes: node_spans })
+    let mut at = EDGES_OPEN.len() as u64;
+    let edge_spans = place(&mut at, edges, &edge_order);
+    at += NODES_OPEN.len() as u64;
+    let node_spans = place(&mut at, nodes, &node_order);
+    Some(Layout { edge_order, node_order, edges: edge_spans, nodes: node_spans, len: at + CLOSE.len() as u64 })
+}
+
+/// Writes the document `layout` describes, copying each part's bytes once.
+pub fn write_runs<K, L>(
+    out: &mut (impl std::io::Write + ?Sized),
+    layout: &Layout,
+    edges: &[Part<'_, K>],
+    nodes: &[Part<'_, L>],
+) -> std::io::Result<()> {
+    out.write_all(EDGES_OPEN)?;
+    for (k, &i) in layout.edge_order.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(edges[i].json)?;
+    }
+    out.write_all(NODES_OPEN)?;
+    for (k, &i) in layout.node_order.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(nodes[i].json)?;
+    }
+    out.write_all(CLOSE)
+}
+
+/// `relations.json` assembled in memory ([`layout`] and [`write_runs`]);
+/// `None` when two runs interleave, or there is no file at all.
+pub fn assemble(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Option<Assembled> {
+    let l = layout(edges, nodes)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(l.len).ok()?);
+    write_runs(&mut bytes, &l, edges, nodes).expect("writing to memory cannot fail");
+    Some(Assembled { bytes, edges: l.edges, nodes: l.nodes })
 }
 
 /// `relations.json` of the topic files `files` and the eligible blocks'

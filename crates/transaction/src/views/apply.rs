@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
 
-use scriptorium_topic_markdown::views::relations::{self, EdgeKey, NodeKey, Part, Piece};
+use scriptorium_topic_markdown::views::relations::{self, EdgeKey, Layout, NodeKey, Part, Piece};
 use scriptorium_topic_markdown::views::{BlockViews, RECENT_EVENTS};
 
 use crate::views::entries;
@@ -88,8 +88,8 @@ pub struct After {
     pub entries: Vec<(String, String)>,
     /// Entry names no longer used.
     pub unused: Vec<String>,
-    /// `relations.json` (`None`: no topic file), its node and edge counts.
-    pub relations: Option<Vec<u8>>,
+    /// `relations.json` (`None`: no topic file).
+    pub relations: Option<RelationsOut>,
     /// Nodes and edges.
     pub counts: (usize, usize),
     /// `recent_events.jsonl` (`None`: no event) and its lines.
@@ -104,6 +104,55 @@ pub struct After {
     /// `recent_events.jsonl` and `relations.json` are the bytes written
     /// before (trusted): nothing to write.
     pub unchanged: [bool; 2],
+}
+
+/// `relations.json` as the write makes it.
+#[derive(Debug)]
+pub enum RelationsOut {
+    /// Assembled in memory (sorted whole).
+    Bytes(Vec<u8>),
+    /// Runs to copy in `layout`'s order, each from the file as written or
+    /// made anew: written as they are copied, never assembled in memory.
+    Runs {
+        /// Where each run goes.
+        layout: Layout,
+        /// The edge runs.
+        edges: Vec<Run>,
+        /// The node runs.
+        nodes: Vec<Run>,
+    },
+}
+
+/// One run of `relations.json`.
+#[derive(Debug)]
+pub enum Run {
+    /// `(offset, length)` in the file as written.
+    Old(u64, u64),
+    /// Made by this change.
+    New(String),
+}
+
+impl RelationsOut {
+    /// Writes the document to `out`; `old` is `relations.json` as written
+    /// (the bytes [`Run::Old`] points into).
+    pub fn write_to(&self, out: &mut dyn std::io::Write, old: &[u8]) -> std::io::Result<()> {
+        match self {
+            RelationsOut::Bytes(b) => out.write_all(b),
+            RelationsOut::Runs { layout, edges, nodes } => {
+                let part = |r| Part { first: &(), last: &(), json: run_bytes(r, old) };
+                let e: Vec<Part<'_, ()>> = edges.iter().map(part).collect();
+                let n: Vec<Part<'_, ()>> = nodes.iter().map(part).collect();
+                relations::write_runs(out, layout, &e, &n)
+            }
+        }
+    }
+}
+
+fn run_bytes<'a>(r: &'a Run, old: &'a [u8]) -> &'a [u8] {
+    match r {
+        Run::Old(at, len) => &old[*at as usize..(*at + *len) as usize],
+        Run::New(s) => s.as_bytes(),
+    }
 }
 
 /// Reads the entries of files outside the change, once each.
@@ -219,7 +268,8 @@ pub fn apply(
     after.state.files = files;
     after.unchanged = [
         before.recent.is_some() && after.recent.as_deref() == before.recent,
-        before.relations.is_some() && after.relations.as_deref() == before.relations,
+        // Always written: comparing would read it all again.
+        false,
     ];
     after
 }
@@ -279,13 +329,20 @@ fn relations_after(
         }
     }
     let edges: Vec<Part<'_, EdgeKey>> = edge_parts.iter().map(|(_, p)| *p).collect();
-    let Some(done) = relations::assemble(&edges, &node_parts) else {
+    // Where the copied runs are in the file as written.
+    let old_nodes: Vec<(u64, u64)> = files.iter().map(|r| (r.nodes.offset, r.nodes.len)).collect();
+    let old_edges: HashMap<usize, (u64, u64)> = files
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| Some((k, r.edges.as_ref().map(|e| (e.offset, e.len))?)))
+        .collect();
+    let Some(done) = relations::layout(&edges, &node_parts) else {
         // Interleaving runs: every item sorted at once, from every entry.
         let all: Vec<Rc<Ranked>> = files.iter().filter_map(|r| lookup.now(&r.path)).collect();
         let blocks: Vec<&BlockViews> = all.iter().flat_map(|r| r.blocks.iter()).collect();
         let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
         let (bytes, nodes, edges) = relations::relations_of(&paths, &blocks);
-        after.relations = bytes.map(String::into_bytes);
+        after.relations = bytes.map(|b| RelationsOut::Bytes(b.into_bytes()));
         after.counts = (nodes, edges);
         after.unsorted = true;
         // No run has a place of its own: the next change remakes them all.
@@ -295,6 +352,7 @@ fn relations_after(
         }
         return;
     };
+    let edge_ks: Vec<usize> = edge_parts.iter().map(|(k, _)| *k).collect();
     // Record where every run landed, with its keys.
     let mut new_edges: HashMap<usize, Span<(String, String)>> = HashMap::new();
     for ((k, p), &(offset, len)) in edge_parts.iter().zip(&done.edges) {
@@ -316,7 +374,21 @@ fn relations_after(
         counts.0 += count as usize;
         counts.1 += row.edges.as_ref().map_or(0, |e| e.count as usize);
     }
-    after.relations = Some(done.bytes);
+    let run = |new: Option<&String>, old: (u64, u64)| match new {
+        Some(json) => Run::New(json.clone()),
+        None => Run::Old(old.0, old.1),
+    };
+    let edge_runs: Vec<Run> = edge_ks
+        .iter()
+        .map(|k| {
+            let new = pieces.get(k).and_then(|p| p.edges.as_ref()).map(|e| &e.json);
+            run(new, old_edges.get(k).copied().unwrap_or_default())
+        })
+        .collect();
+    let node_runs: Vec<Run> = (0..old_nodes.len())
+        .map(|k| run(pieces.get(&k).map(|p| &p.nodes.json), old_nodes[k]))
+        .collect();
+    after.relations = Some(RelationsOut::Runs { layout: done, edges: edge_runs, nodes: node_runs });
     after.counts = counts;
 }
 

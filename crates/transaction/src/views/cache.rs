@@ -71,6 +71,15 @@ struct Writes<'a, 'f> {
 
 impl Writes<'_, '_> {
     fn put(&mut self, rel: &str, bytes: &[u8], durable: bool) -> Result<(), Error> {
+        self.put_with(rel, durable, |out| out.write_all(bytes))
+    }
+
+    fn put_with(
+        &mut self,
+        rel: &str,
+        durable: bool,
+        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), Error> {
         fsio::check_no_links(self.root, rel)?;
         let target = self.root.join(rel);
         if let Some(dir) = target.parent() {
@@ -81,7 +90,7 @@ impl Writes<'_, '_> {
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
-        self.disk.replace(&tmp, &target, bytes, durable).map_err(|e| Error::io(&e, "cannot write", &target))
+        self.disk.replace_with(&tmp, &target, durable, fill).map_err(|e| Error::io(&e, "cannot write", &target))
     }
 
     fn remove(&mut self, rel: &str) -> Result<(), Error> {
@@ -113,6 +122,7 @@ pub fn write(
     core: CoreRender,
     scope: Scope,
     durable_views: bool,
+    old_relations: &[u8],
 ) -> Result<RenderReport, Error> {
     fsio::check_no_links(root, fsio::TMP_DIR)?;
     let mut w = Writes { root, disk, tmp: root.join(fsio::TMP_DIR), n: 0 };
@@ -134,13 +144,15 @@ pub fn write(
         }
     }
     // What was written before is known: nothing is read to compare.
-    for (k, rel) in ["recent_events.jsonl", "relations.json"].into_iter().enumerate() {
-        let bytes = if k == 0 { after.recent.as_deref() } else { after.relations.as_deref() };
-        match bytes {
-            _ if after.unchanged[k] => {}
-            Some(b) => w.put(rel, b, durable_views)?,
-            None => w.update(rel, None, durable_views)?,
-        }
+    match after.recent.as_deref() {
+        _ if after.unchanged[0] => {}
+        Some(b) => w.put("recent_events.jsonl", b, durable_views)?,
+        None => w.update("recent_events.jsonl", None, durable_views)?,
+    }
+    // Copied run by run from the file as written, never whole in memory.
+    match &after.relations {
+        Some(r) => w.put_with("relations.json", durable_views, |out| r.write_to(out, old_relations))?,
+        None => w.update("relations.json", None, durable_views)?,
     }
     let dir = root.join(VIEWS_DIR);
     w.disk.create_dirs(&dir).map_err(|e| Error::io(&e, "cannot create", &dir))?;
@@ -234,7 +246,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let after = build(dir.path(), &topics, &checked, "rev");
         let full = views::render(&topics, &checked, 2000);
-        assert_eq!(after.relations.as_deref(), full.files.get("relations.json").map(|s| s.as_bytes()));
+        let mut relations = Vec::new();
+        after.relations.as_ref().unwrap().write_to(&mut relations, &[]).unwrap();
+        assert_eq!(Some(relations.as_slice()), full.files.get("relations.json").map(|s| s.as_bytes()));
         assert_eq!(after.recent.as_deref(), full.files.get("recent_events.jsonl").map(|s| s.as_bytes()));
         let days: Vec<(String, &str)> =
             after.days.iter().map(|(d, s)| (apply::day_path(*d), s.as_deref().unwrap())).collect();
