@@ -166,7 +166,8 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     let recent = std::fs::read(root.join("recent_events.jsonl")).ok();
     clock.lap();
     let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-    let commit = scriptorium_bm25_index::workspace::Commit { before: &rev.hex, after: &after, changed: &changed };
+    let commit =
+        scriptorium_bm25_index::workspace::Commit { before: &rev.hex, after: &after, changed: &changed };
     let opened = scriptorium_bm25_index::workspace::open_committed(
         root,
         TokenizerConfig::default(),
@@ -205,8 +206,16 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
         CoreRender { bytes: Some(bytes), report: Default::default() }
     };
     clock.lap();
-    cache::write(root, Disk::new(faults), next, core, Scope::Change, boot.is_none(), relations.as_deref().unwrap_or_default())
-        .expect("the views are written");
+    cache::write(
+        root,
+        Disk::new(faults),
+        next,
+        core,
+        Scope::Change,
+        boot.is_none(),
+        relations.as_deref().unwrap_or_default(),
+    )
+    .expect("the views are written");
     clock.lap();
     stamp::Record::now(root, &after, boot).write(root).expect("the derived revision is recorded");
     clock.lap();

@@ -135,7 +135,15 @@ pub fn after_commit(
             .map_err(|_| Error::new(Code::Io, "the rendered core.md is not UTF-8").at("core.md"))?;
         CoreRender { bytes: Some(bytes), report: Default::default() }
     };
-    cache::write(root, disk, next, core, Scope::Change, boot.is_none(), relations.as_deref().unwrap_or_default())?;
+    cache::write(
+        root,
+        disk,
+        next,
+        core,
+        Scope::Change,
+        boot.is_none(),
+        relations.as_deref().unwrap_or_default(),
+    )?;
     record(root, after, boot)?;
     Ok(AfterCommit::Done)
 }

@@ -184,7 +184,13 @@ pub fn layout(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Optio
     let edge_spans = place(&mut at, edges, &edge_order);
     at += NODES_OPEN.len() as u64;
     let node_spans = place(&mut at, nodes, &node_order);
-    Some(Layout { edge_order, node_order, edges: edge_spans, nodes: node_spans, len: at + CLOSE.len() as u64 })
+    Some(Layout {
+        edge_order,
+        node_order,
+        edges: edge_spans,
+        nodes: node_spans,
+        len: at + CLOSE.len() as u64,
+    })
 }
 
 /// Writes the document `layout` describes, copying each part's bytes once.

@@ -385,9 +385,8 @@ fn relations_after(
             run(new, old_edges.get(k).copied().unwrap_or_default())
         })
         .collect();
-    let node_runs: Vec<Run> = (0..old_nodes.len())
-        .map(|k| run(pieces.get(&k).map(|p| &p.nodes.json), old_nodes[k]))
-        .collect();
+    let node_runs: Vec<Run> =
+        (0..old_nodes.len()).map(|k| run(pieces.get(&k).map(|p| &p.nodes.json), old_nodes[k])).collect();
     after.relations = Some(RelationsOut::Runs { layout: done, edges: edge_runs, nodes: node_runs });
     after.counts = counts;
 }

@@ -90,7 +90,9 @@ impl Writes<'_, '_> {
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
-        self.disk.replace_with(&tmp, &target, durable, fill).map_err(|e| Error::io(&e, "cannot write", &target))
+        self.disk
+            .replace_with(&tmp, &target, durable, fill)
+            .map_err(|e| Error::io(&e, "cannot write", &target))
     }
 
     fn remove(&mut self, rel: &str) -> Result<(), Error> {
