@@ -393,6 +393,13 @@ fn relations_after(
 
 type Paths<'a> = HashMap<u32, &'a str>;
 
+/// The path of file `fid`; empty for a number no file has (a damaged
+/// state: its rows then find no entry, and the views lack those lines
+/// until the next rebuild, rather than the writer stopping).
+fn name<'a>(paths: &Paths<'a>, fid: u32) -> &'a str {
+    paths.get(&fid).copied().unwrap_or("")
+}
+
 /// Merges `new` (unsorted) into `kept` (sorted) by `cmp`.
 fn merge(kept: Vec<Row>, mut new: Vec<Row>, cmp: &dyn Fn(&Row, &Row) -> std::cmp::Ordering) -> Vec<Row> {
     new.sort_by(cmp);
@@ -436,7 +443,10 @@ fn events_after(
         }
     }
     let cmp = |a: &Row, b: &Row| {
-        b.time.cmp(&a.time).then_with(|| path_of[&a.fid].cmp(path_of[&b.fid])).then(a.rank.cmp(&b.rank))
+        b.time
+            .cmp(&a.time)
+            .then_with(|| name(path_of, a.fid).cmp(name(path_of, b.fid)))
+            .then(a.rank.cmp(&b.rank))
     };
     let rows = merge(kept, new, &cmp);
     // The lines shown before, by block: copied when still shown.
@@ -458,7 +468,7 @@ fn events_after(
                 .and_then(|b| b.event.as_ref())
                 .map(|e| e.1.clone().into_bytes()),
             (None, Some(line)) => Some(line.to_vec()),
-            (None, None) => lookup.old(path_of[&row.fid]).and_then(|r| {
+            (None, None) => lookup.old(name(path_of, row.fid)).and_then(|r| {
                 r.at(row.rank).and_then(|b| b.event.as_ref()).map(|e| e.1.clone().into_bytes())
             }),
         };
@@ -502,7 +512,7 @@ fn days_after(
     let cmp = |a: &Row, b: &Row| {
         (a.day, a.time)
             .cmp(&(b.day, b.time))
-            .then_with(|| path_of[&a.fid].cmp(path_of[&b.fid]))
+            .then_with(|| name(path_of, a.fid).cmp(name(path_of, b.fid)))
             .then(a.rank.cmp(&b.rank))
     };
     let rows = merge(kept, new, &cmp);
@@ -537,7 +547,7 @@ fn days_after(
             let text = match (fresh_fid.get(&row.fid), copied.get(&(row.fid, row.rank))) {
                 (Some(path), _) => line(&lookup.fresh[*path]),
                 (None, Some(l)) => Some((*l).to_owned()),
-                (None, None) => lookup.old(path_of[&row.fid]).and_then(|r| line(&r)),
+                (None, None) => lookup.old(name(path_of, row.fid)).and_then(|r| line(&r)),
             };
             s.push_str(&text.unwrap_or_default());
             s.push('\n');

@@ -235,7 +235,11 @@ impl State {
             let day = i.u32()? as i32;
             s.day_files.push((day, Stamp { len: i.u64()?, modified: i.i64()?, inode: i.u64()? }));
         }
-        i.0.is_empty().then_some(s)
+        // Every number a row or a file names was given out.
+        let given = |fid: u32| fid < s.next_fid;
+        let named =
+            s.files.iter().all(|f| given(f.fid)) && s.events.iter().chain(&s.days).all(|r| given(r.fid));
+        (i.0.is_empty() && named).then_some(s)
     }
 }
 
@@ -267,10 +271,14 @@ mod tests {
             day_files: vec![(20_240_316, Stamp { len: 10, modified: 11, inode: 12 })],
         };
         let bytes = s.encode();
-        assert_eq!(State::decode(&bytes, "r1"), Some(s));
+        assert_eq!(State::decode(&bytes, "r1"), Some(s.clone()));
         assert_eq!(State::decode(&bytes, "r2"), None);
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
             assert_eq!(State::decode(&bytes[..cut], "r1"), None, "cut at {cut}");
         }
+        // A row naming a file number never given out.
+        let mut bad = s.clone();
+        bad.next_fid = 3;
+        assert_eq!(State::decode(&bad.encode(), "r1"), None);
     }
 }
