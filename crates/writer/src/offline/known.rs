@@ -53,14 +53,7 @@ impl Known<'_> {
         &self,
         sources: impl IntoIterator<Item = &'s str>,
     ) -> Result<HashSet<String>, WriteFailure> {
-        let Some(index) = self.index else { return Ok(HashSet::new()) };
-        let mut out = HashSet::new();
-        for s in sources.into_iter().collect::<HashSet<&str>>() {
-            if index.cites_source(s)? {
-                out.insert(s.to_owned());
-            }
-        }
-        Ok(out)
+        self.among(sources, TopicIndex::cites_source)
     }
 
     /// Of the block ids `ids`, those some topic file holds.
@@ -68,11 +61,20 @@ impl Known<'_> {
         &self,
         ids: impl IntoIterator<Item = &'s str>,
     ) -> Result<HashSet<String>, WriteFailure> {
+        self.among(ids, TopicIndex::holds_block_id)
+    }
+
+    /// Of `items`, those for which the index answers `has`, each asked once.
+    fn among<'s>(
+        &self,
+        items: impl IntoIterator<Item = &'s str>,
+        has: impl Fn(&TopicIndex, &str) -> Result<bool, scriptorium_transaction::Error>,
+    ) -> Result<HashSet<String>, WriteFailure> {
         let Some(index) = self.index else { return Ok(HashSet::new()) };
         let mut out = HashSet::new();
-        for id in ids.into_iter().collect::<HashSet<&str>>() {
-            if index.holds_block_id(id)? {
-                out.insert(id.to_owned());
+        for item in items.into_iter().collect::<HashSet<&str>>() {
+            if has(index, item)? {
+                out.insert(item.to_owned());
             }
         }
         Ok(out)
