@@ -274,18 +274,14 @@ pub fn apply(
     after
 }
 
-/// Remakes the runs of `remake` (and of every file when the old
-/// `relations.json` cannot be trusted), copies the others, assembles.
-fn relations_after(
+/// The runs made anew: those of `remake`, and of every file whose runs
+/// cannot be copied from `relations.json` as written (by index in `files`).
+fn remade(
     lookup: &Lookup<'_>,
     before: &Before<'_>,
-    files: &mut [FileRow],
+    files: &[FileRow],
     remake: &BTreeSet<String>,
-    after: &mut After,
-) {
-    if files.is_empty() {
-        return;
-    }
+) -> HashMap<usize, Piece> {
     let eligible = |p: &str, id: &str| lookup.eligible(p, id);
     let mut pieces: HashMap<usize, Piece> = HashMap::new();
     for (k, row) in files.iter().enumerate() {
@@ -302,6 +298,22 @@ fn relations_after(
             pieces.insert(k, relations::piece(&row.path, &blocks, &eligible));
         }
     }
+    pieces
+}
+
+/// Remakes the runs of `remake` (and of every file when the old
+/// `relations.json` cannot be trusted), copies the others, assembles.
+fn relations_after(
+    lookup: &Lookup<'_>,
+    before: &Before<'_>,
+    files: &mut [FileRow],
+    remake: &BTreeSet<String>,
+    after: &mut After,
+) {
+    if files.is_empty() {
+        return;
+    }
+    let pieces = remade(lookup, before, files, remake);
     let old = before.relations.unwrap_or_default();
     let slice = |s: u64, l: u64| &old[s as usize..(s + l) as usize];
     let mut edge_parts: Vec<(usize, Part<'_, EdgeKey>)> = Vec::new();
@@ -337,19 +349,7 @@ fn relations_after(
         .filter_map(|(k, r)| Some((k, r.edges.as_ref().map(|e| (e.offset, e.len))?)))
         .collect();
     let Some(done) = relations::layout(&edges, &node_parts) else {
-        // Interleaving runs: every item sorted at once, from every entry.
-        let all: Vec<Rc<Ranked>> = files.iter().filter_map(|r| lookup.now(&r.path)).collect();
-        let blocks: Vec<&BlockViews> = all.iter().flat_map(|r| r.blocks.iter()).collect();
-        let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
-        let (bytes, nodes, edges) = relations::relations_of(&paths, &blocks);
-        after.relations = bytes.map(|b| RelationsOut::Bytes(b.into_bytes()));
-        after.counts = (nodes, edges);
-        after.unsorted = true;
-        // No run has a place of its own: the next change remakes them all.
-        for row in files.iter_mut() {
-            row.nodes.len = 0;
-            row.edges = None;
-        }
+        sorted_whole(lookup, files, after);
         return;
     };
     let edge_ks: Vec<usize> = edge_parts.iter().map(|(k, _)| *k).collect();
@@ -389,6 +389,23 @@ fn relations_after(
         (0..old_nodes.len()).map(|k| run(pieces.get(&k).map(|p| &p.nodes.json), old_nodes[k])).collect();
     after.relations = Some(RelationsOut::Runs { layout: done, edges: edge_runs, nodes: node_runs });
     after.counts = counts;
+}
+
+/// `relations.json` for runs that interleave: every item sorted at once,
+/// from every file's entry; no run keeps a place of its own, so the next
+/// change remakes them all.
+fn sorted_whole(lookup: &Lookup<'_>, files: &mut [FileRow], after: &mut After) {
+    let all: Vec<Rc<Ranked>> = files.iter().filter_map(|r| lookup.now(&r.path)).collect();
+    let blocks: Vec<&BlockViews> = all.iter().flat_map(|r| r.blocks.iter()).collect();
+    let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
+    let (bytes, nodes, edges) = relations::relations_of(&paths, &blocks);
+    after.relations = bytes.map(|b| RelationsOut::Bytes(b.into_bytes()));
+    after.counts = (nodes, edges);
+    after.unsorted = true;
+    for row in files.iter_mut() {
+        row.nodes.len = 0;
+        row.edges = None;
+    }
 }
 
 type Paths<'a> = HashMap<u32, &'a str>;
