@@ -1,7 +1,7 @@
 //! Atomic whole-file replacement and memory-mapped reading.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -104,7 +104,7 @@ fn temp_path(tmp_dir: &Path) -> PathBuf {
 /// directory fsynced. A crash leaves the old file or the new one, never a
 /// mixture.
 pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
-    replace(root, target, bytes, true)
+    replace(root, target, true, |f| f.write_all(bytes))
 }
 
 /// [`replace_file`] without the fsyncs, for caches whose loss after a
@@ -112,10 +112,29 @@ pub fn replace_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
 /// stale or torn one is recognised and ignored). Still atomic with respect
 /// to other processes and to a crash of this one.
 pub fn replace_cache_file(root: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
-    replace(root, target, bytes, false)
+    replace(root, target, false, |f| f.write_all(bytes))
 }
 
-fn replace(root: &Path, target: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+/// [`replace_cache_file`] with the bytes written by `fill` (buffered): a
+/// large cache is never held whole in memory.
+pub fn replace_cache_file_with(
+    root: &Path,
+    target: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    replace(root, target, false, |f| {
+        let mut out = io::BufWriter::with_capacity(1 << 16, f);
+        fill(&mut out)?;
+        out.flush()
+    })
+}
+
+fn replace(
+    root: &Path,
+    target: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<()> {
     let tmp_dir = root.join(TMP_DIR);
     create_dir_durable(&tmp_dir)?;
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -127,7 +146,7 @@ fn replace(root: &Path, target: &Path, bytes: &[u8], durable: bool) -> Result<()
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
         let mut f = opts.open(&tmp).map_err(|e| Error::io(e, "cannot create", &tmp))?;
-        f.write_all(bytes).map_err(|e| Error::io(e, "cannot write", &tmp))?;
+        fill(&mut f).map_err(|e| Error::io(e, "cannot write", &tmp))?;
         f.flush().map_err(|e| Error::io(e, "cannot flush", &tmp))?;
         if durable {
             f.sync_all().map_err(|e| Error::io(e, "cannot fsync", &tmp))?;

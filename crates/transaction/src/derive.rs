@@ -46,16 +46,16 @@ pub fn rebuild_all(root: &Path, disk: Disk<'_>, budget: usize) -> Result<RenderR
     Ok(report)
 }
 
-/// The file at `path` mapped read-only. It is replaced by rename, never
-/// written in place, so the mapping keeps the bytes it saw.
+/// The file at `path` mapped read-only.
 fn map(path: &Path) -> Option<memmap2::Mmap> {
     let file = std::fs::File::open(path).ok()?;
-    // SAFETY: writers only ever replace the views by renaming a new file
-    // over them, under the write lock this writer holds, so no writer
-    // changes the mapped bytes. A person truncating the file by hand during
-    // the commit could make a read fault and end the process: after the
-    // install, before the derived record, so the next writer finds the
-    // views not recorded and rebuilds them (the change itself is durable).
+    // SAFETY: only a writer holding the write lock changes the views, and
+    // this writer holds it: it reads the mapping whole (copying its runs
+    // into the new document) before it writes the file over. A person
+    // truncating the file by hand during the commit could make a read
+    // fault and end the process: after the install, before the derived
+    // record, so the next writer finds no record and rebuilds the views
+    // (the change itself is durable).
     unsafe { memmap2::Mmap::map(&file) }.ok()
 }
 

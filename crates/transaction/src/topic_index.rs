@@ -193,7 +193,9 @@ impl TopicIndex {
     }
 
     /// The table's bytes with the changed files' lines replaced.
-    fn merged(&self) -> Result<Vec<u8>, Damaged> {
+    /// Writes the table with the changed files' lines replaced to
+    /// `target`, streamed from the table as loaded.
+    fn write_merged(&self, root: &Path, target: &Path) -> Result<bool, Damaged> {
         let state = self.state.borrow();
         let mut olds = Vec::with_capacity(state.changed.len());
         for path in state.changed.keys() {
@@ -205,7 +207,9 @@ impl TopicIndex {
             .zip(&olds)
             .map(|((p, new), old)| (p.as_str(), old.as_ref(), new.as_ref()))
             .collect();
-        state.table.merged(&changes)
+        let merge = state.table.merge(&changes)?;
+        let fill = |out: &mut dyn std::io::Write| merge.write_to(out);
+        Ok(scriptorium_source_archive::fsio::replace_cache_file_with(root, target, fill).is_ok())
     }
 
     /// Records the facts of a file as it now is (`None`: removed).
@@ -235,12 +239,12 @@ impl TopicIndex {
         }
         let target = root.join(TOPICS_CACHE);
         // A table that does not hold what it says is built again.
-        let merged = self.merged().or_else(|Damaged| match self.rebuild() {
-            Ok(()) => self.merged(),
+        let merged = self.write_merged(root, &target).or_else(|Damaged| match self.rebuild() {
+            Ok(()) => self.write_merged(root, &target),
             Err(_) => Err(Damaged),
         });
         let written = match merged {
-            Ok(bytes) => scriptorium_source_archive::fsio::replace_cache_file(root, &target, &bytes).is_ok(),
+            Ok(written) => written,
             // Left for the next load to rebuild.
             Err(Damaged) => std::fs::remove_file(&target).is_ok(),
         };

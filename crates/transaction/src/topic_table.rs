@@ -26,6 +26,7 @@
 //! from the topic files.
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -231,11 +232,13 @@ fn line_at(sec: &[u8], at: usize) -> Option<&[u8]> {
     memchr::memchr(b'\n', rest).map(|i| &rest[..i])
 }
 
-/// One section with `dels` removed and `ins` inserted (both sorted, each
-/// line once, none in both), appended to `out`.
-fn splice(sec: &[u8], dels: &[Vec<u8>], ins: &[Vec<u8>], out: &mut Vec<u8>) -> Result<(), Damaged> {
-    // (position, inserts before deletes, the line)
-    let mut edits: Vec<(usize, bool, &[u8])> = Vec::with_capacity(dels.len() + ins.len());
+/// One section's edits: `dels` removed and `ins` inserted (both sorted,
+/// each line once, none in both), as `(position, delete, line)` in order
+/// (at one position, the insert before the delete).
+type Edits<'a> = Vec<(usize, bool, &'a [u8])>;
+
+fn edits_of<'a>(sec: &[u8], dels: &'a [Vec<u8>], ins: &'a [Vec<u8>]) -> Result<Edits<'a>, Damaged> {
+    let mut edits: Edits<'a> = Vec::with_capacity(dels.len() + ins.len());
     for d in dels {
         let at = lower_bound(sec, d)?;
         if line_at(sec, at) != Some(d.as_slice()) {
@@ -251,19 +254,62 @@ fn splice(sec: &[u8], dels: &[Vec<u8>], ins: &[Vec<u8>], out: &mut Vec<u8>) -> R
         edits.push((at, false, i));
     }
     edits.sort_unstable();
+    Ok(edits)
+}
+
+/// The length of `sec` after `edits`.
+fn edited_len(sec: &[u8], edits: &Edits<'_>) -> usize {
+    let (mut len, mut gone) = (sec.len(), 0);
+    for (_, delete, line) in edits {
+        if *delete {
+            gone += line.len() + 1;
+        } else {
+            len += line.len() + 1;
+        }
+    }
+    len - gone
+}
+
+/// Writes `sec` with `edits` made to `out`.
+fn write_edited(sec: &[u8], edits: &Edits<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let bad = || io::Error::other("the table's edits do not fit it");
     let mut copied = 0;
-    for (at, delete, line) in edits {
-        out.extend_from_slice(sec.get(copied..at).ok_or(Damaged)?);
+    for &(at, delete, line) in edits {
+        out.write_all(sec.get(copied..at).ok_or_else(bad)?)?;
         if delete {
             copied = at + line.len() + 1;
         } else {
-            out.extend_from_slice(line);
-            out.push(b'\n');
+            out.write_all(line)?;
+            out.write_all(b"\n")?;
             copied = at;
         }
     }
-    out.extend_from_slice(sec.get(copied..).ok_or(Damaged)?);
-    Ok(())
+    out.write_all(sec.get(copied..).ok_or_else(bad)?)
+}
+
+/// A merge ready to write ([`Table::merge`]): every section's edits found
+/// and checked.
+pub(crate) struct Merge<'t> {
+    table: &'t Table,
+    lines: [[Vec<Vec<u8>>; 2]; SECTIONS],
+}
+
+impl Merge<'_> {
+    /// Writes the merged table to `out`, section by section (never the
+    /// whole table in memory).
+    pub(crate) fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        let bad = |Damaged| io::Error::other("the table's edits do not fit it");
+        let mut edits = Vec::with_capacity(SECTIONS);
+        for (k, [dels, ins]) in self.lines.iter().enumerate() {
+            edits.push(edits_of(self.table.section(k), dels, ins).map_err(bad)?);
+        }
+        let lens: Vec<usize> = edits.iter().enumerate().map(|(k, e)| edited_len(self.table.section(k), e)).collect();
+        out.write_all(&header(&lens))?;
+        for (k, e) in edits.iter().enumerate() {
+            write_edited(self.table.section(k), e, out)?;
+        }
+        out.write_all(&trailer(HEADER_LEN + lens.iter().sum::<usize>()))
+    }
 }
 
 impl Table {
@@ -324,39 +370,43 @@ impl Table {
             l.sort_unstable();
             l.dedup();
         }
-        let bytes = assemble(|k, out| {
-            for l in &lines[k] {
-                out.extend_from_slice(l);
-                out.push(b'\n');
-            }
-            Ok(())
-        });
-        Table::from_vec(bytes).expect("a built table is whole")
+        let sections: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|ls| {
+                let mut sec = Vec::with_capacity(ls.iter().map(|l| l.len() + 1).sum());
+                for l in ls {
+                    sec.extend_from_slice(l);
+                    sec.push(b'\n');
+                }
+                sec
+            })
+            .collect();
+        Table::from_vec(assemble(&sections)).expect("a built table is whole")
     }
 
     fn section(&self, k: usize) -> &[u8] {
         &self.bytes[self.secs[k].clone()]
     }
 
-    /// The bytes after each `(path, old, new)` change: the old lines
+    /// The table after each `(path, old, new)` change: the old lines
     /// removed, the new ones inserted, everything else copied as it is.
-    pub(crate) fn merged(
+    /// `Err` when the table does not hold the old lines (or holds a new
+    /// one already).
+    pub(crate) fn merge(
         &self,
         changes: &[(&str, Option<&FileFacts>, Option<&FileFacts>)],
-    ) -> Result<Vec<u8>, Damaged> {
-        let mut dels: [Vec<Vec<u8>>; SECTIONS] = Default::default();
-        let mut ins: [Vec<Vec<u8>>; SECTIONS] = Default::default();
+    ) -> Result<Merge<'_>, Damaged> {
+        let mut lines: [[Vec<Vec<u8>>; 2]; SECTIONS] = Default::default();
         for &(path, old, new) in changes {
-            for (side, facts) in [(&mut dels, old), (&mut ins, new)] {
+            for (side, facts) in [(0, old), (1, new)] {
                 if let Some(f) = facts {
-                    for (all, mine) in side.iter_mut().zip(lines_of(path, f)) {
-                        all.extend(mine);
+                    for (k, mine) in lines_of(path, f).into_iter().enumerate() {
+                        lines[k][side].extend(mine);
                     }
                 }
             }
         }
-        for k in 0..SECTIONS {
-            let (d, i) = (&mut dels[k], &mut ins[k]);
+        for (k, [d, i]) in lines.iter_mut().enumerate() {
             d.sort_unstable();
             i.sort_unstable();
             if d.windows(2).any(|w| w[0] == w[1]) || i.windows(2).any(|w| w[0] == w[1]) {
@@ -368,10 +418,21 @@ impl Table {
                 d.iter().filter(|l| i.binary_search(l).is_ok()).cloned().collect();
             d.retain(|l| !both.contains(l));
             i.retain(|l| !both.contains(l));
+            // Checked now, so that a write does not fail half way.
+            edits_of(self.section(k), d, i)?;
         }
-        let extra: usize = ins.iter().flatten().map(|l| l.len() + 1).sum();
-        let mut out = Vec::with_capacity(self.bytes.len() + extra);
-        assemble_into(&mut out, |k, out| splice(self.section(k), &dels[k], &ins[k], out))?;
+        Ok(Merge { table: self, lines })
+    }
+
+    /// The bytes of [`Table::merge`].
+    #[cfg(test)]
+    pub(crate) fn merged(
+        &self,
+        changes: &[(&str, Option<&FileFacts>, Option<&FileFacts>)],
+    ) -> Result<Vec<u8>, Damaged> {
+        let merge = self.merge(changes)?;
+        let mut out = Vec::with_capacity(self.bytes.len());
+        merge.write_to(&mut out).map_err(|_| Damaged)?;
         Ok(out)
     }
 
@@ -446,37 +507,40 @@ impl Table {
     }
 }
 
-/// The bytes of a table whose sections `fill` writes, in order.
-fn assemble(fill: impl FnMut(usize, &mut Vec<u8>) -> Result<(), Damaged>) -> Vec<u8> {
-    let mut out = Vec::new();
-    assemble_into(&mut out, fill).expect("sections from lines");
+/// The bytes of a table of `sections`.
+fn assemble(sections: &[Vec<u8>]) -> Vec<u8> {
+    let lens: Vec<usize> = sections.iter().map(Vec::len).collect();
+    let mut out = header(&lens);
+    for sec in sections {
+        out.extend_from_slice(sec);
+    }
+    out.extend_from_slice(&trailer(out.len()));
     out
 }
 
-fn assemble_into(
-    out: &mut Vec<u8>,
-    mut fill: impl FnMut(usize, &mut Vec<u8>) -> Result<(), Damaged>,
-) -> Result<(), Damaged> {
+/// The header of a table whose sections have lengths `lens`.
+fn header(lens: &[usize]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN);
     out.extend_from_slice(MAGIC);
-    let fields = out.len();
-    out.resize(fields + SECTIONS * (1 + WIDTH), b'0');
+    for len in lens {
+        out.extend_from_slice(format!("\t{len:0WIDTH$}").as_bytes());
+    }
     out.push(b'\n');
-    for k in 0..SECTIONS {
-        let start = out.len();
-        fill(k, out)?;
-        let len = format!("\t{:0WIDTH$}", out.len() - start);
-        let at = fields + k * (1 + WIDTH);
-        out[at..at + 1 + WIDTH].copy_from_slice(len.as_bytes());
+    out
+}
+
+/// The trailer of a table whose header and sections take `len` bytes: the
+/// total counts its own digits.
+fn trailer(len: usize) -> Vec<u8> {
+    let before = len + TRAILER.len() + 1;
+    let mut total = before + 1;
+    while total.to_string().len() + before != total {
+        total = before + total.to_string().len();
     }
-    out.extend_from_slice(TRAILER);
-    // The total counts its own digits.
-    let mut total = out.len() + 1;
-    while total.to_string().len() + out.len() + 1 != total {
-        total = out.len() + total.to_string().len() + 1;
-    }
+    let mut out = TRAILER.to_vec();
     out.extend_from_slice(total.to_string().as_bytes());
     out.push(b'\n');
-    Ok(())
+    out
 }
 
 #[cfg(test)]

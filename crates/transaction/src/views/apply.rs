@@ -112,7 +112,7 @@ pub enum RelationsOut {
     /// Assembled in memory (sorted whole).
     Bytes(Vec<u8>),
     /// Runs to copy in `layout`'s order, each from the file as written or
-    /// made anew: written as they are copied, never assembled in memory.
+    /// made anew.
     Runs {
         /// Where each run goes.
         layout: Layout,

@@ -2,12 +2,13 @@
 //! the entries, and the views themselves, every write through
 //! [`Disk`] (so crash tests can stop any of them).
 //!
-//! Order: the timeline days and `core.md` (fsynced), `recent_events.jsonl`
-//! and `relations.json` (fsynced only where the system has no boot id),
-//! the new entries, the state, then the caller records the revision and
-//! the views' stamps in `.scriptorium/derived.revision`. A crash anywhere
-//! before that record leaves the old record, whose revision is not the
-//! current one: the next writer rebuilds everything.
+//! Order: the derived record removed, the timeline days and `core.md`
+//! (fsynced), `recent_events.jsonl` and `relations.json` (fsynced only
+//! where the system has no boot id), the new entries, the state, then the
+//! caller records the revision and the views' stamps in
+//! `.scriptorium/derived.revision`. `relations.json` and the state are
+//! written in place, the rest replaced by rename. A crash anywhere before
+//! the record leaves none: the next writer rebuilds everything.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -21,17 +22,27 @@ use crate::disk::Disk;
 use crate::error::Error;
 use crate::views::apply::{self, After, Before, Ranked};
 use crate::views::entries::{self, VIEWS_DIR};
-use crate::views::stamp::Stamp;
+use crate::views::stamp::{self, Record, Stamp, DERIVED_FROM};
 use crate::views::state::State;
 use crate::views::{is_timeline_day, CoreSlot};
 
 /// The state file, relative to the workspace root.
 pub const STATE_FILE: &str = ".scriptorium/views/state";
 
-/// The state of workspace `root`, when it is whole and describes
-/// `revision`.
+/// The state of workspace `root`, when it describes `revision` and the
+/// derived record vouches for it: the record names `revision` and was
+/// written in this boot (the state is written in place without fsync, so
+/// after a crash only the record tells whether it is whole).
 pub fn load_state(root: &Path, revision: &str) -> Option<State> {
-    State::decode(&std::fs::read(root.join(STATE_FILE)).ok()?, revision)
+    let record = Record::read(root);
+    if record.revision != revision || !record.same_boot(stamp::boot_id().as_deref()) {
+        return None;
+    }
+    let file = std::fs::File::open(root.join(STATE_FILE)).ok()?;
+    // SAFETY: read-only; the state is written only by a writer holding the
+    // write lock, and this writer decodes it whole before writing it over.
+    let bytes = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    State::decode(&bytes, revision)
 }
 
 /// The eligible blocks' pieces of the files of `loaded` named by `scope`
@@ -71,15 +82,6 @@ struct Writes<'a, 'f> {
 
 impl Writes<'_, '_> {
     fn put(&mut self, rel: &str, bytes: &[u8], durable: bool) -> Result<(), Error> {
-        self.put_with(rel, durable, |out| out.write_all(bytes))
-    }
-
-    fn put_with(
-        &mut self,
-        rel: &str,
-        durable: bool,
-        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-    ) -> Result<(), Error> {
         fsio::check_no_links(self.root, rel)?;
         let target = self.root.join(rel);
         if let Some(dir) = target.parent() {
@@ -91,8 +93,24 @@ impl Writes<'_, '_> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
         self.disk
-            .replace_with(&tmp, &target, durable, fill)
+            .replace(&tmp, &target, bytes, durable)
             .map_err(|e| Error::io(&e, "cannot write", &target))
+    }
+
+    /// Writes `bytes` over `rel` in place ([`Disk::overwrite`]): for the
+    /// large files whose integrity the derived record vouches for.
+    fn overwrite(
+        &mut self,
+        rel: &str,
+        durable: bool,
+        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), Error> {
+        fsio::check_no_links(self.root, rel)?;
+        let target = self.root.join(rel);
+        if let Some(dir) = target.parent() {
+            self.disk.create_dirs(dir).map_err(|e| Error::io(&e, "cannot create", dir))?;
+        }
+        self.disk.overwrite(&target, durable, fill).map_err(|e| Error::io(&e, "cannot write", &target))
     }
 
     fn remove(&mut self, rel: &str) -> Result<(), Error> {
@@ -129,6 +147,9 @@ pub fn write(
     fsio::check_no_links(root, fsio::TMP_DIR)?;
     let mut w = Writes { root, disk, tmp: root.join(fsio::TMP_DIR), n: 0 };
     disk.create_dirs(&w.tmp).map_err(|e| Error::io(&e, "cannot create", &w.tmp))?;
+    // No record while the views change: until the caller writes the new
+    // one, nothing trusts what is being written.
+    w.remove(DERIVED_FROM)?;
     for (day, bytes) in &after.days {
         w.update(&apply::day_path(*day), bytes.as_deref().map(str::as_bytes), true)?;
     }
@@ -151,15 +172,21 @@ pub fn write(
         Some(b) => w.put("recent_events.jsonl", b, durable_views)?,
         None => w.update("recent_events.jsonl", None, durable_views)?,
     }
-    // Copied run by run from the file as written, never whole in memory.
+    // Assembled from the file as written, then written over it: the
+    // pages of the unchanged runs are rewritten in place, not allocated.
     match &after.relations {
-        Some(r) => w.put_with("relations.json", durable_views, |out| r.write_to(out, old_relations))?,
+        Some(r) => {
+            let mut bytes = Vec::with_capacity(old_relations.len() + (1 << 16));
+            let target = root.join("relations.json");
+            r.write_to(&mut bytes, old_relations).map_err(|e| Error::io(&e, "cannot write", &target))?;
+            w.overwrite("relations.json", durable_views, |out| out.write_all(&bytes))?;
+        }
         None => w.update("relations.json", None, durable_views)?,
     }
     let dir = root.join(VIEWS_DIR);
     w.disk.create_dirs(&dir).map_err(|e| Error::io(&e, "cannot create", &dir))?;
     for (name, body) in &after.entries {
-        w.put(&format!("{VIEWS_DIR}/{name}"), body.as_bytes(), false)?;
+        w.put(&format!("{VIEWS_DIR}/{name}"), body.as_bytes(), durable_views)?;
     }
     for (day, bytes) in &after.days {
         if bytes.is_some() {
@@ -169,7 +196,7 @@ pub fn write(
         }
     }
     after.state.day_files.sort_by_key(|(d, _)| *d);
-    w.put(STATE_FILE, &after.state.encode(), false)?;
+    w.overwrite(STATE_FILE, durable_views, |out| after.state.write_to(out))?;
     // Entries no longer named (best effort: an unnamed entry is never read).
     let named: BTreeSet<&str> = after.state.files.iter().map(|r| r.entry.as_str()).collect();
     let unused: Vec<String> = match scope {

@@ -7,10 +7,13 @@
 //! <modified> <inode>` (or `view <path> absent`) line per view written
 //! without fsync. A view is intact when its file still has that length,
 //! modification time and inode: truncated, torn by hand, deleted or
-//! replaced by an older copy, it does not, and is rebuilt. Within one boot
-//! an atomically renamed file is exactly what was written (the page cache
-//! is coherent); after a reboot a file written without fsync may hold
-//! anything, so a writer that finds another boot id rebuilds every view.
+//! replaced by an older copy, it does not, and is rebuilt. A writer removes
+//! the record before it writes any view and writes it again after the
+//! last, so a crash in between leaves no record to trust. Within one boot
+//! the files are exactly what was written before the record (the page
+//! cache is coherent); after a reboot a file written without fsync may
+//! hold anything, so a writer that finds another boot id rebuilds every
+//! view and the views cache's state.
 //! Where the system has no boot id the views are written with fsync.
 
 use std::path::Path;
@@ -110,14 +113,20 @@ impl Record {
         if self.views.len() != UNSYNCED_VIEWS.len() {
             return false;
         }
-        if let (Some(now), Some(then)) = (boot, self.boot.as_deref()) {
-            if now != then {
-                return false;
-            }
+        if !self.same_boot(boot) {
+            return false;
         }
         self.views.iter().all(|(path, stamp)| {
             UNSYNCED_VIEWS.contains(&path.as_str()) && Stamp::of(&root.join(path)) == *stamp
         })
+    }
+
+    /// False when `boot` is given and the record names another boot.
+    pub fn same_boot(&self, boot: Option<&str>) -> bool {
+        match (boot, self.boot.as_deref()) {
+            (Some(now), Some(then)) => now == then,
+            _ => true,
+        }
     }
 
     /// Writes the record (fsynced: it is what makes the views trusted).

@@ -97,6 +97,14 @@ impl Out {
         key(self, &s.first);
         key(self, &s.last);
     }
+    /// Hands what is gathered to `w` once it fills a block.
+    fn spill(&mut self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.0.len() >= 1 << 16 {
+            w.write_all(&self.0)?;
+            self.0.clear();
+        }
+        Ok(())
+    }
     fn row(&mut self, r: &Row) {
         self.u32(r.day as u32);
         self.i64(r.time.seconds);
@@ -172,6 +180,14 @@ fn pair(i: &mut In<'_>) -> Option<(String, String)> {
 impl State {
     /// The bytes of the state.
     pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes).expect("writing to memory cannot fail");
+        bytes
+    }
+
+    /// Writes the bytes of the state to `w`, a block at a time (never the
+    /// whole state in memory).
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut o = Out(format!("{HEADER}\t{}\n", self.revision).into_bytes());
         o.u32(self.next_fid);
         o.u64(self.files.len() as u64);
@@ -190,12 +206,13 @@ impl State {
                 }
                 None => o.u32(0),
             }
+            o.spill(w)?;
         }
         for rows in [&self.events, &self.days] {
             o.u64(rows.len() as u64);
-            o.0.reserve(rows.len() * ROW);
             for r in rows {
                 o.row(r);
+                o.spill(w)?;
             }
         }
         o.u64(self.day_files.len() as u64);
@@ -205,7 +222,7 @@ impl State {
             o.i64(s.modified);
             o.u64(s.inode);
         }
-        o.0
+        w.write_all(&o.0)
     }
 
     /// The state in `bytes`, if they are whole and describe `revision`.
