@@ -161,6 +161,81 @@ impl<'f> Disk<'f> {
         Ok(())
     }
 
+    /// Rearranges the file at `path` in place into the document `plan`
+    /// describes (each [`Place`] in document order, with its offset), whose
+    /// length is `len`; with `durable`, fsyncs it. Runs of the file that
+    /// keep their offset are not touched; the others are moved through one
+    /// buffer (the ones moving towards the start first, in order, then the
+    /// ones moving towards the end, from the last), then the new bytes are
+    /// written and the file cut. Nothing the size of the file is held in
+    /// memory, and only the bytes after the first change are written (old
+    /// runs out of order are assembled in memory instead). Not atomic (see
+    /// [`Disk::overwrite`]). Fault points: open, move (towards the start),
+    /// move (towards the end), write, truncate, (fsync).
+    pub fn rearrange(&self, path: &Path, plan: &[Place<'_>], len: u64, durable: bool) -> io::Result<()> {
+        self.faults.hit("open", path)?;
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
+        let f = opts.open(path)?;
+        let Some(moves) = moves_of(plan, f.metadata()?.len()) else {
+            return self.assemble_over(&f, path, plan, len, durable);
+        };
+        let mut buf = vec![0; MOVE_BUFFER];
+        self.faults.hit("move", path)?;
+        for m in moves.iter().filter(|m| m.to < m.from) {
+            move_range(&f, m, &mut buf)?;
+        }
+        self.faults.hit("move", path)?;
+        for m in moves.iter().rev().filter(|m| m.to > m.from) {
+            move_range(&f, m, &mut buf)?;
+        }
+        self.faults.hit("write", path)?;
+        for p in plan {
+            if let Source::Bytes(b) = p.what {
+                write_at(&f, b, p.at)?;
+            }
+        }
+        self.faults.hit("truncate", path)?;
+        f.set_len(len)?;
+        if durable {
+            self.faults.hit("fsync", path)?;
+            f.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// [`Disk::rearrange`] for a plan whose old runs are out of order:
+    /// the document assembled in memory from the file, then written over
+    /// it. `InvalidInput` when an old run is not in the file.
+    fn assemble_over(&self, f: &File, path: &Path, plan: &[Place<'_>], len: u64, durable: bool) -> io::Result<()> {
+        let file_len = f.metadata()?.len();
+        let mut doc = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        for p in plan {
+            match p.what {
+                Source::Bytes(b) => doc.extend_from_slice(b),
+                Source::Old(at, n) => {
+                    if at.checked_add(n).is_none_or(|end| end > file_len) {
+                        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a run past the end of the file"));
+                    }
+                    let start = doc.len();
+                    doc.resize(start + n as usize, 0);
+                    read_at(f, &mut doc[start..], at)?;
+                }
+            }
+        }
+        self.faults.hit("write", path)?;
+        write_at(f, &doc, 0)?;
+        self.faults.hit("truncate", path)?;
+        f.set_len(doc.len() as u64)?;
+        if durable {
+            self.faults.hit("fsync", path)?;
+            f.sync_all()?;
+        }
+        Ok(())
+    }
+
     /// Appends `bytes` to `path` (created when missing) and fsyncs it.
     pub fn append(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.faults.hit("open for append", path)?;
@@ -241,3 +316,105 @@ impl Write for Counted<'_> {
         self.inner.flush()
     }
 }
+
+/// Where one stretch of a rearranged document comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// `(offset, length)` in the file as it is.
+    Old(u64, u64),
+    /// These bytes.
+    Bytes(&'a [u8]),
+}
+
+/// One stretch of a rearranged document: what goes at offset `at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place<'a> {
+    /// The offset in the new document.
+    pub at: u64,
+    /// What goes there.
+    pub what: Source<'a>,
+}
+
+/// The buffer moves go through (small under test, so that they take many
+/// chunks).
+const MOVE_BUFFER: usize = if cfg!(test) { 64 } else { 1 << 18 };
+
+/// One range of the file moved: `len` bytes from `from` to `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Move {
+    from: u64,
+    to: u64,
+    len: u64,
+}
+
+/// The moves `plan` needs: consecutive old runs that shift alike are one
+/// move (the new bytes between them are written after the moves, over
+/// what the move brought along); runs that stay put need none.
+fn moves_of(plan: &[Place<'_>], file_len: u64) -> Option<Vec<Move>> {
+    let mut moves: Vec<Move> = Vec::new();
+    let mut open: Option<Move> = None;
+    let mut end_of_last = 0;
+    for p in plan {
+        // Between two runs that shift alike the new bytes take the room the
+        // old ones had: the move carries the old, the writes after it put
+        // the new.
+        let Source::Old(from, len) = p.what else { continue };
+        let end = from.checked_add(len).filter(|&e| e <= file_len)?;
+        if from < end_of_last {
+            return None;
+        }
+        end_of_last = end;
+        match &mut open {
+            Some(m) if m.to.wrapping_sub(m.from) == p.at.wrapping_sub(from) => m.len = end - m.from,
+            _ => {
+                moves.extend(open.take());
+                open = Some(Move { from, to: p.at, len });
+            }
+        }
+    }
+    moves.extend(open);
+    moves.retain(|m| m.from != m.to && m.len > 0);
+    Some(moves)
+}
+
+fn read_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_exact_at(f, buf, at);
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek};
+        let mut f = f;
+        f.seek(io::SeekFrom::Start(at))?;
+        f.read_exact(buf)
+    }
+}
+
+fn write_at(f: &File, buf: &[u8], at: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::write_all_at(f, buf, at);
+    #[cfg(not(unix))]
+    {
+        use std::io::Seek;
+        let mut f = f;
+        f.seek(io::SeekFrom::Start(at))?;
+        f.write_all(buf)
+    }
+}
+
+/// Moves one range through `buf`, chunk by chunk, in the direction that
+/// never overwrites a chunk not yet read.
+fn move_range(f: &File, m: &Move, buf: &mut [u8]) -> io::Result<()> {
+    let chunk = buf.len() as u64;
+    let chunks = m.len.div_ceil(chunk);
+    for k in 0..chunks {
+        let k = if m.to < m.from { k } else { chunks - 1 - k };
+        let off = k * chunk;
+        let n = (m.len - off).min(chunk) as usize;
+        read_at(f, &mut buf[..n], m.from + off)?;
+        write_at(f, &buf[..n], m.to + off)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

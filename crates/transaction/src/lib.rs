@@ -44,6 +44,7 @@ pub mod lock;
 pub mod patch;
 pub mod revision;
 mod topic_index;
+mod topic_layers;
 mod topic_table;
 pub mod validation;
 pub mod views;

@@ -1,13 +1,15 @@
 //! The workspace-wide index of block ids and links ([`TopicIndex`]): the
-//! table on disk ([`crate::topic_table`]), read in place, plus the files
-//! that changed since it was written, kept in memory.
+//! table on disk ([`crate::topic_table`]), read in place, with the delta of
+//! the files changed since it was written ([`crate::topic_layers`]), plus
+//! the files that changed since they were saved, kept in memory.
 //!
-//! Loading compares the table's hash of every topic file with the
+//! Loading compares the layers' hash of every topic file with the
 //! revision's (a step of the same class as the revision's walk) and re-reads
-//! only the files whose hash differs. Lookups binary-search the table and
-//! consult the changed files; saving copies the table with the changed
-//! files' lines replaced. A table that is missing or damaged is rebuilt from
-//! the topic files, never believed and never reported.
+//! only the files whose hash differs. Lookups binary-search the layers and
+//! consult the changed files; saving rewrites the delta with the changed
+//! files' lines replaced, and merges it into the table once it has grown to
+//! an eighth of it. A table that is missing or damaged is rebuilt from the
+//! topic files, never believed and never reported.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -15,14 +17,15 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Error};
 use crate::revision::Revision;
+use crate::topic_layers::Layers;
 use crate::topic_table::{Damaged, FileRow, Sec, Table};
 use crate::validation::{facts_of, load as parse, FileFacts, TOPICS_CACHE};
 
 /// What the index knows, replaced whole when a damaged table is rebuilt.
 #[derive(Debug)]
 struct State {
-    /// The table as read (or as rebuilt).
-    table: Table,
+    /// The table as read (or as rebuilt), with its delta.
+    table: Layers,
     /// Its files section.
     rows: BTreeMap<String, FileRow>,
     /// The files whose table lines are out of date, as they now are
@@ -90,7 +93,7 @@ impl State {
     }
 }
 
-fn state_of(table: Table) -> Result<State, Damaged> {
+fn state_of(table: Layers) -> Result<State, Damaged> {
     let rows = table.files()?;
     Ok(State { table, rows, changed: BTreeMap::new() })
 }
@@ -98,7 +101,7 @@ fn state_of(table: Table) -> Result<State, Damaged> {
 /// The table of `files`, built from nothing.
 fn built(files: &BTreeMap<String, FileFacts>) -> State {
     let table = Table::build(files.iter().map(|(p, f)| (p.as_str(), f)));
-    state_of(table).expect("a built table is whole")
+    state_of(Layers::built(table)).expect("a built table is whole")
 }
 
 impl TopicIndex {
@@ -113,7 +116,7 @@ impl TopicIndex {
             previous_lost: false,
             dirty: Cell::new(true),
         };
-        if let Ok(state) = Table::open(&root.join(TOPICS_CACHE)).and_then(state_of) {
+        if let Ok(state) = Layers::open(root).and_then(state_of) {
             *idx.state.get_mut() = state;
             if let Ok(read) = idx.catch_up(&live) {
                 for (path, sha) in read {
@@ -193,25 +196,6 @@ impl TopicIndex {
     }
 
     /// The table's bytes with the changed files' lines replaced.
-    /// Writes the table with the changed files' lines replaced to
-    /// `target`, streamed from the table as loaded.
-    fn write_merged(&self, root: &Path, target: &Path) -> Result<bool, Damaged> {
-        let state = self.state.borrow();
-        let mut olds = Vec::with_capacity(state.changed.len());
-        for path in state.changed.keys() {
-            olds.push(state.listed(path)?);
-        }
-        let changes: Vec<_> = state
-            .changed
-            .iter()
-            .zip(&olds)
-            .map(|((p, new), old)| (p.as_str(), old.as_ref(), new.as_ref()))
-            .collect();
-        let merge = state.table.merge(&changes)?;
-        let fill = |out: &mut dyn std::io::Write| merge.write_to(out);
-        Ok(scriptorium_source_archive::fsio::replace_cache_file_with(root, target, fill).is_ok())
-    }
-
     /// Records the facts of a file as it now is (`None`: removed).
     pub fn set(&mut self, path: &str, facts: Option<FileFacts>) {
         let state = self.state.get_mut();
@@ -237,20 +221,30 @@ impl TopicIndex {
         if !self.dirty.get() {
             return;
         }
-        let target = root.join(TOPICS_CACHE);
+        let save = |idx: &TopicIndex| {
+            let state = idx.state.borrow();
+            state.table.save(root, &state.changed)
+        };
         // A table that does not hold what it says is built again.
-        let merged = self.write_merged(root, &target).or_else(|Damaged| match self.rebuild() {
-            Ok(()) => self.write_merged(root, &target),
+        let saved = save(self).or_else(|Damaged| match self.rebuild() {
+            Ok(()) => save(self),
             Err(_) => Err(Damaged),
         });
-        let written = match merged {
+        let written = match saved {
             Ok(written) => written,
             // Left for the next load to rebuild.
-            Err(Damaged) => std::fs::remove_file(&target).is_ok(),
+            Err(Damaged) => std::fs::remove_file(root.join(TOPICS_CACHE)).is_ok(),
         };
         if written {
             self.dirty.set(false);
         }
+    }
+
+    /// How many files the index holds in memory as changed since the
+    /// layers on disk were written.
+    #[cfg(test)]
+    pub(crate) fn changed_since_saved(&self) -> usize {
+        self.state.borrow().changed.len()
     }
 
     /// Whether the topic file `path` exists.

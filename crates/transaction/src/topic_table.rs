@@ -96,7 +96,7 @@ impl std::fmt::Debug for Table {
 }
 
 /// Appends `s` with `\`, tab and newline escaped.
-fn enc(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn enc(s: &str, out: &mut Vec<u8>) {
     for &b in s.as_bytes() {
         match b {
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -107,7 +107,7 @@ fn enc(s: &str, out: &mut Vec<u8>) {
     }
 }
 
-fn dec(b: &[u8]) -> Result<String, Damaged> {
+pub(crate) fn dec(b: &[u8]) -> Result<String, Damaged> {
     if !b.contains(&b'\\') {
         return String::from_utf8(b.to_vec()).map_err(|_| Damaged);
     }
@@ -382,6 +382,11 @@ impl Table {
             })
             .collect();
         Table::from_vec(assemble(&sections)).expect("a built table is whole")
+    }
+
+    /// The table's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
     }
 
     fn section(&self, k: usize) -> &[u8] {

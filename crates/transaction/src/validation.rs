@@ -34,6 +34,9 @@ pub use crate::topic_index::TopicIndex;
 
 /// The id and link index, relative to the workspace root.
 pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
+/// The delta over the id and link index's table: the files changed since
+/// the table was written (`crate::topic_layers`).
+pub const TOPICS_DELTA: &str = ".scriptorium/topics.delta";
 
 impl FileFacts {
     /// The facts of a file that does not parse: its hash, nothing else.

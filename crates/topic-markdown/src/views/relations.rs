@@ -193,6 +193,48 @@ pub fn layout(edges: &[Part<'_, EdgeKey>], nodes: &[Part<'_, NodeKey>]) -> Optio
     })
 }
 
+/// One stretch of the document a [`Layout`] describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stretch {
+    /// Bytes of the document's own (brackets, a comma).
+    Own(&'static [u8]),
+    /// Edge part `i` (in the order given).
+    Edge(usize),
+    /// Node part `i` (in the order given).
+    Node(usize),
+}
+
+/// The stretches of the document `layout` describes, in order, each with
+/// its offset: what [`write_runs`] writes, for a writer that places the
+/// parts itself.
+pub fn stretches(layout: &Layout) -> Vec<(u64, Stretch)> {
+    let mut out = Vec::with_capacity(2 * (layout.edge_order.len() + layout.node_order.len()) + 3);
+    let mut at = 0;
+    let own = |out: &mut Vec<(u64, Stretch)>, at: &mut u64, b: &'static [u8]| {
+        out.push((*at, Stretch::Own(b)));
+        *at += b.len() as u64;
+    };
+    own(&mut out, &mut at, EDGES_OPEN);
+    for (k, &i) in layout.edge_order.iter().enumerate() {
+        if k > 0 {
+            own(&mut out, &mut at, b",");
+        }
+        out.push((at, Stretch::Edge(i)));
+        at += layout.edges[i].1;
+    }
+    own(&mut out, &mut at, NODES_OPEN);
+    for (k, &i) in layout.node_order.iter().enumerate() {
+        if k > 0 {
+            own(&mut out, &mut at, b",");
+        }
+        out.push((at, Stretch::Node(i)));
+        at += layout.nodes[i].1;
+    }
+    own(&mut out, &mut at, CLOSE);
+    debug_assert_eq!(at, layout.len, "the stretches fill the layout");
+    out
+}
+
 /// Writes the document `layout` describes, copying each part's bytes once.
 pub fn write_runs<K, L>(
     out: &mut (impl std::io::Write + ?Sized),
@@ -200,21 +242,14 @@ pub fn write_runs<K, L>(
     edges: &[Part<'_, K>],
     nodes: &[Part<'_, L>],
 ) -> std::io::Result<()> {
-    out.write_all(EDGES_OPEN)?;
-    for (k, &i) in layout.edge_order.iter().enumerate() {
-        if k > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(edges[i].json)?;
+    for (_, s) in stretches(layout) {
+        out.write_all(match s {
+            Stretch::Own(b) => b,
+            Stretch::Edge(i) => edges[i].json,
+            Stretch::Node(i) => nodes[i].json,
+        })?;
     }
-    out.write_all(NODES_OPEN)?;
-    for (k, &i) in layout.node_order.iter().enumerate() {
-        if k > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(nodes[i].json)?;
-    }
-    out.write_all(CLOSE)
+    Ok(())
 }
 
 /// `relations.json` assembled in memory ([`layout`] and [`write_runs`]);

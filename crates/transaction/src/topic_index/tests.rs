@@ -259,7 +259,7 @@ proptest! {
         if idx.dirty.get() {
             crate::layout::ensure(dir.path()).unwrap();
             idx.save(dir.path());
-            let saved = Table::open(&dir.path().join(TOPICS_CACHE)).unwrap();
+            let saved = Layers::open(dir.path()).unwrap();
             prop_assert_eq!(&saved.all_facts().unwrap().into_iter().collect::<Files>(), &files);
         }
     }

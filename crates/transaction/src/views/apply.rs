@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
 
-use scriptorium_topic_markdown::views::relations::{self, EdgeKey, Layout, NodeKey, Part, Piece};
+use scriptorium_topic_markdown::views::relations::{self, EdgeKey, Layout, NodeKey, Part, Piece, Stretch};
 use scriptorium_topic_markdown::views::{BlockViews, RECENT_EVENTS};
 
+use crate::disk::{Place, Source};
 use crate::views::entries;
 use crate::views::stamp::Stamp;
 use crate::views::state::{FileRow, Row, Span, State};
@@ -144,6 +145,36 @@ impl RelationsOut {
                 let n: Vec<Part<'_, ()>> = nodes.iter().map(part).collect();
                 relations::write_runs(out, layout, &e, &n)
             }
+        }
+    }
+}
+
+impl RelationsOut {
+    /// Where each stretch of the document comes from, as a plan to
+    /// rearrange the file as written into it, with the document's length;
+    /// `None` when it was assembled in memory.
+    pub fn plan(&self) -> Option<(Vec<Place<'_>>, u64)> {
+        let RelationsOut::Runs { layout, edges, nodes } = self else { return None };
+        let plan = relations::stretches(layout)
+            .into_iter()
+            .map(|(at, s)| Place {
+                at,
+                what: match s {
+                    Stretch::Own(b) => Source::Bytes(b),
+                    Stretch::Edge(i) => edges[i].source(),
+                    Stretch::Node(i) => nodes[i].source(),
+                },
+            })
+            .collect();
+        Some((plan, layout.len))
+    }
+}
+
+impl Run {
+    fn source(&self) -> Source<'_> {
+        match self {
+            Run::Old(at, len) => Source::Old(*at, *len),
+            Run::New(s) => Source::Bytes(s.as_bytes()),
         }
     }
 }
@@ -417,11 +448,18 @@ fn name<'a>(paths: &Paths<'a>, fid: u32) -> &'a str {
     paths.get(&fid).copied().unwrap_or("")
 }
 
-/// Merges `new` (unsorted) into `kept` (sorted) by `cmp`.
-fn merge(kept: Vec<Row>, mut new: Vec<Row>, cmp: &dyn Fn(&Row, &Row) -> std::cmp::Ordering) -> Vec<Row> {
+/// Merges `new` (unsorted) into the rows of `old` (sorted) that are not
+/// of a file in `dropped`, by `cmp`: one pass, one new table.
+fn merge(
+    old: &[Row],
+    dropped: &HashSet<u32>,
+    mut new: Vec<Row>,
+    cmp: &dyn Fn(&Row, &Row) -> std::cmp::Ordering,
+) -> Vec<Row> {
     new.sort_by(cmp);
-    let mut out = Vec::with_capacity(kept.len() + new.len());
-    let (mut a, mut b) = (kept.into_iter().peekable(), new.into_iter().peekable());
+    let mut out = Vec::with_capacity(old.len() + new.len());
+    let mut a = old.iter().filter(|r| !dropped.contains(&r.fid)).copied().peekable();
+    let mut b = new.into_iter().peekable();
     loop {
         let take_a = match (a.peek(), b.peek()) {
             (Some(x), Some(y)) => cmp(x, y) != std::cmp::Ordering::Greater,
@@ -449,23 +487,22 @@ fn events_after(
     fresh_fid: &Paths<'_>,
 ) -> (Vec<Row>, Option<Vec<u8>>, usize) {
     let old = &before.state;
-    let kept: Vec<Row> = old.events.iter().filter(|r| !old_fids.contains(&r.fid)).copied().collect();
     let mut new = Vec::new();
     for (path, &fid) in fids {
         let r = &lookup.fresh[*path];
         for rank in 0..r.blocks.len() as u32 {
             if let Some((time, _)) = r.at(rank).and_then(|b| b.event.as_ref()) {
-                new.push(Row { day: 0, time: *time, fid, rank });
+                new.push(Row::new(0, *time, fid, rank));
             }
         }
     }
     let cmp = |a: &Row, b: &Row| {
-        b.time
-            .cmp(&a.time)
+        b.time()
+            .cmp(&a.time())
             .then_with(|| name(path_of, a.fid).cmp(name(path_of, b.fid)))
             .then(a.rank.cmp(&b.rank))
     };
-    let rows = merge(kept, new, &cmp);
+    let rows = merge(&old.events, old_fids, new, &cmp);
     // The lines shown before, by block: copied when still shown.
     let shown_before = old.events.len().min(RECENT_EVENTS);
     let mut copied: HashMap<(u32, u32), &[u8]> = HashMap::new();
@@ -516,23 +553,22 @@ fn days_after(
     fresh_fid: &Paths<'_>,
     after: &mut After,
 ) {
-    let kept: Vec<Row> = old.days.iter().filter(|r| !old_fids.contains(&r.fid)).copied().collect();
     let mut new = Vec::new();
     for (path, &fid) in fids {
         let r = &lookup.fresh[*path];
         for rank in 0..r.blocks.len() as u32 {
             for (day, time, _) in r.at(rank).map(|b| b.days.as_slice()).unwrap_or_default() {
-                new.push(Row { day: day_number(*day), time: *time, fid, rank });
+                new.push(Row::new(day_number(*day), *time, fid, rank));
             }
         }
     }
     let cmp = |a: &Row, b: &Row| {
-        (a.day, a.time)
-            .cmp(&(b.day, b.time))
+        (a.day, a.time())
+            .cmp(&(b.day, b.time()))
             .then_with(|| name(path_of, a.fid).cmp(name(path_of, b.fid)))
             .then(a.rank.cmp(&b.rank))
     };
-    let rows = merge(kept, new, &cmp);
+    let rows = merge(&old.days, old_fids, new, &cmp);
     // The days on which a touched file's lines changed.
     let mut affected: BTreeSet<i32> = BTreeSet::new();
     for path in touched {

@@ -18,7 +18,7 @@ use scriptorium_source_archive::fsio;
 use scriptorium_topic_markdown::validate::{Checked, Loaded};
 use scriptorium_topic_markdown::views::{self, CoreRender, RelationsReport, RenderReport};
 
-use crate::disk::Disk;
+use crate::disk::{Disk, Place};
 use crate::error::Error;
 use crate::views::apply::{self, After, Before, Ranked};
 use crate::views::entries::{self, VIEWS_DIR};
@@ -113,6 +113,13 @@ impl Writes<'_, '_> {
         self.disk.overwrite(&target, durable, fill).map_err(|e| Error::io(&e, "cannot write", &target))
     }
 
+    /// Rearranges `rel` in place ([`Disk::rearrange`]).
+    fn rearrange(&mut self, rel: &str, plan: &[Place<'_>], len: u64, durable: bool) -> Result<(), Error> {
+        fsio::check_no_links(self.root, rel)?;
+        let target = self.root.join(rel);
+        self.disk.rearrange(&target, plan, len, durable).map_err(|e| Error::io(&e, "cannot write", &target))
+    }
+
     fn remove(&mut self, rel: &str) -> Result<(), Error> {
         fsio::check_no_links(self.root, rel)?;
         let p = self.root.join(rel);
@@ -172,15 +179,13 @@ pub fn write(
         Some(b) => w.put("recent_events.jsonl", b, durable_views)?,
         None => w.update("recent_events.jsonl", None, durable_views)?,
     }
-    // Assembled from the file as written, then written over it: the
-    // pages of the unchanged runs are rewritten in place, not allocated.
+    // Rearranged in place from the file as written: the runs before the
+    // first change are not touched, the others moved, the new ones written.
     match &after.relations {
-        Some(r) => {
-            let mut bytes = Vec::with_capacity(old_relations.len() + (1 << 16));
-            let target = root.join("relations.json");
-            r.write_to(&mut bytes, old_relations).map_err(|e| Error::io(&e, "cannot write", &target))?;
-            w.overwrite("relations.json", durable_views, |out| out.write_all(&bytes))?;
-        }
+        Some(r) => match r.plan() {
+            Some((plan, len)) => w.rearrange("relations.json", &plan, len, durable_views)?,
+            None => w.overwrite("relations.json", durable_views, |out| r.write_to(out, old_relations))?,
+        },
         None => w.update("relations.json", None, durable_views)?,
     }
     let dir = root.join(VIEWS_DIR);
