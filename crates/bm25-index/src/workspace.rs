@@ -95,6 +95,23 @@ pub struct Report {
     pub unsaved: Option<String>,
 }
 
+impl Report {
+    /// What a write that read `files_read` files and changed
+    /// `units_changed` units did, before the sizes are known.
+    fn of_work(action: Action, files_read: usize, units_changed: usize) -> Report {
+        Report {
+            action,
+            rebuilt_because: None,
+            files_read,
+            units_changed,
+            documents: 0,
+            base_bytes: 0,
+            delta_bytes: 0,
+            unsaved: None,
+        }
+    }
+}
+
 /// An opened, current index of a workspace.
 #[derive(Debug)]
 pub struct Opened {
@@ -263,16 +280,7 @@ fn build_because(
     units.extend(topics);
     let units_changed = units.len();
     let bytes = segment::build(units, config, None);
-    let report = Report {
-        action: Action::Built,
-        rebuilt_because: why,
-        files_read,
-        units_changed,
-        documents: 0,
-        base_bytes: 0,
-        delta_bytes: 0,
-        unsaved: None,
-    };
+    let report = Report { rebuilt_because: why, ..Report::of_work(Action::Built, files_read, units_changed) };
     match save_base(root, &bytes, &promoted) {
         Ok(()) => finish(root, config, report),
         Err(e) => unsaved::keep(None, config, save, e, Refreshed::Base(bytes), report),

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
+use scriptorium_source_archive::fsio;
 use scriptorium_topic_markdown::views::{render_core, CoreRender, RenderReport};
 
 use crate::disk::Disk;
@@ -46,19 +47,6 @@ pub fn rebuild_all(root: &Path, disk: Disk<'_>, budget: usize) -> Result<RenderR
     Ok(report)
 }
 
-/// The file at `path` mapped read-only.
-fn map(path: &Path) -> Option<memmap2::Mmap> {
-    let file = std::fs::File::open(path).ok()?;
-    // SAFETY: only a writer holding the write lock changes the views, and
-    // this writer holds it: it reads the mapping whole (copying its runs
-    // into the new document) before it writes the file over. A person
-    // truncating the file by hand during the commit could make a read
-    // fault and end the process: after the install, before the derived
-    // record, so the next writer finds no record and rebuilds the views
-    // (the change itself is durable).
-    unsafe { memmap2::Mmap::map(&file) }.ok()
-}
-
 /// What [`after_commit`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterCommit {
@@ -89,8 +77,13 @@ pub fn after_commit(
     let boot = stamp::boot_id();
     let trusted = is_current(root, before);
     let recent = if trusted { std::fs::read(root.join("recent_events.jsonl")).ok() } else { None };
-    // Mapped, not read: its runs are copied once, into the new file.
-    let relations = if trusted { map(&root.join("relations.json")) } else { None };
+    // Mapped when large: only the runs' keys and lengths are looked at (the
+    // file is rearranged in place after). Only a writer holding the write
+    // lock changes the views, and this writer holds it; a person truncating
+    // the file by hand during the commit could make a read fault and end the
+    // process: after the install, before the derived record, so the next
+    // writer finds no record and rebuilds the views (the change is durable).
+    let relations = if trusted { fsio::read_file(&root.join("relations.json")).ok() } else { None };
     // The commit names what changed: the index looks at those files only,
     // while it still describes the revision before.
     let commit = index::Commit { before, after, changed };

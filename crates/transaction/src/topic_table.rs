@@ -30,6 +30,8 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::path::Path;
 
+use scriptorium_source_archive::fsio::FileBytes;
+
 use crate::validation::FileFacts;
 
 const MAGIC: &[u8] = b"scriptorium topics table 4";
@@ -68,24 +70,9 @@ pub(crate) struct FileRow {
     pub(crate) blocks: usize,
 }
 
-enum Bytes {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-}
-
 /// The table, mapped from disk or built in memory.
 pub(crate) struct Table {
-    bytes: Bytes,
+    bytes: FileBytes,
     secs: [Range<usize>; SECTIONS],
 }
 
@@ -322,15 +309,15 @@ impl Table {
         // file in place is the usual obligation of memory-mapped I/O, as for
         // the index files).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|_| Damaged)?;
-        Table::of(Bytes::Mapped(map))
+        Table::of(FileBytes::Mapped(map))
     }
 
     /// The table in `bytes` (as [`Table::merged`] makes them).
     pub(crate) fn from_vec(bytes: Vec<u8>) -> Result<Table, Damaged> {
-        Table::of(Bytes::Owned(bytes))
+        Table::of(FileBytes::Owned(bytes))
     }
 
-    fn of(bytes: Bytes) -> Result<Table, Damaged> {
+    fn of(bytes: FileBytes) -> Result<Table, Damaged> {
         let head = bytes.get(..HEADER_LEN).ok_or(Damaged)?;
         if !head.starts_with(MAGIC) || head[HEADER_LEN - 1] != b'\n' {
             return Err(Damaged);

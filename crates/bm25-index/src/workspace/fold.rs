@@ -215,15 +215,6 @@ pub(super) fn refresh(
         Refreshed::Delta(_) => Action::Refreshed,
         Refreshed::Base(_) => Action::Merged,
     };
-    let report = Report {
-        action,
-        rebuilt_because: None,
-        files_read,
-        units_changed,
-        documents: 0,
-        base_bytes: 0,
-        delta_bytes: 0,
-        unsaved: None,
-    };
+    let report = Report::of_work(action, files_read, units_changed);
     Ok(Folded::Changes { refreshed, promoted, report })
 }

@@ -38,11 +38,9 @@ pub fn load_state(root: &Path, revision: &str) -> Option<State> {
     if record.revision != revision || !record.same_boot(stamp::boot_id().as_deref()) {
         return None;
     }
-    let file = std::fs::File::open(root.join(STATE_FILE)).ok()?;
-    // SAFETY: read-only; the state is written only by a writer holding the
-    // write lock, and this writer decodes it whole before writing it over.
-    let bytes = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    State::decode(&bytes, revision)
+    // Mapped when large: only a writer holding the write lock writes the
+    // state, and this writer decodes it whole before writing it over.
+    State::decode(&fsio::read_file(&root.join(STATE_FILE)).ok()?, revision)
 }
 
 /// The eligible blocks' pieces of the files of `loaded` named by `scope`
