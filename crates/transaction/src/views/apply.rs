@@ -151,21 +151,33 @@ impl RelationsOut {
 
 impl RelationsOut {
     /// Where each stretch of the document comes from, as a plan to
-    /// rearrange the file as written into it, with the document's length;
-    /// `None` when it was assembled in memory.
-    pub fn plan(&self) -> Option<(Vec<Place<'_>>, u64)> {
+    /// rearrange `old` (the file as written) into it, with the document's
+    /// length; `None` when it was assembled in memory. A bracket or comma
+    /// that follows a run copied from `old` and is also what follows it
+    /// there is taken from `old` too, so that the unchanged runs and what
+    /// lies between them move as one.
+    pub fn plan<'a>(&'a self, old: &[u8]) -> Option<(Vec<Place<'a>>, u64)> {
         let RelationsOut::Runs { layout, edges, nodes } = self else { return None };
-        let plan = relations::stretches(layout)
-            .into_iter()
-            .map(|(at, s)| Place {
-                at,
-                what: match s {
-                    Stretch::Own(b) => Source::Bytes(b),
-                    Stretch::Edge(i) => edges[i].source(),
-                    Stretch::Node(i) => nodes[i].source(),
+        let mut plan = Vec::new();
+        // The end in `old` of the last stretch taken from it.
+        let mut old_end: Option<u64> = None;
+        for (at, s) in relations::stretches(layout) {
+            let what = match s {
+                Stretch::Own(b) => match old_end {
+                    Some(e) if old.get(e as usize..).is_some_and(|rest| rest.starts_with(b)) => {
+                        Source::Old(e, b.len() as u64)
+                    }
+                    _ => Source::Bytes(b),
                 },
-            })
-            .collect();
+                Stretch::Edge(i) => edges[i].source(),
+                Stretch::Node(i) => nodes[i].source(),
+            };
+            old_end = match what {
+                Source::Old(from, len) => Some(from + len),
+                Source::Bytes(_) => None,
+            };
+            plan.push(Place { at, what });
+        }
         Some((plan, layout.len))
     }
 }

@@ -180,7 +180,7 @@ pub fn write(
     // Rearranged in place from the file as written: the runs before the
     // first change are not touched, the others moved, the new ones written.
     match &after.relations {
-        Some(r) => match r.plan() {
+        Some(r) => match r.plan(old_relations) {
             Some((plan, len)) => w.rearrange("relations.json", &plan, len, durable_views)?,
             None => w.overwrite("relations.json", durable_views, |out| r.write_to(out, old_relations))?,
         },
