@@ -12,12 +12,15 @@
 //! timed part. Per size, after three untimed commits, our commits and the
 //! peer's WAL-mode commits are made in turn (so that the disk's mood weighs
 //! on both alike), then the peer's DELETE-mode and WAL-mode commits alone
-//! (the summary's figures); p50/p99 over `SCRIPTORIUM_BENCH_COMMITS`
-//! (default 100) each are printed as `latency …` lines (criterion's mean of
-//! ours follows, from ten more commits); then as many `scriptorium update`
-//! runs of a one-block patch, timed from process start to exit (what an
-//! agent waits for; the binary beside the bench, or `SCRIPTORIUM_BIN`);
-//! the summary ends with the ratios p50(largest)/p50(smallest).
+//! (the summary's peer figures), then criterion's mean of ours from ten more
+//! commits. Then, every workspace kept, the figures of ours: rounds of one
+//! commit per size, then rounds of one `scriptorium update` of a one-block
+//! patch per size, timed from process start to exit (what an agent waits
+//! for; the binary beside the bench, or `SCRIPTORIUM_BIN`), so that a
+//! machine that slows down or speeds up during the run weighs on every size
+//! alike; p50/p99 over `SCRIPTORIUM_BENCH_COMMITS` (default 100) each are
+//! printed as `latency …` lines, and the summary ends with the ratios
+//! p50(largest)/p50(smallest).
 //!
 //! Environment: `SCRIPTORIUM_BENCH_RECORDS` (default 1,000,000),
 //! `SCRIPTORIUM_BENCH_BLOCKS` (default `1000,10000,100000`, ascending),
@@ -143,6 +146,16 @@ struct Row {
     delete: Option<(f64, f64)>,
 }
 
+/// One size's workspace, kept for the rounds, with the peer's figures.
+struct Sized {
+    blocks: usize,
+    name: String,
+    ws: Workspace,
+    wal: Option<(f64, f64)>,
+    delete: Option<(f64, f64)>,
+    _dir: tempfile::TempDir,
+}
+
 /// The SQLite FTS5 peer, a Python process answering one JSON line per
 /// command (see `benches/peers/commit_latency.py`).
 struct Peer {
@@ -247,7 +260,7 @@ fn commit(c: &mut Criterion) {
     let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
     let mut peer = Peer::start(plan.records, peer_dir.path());
     let bin = cli();
-    let mut rows = Vec::new();
+    let mut sized: Vec<Sized> = Vec::new();
     for &blocks in &plan.blocks {
         let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));
         let dir = tempfile::Builder::new().prefix("scriptorium-commit-").tempdir_in(&base).expect("a folder");
@@ -270,7 +283,7 @@ fn commit(c: &mut Criterion) {
         for _ in 0..WARM_UP_COMMITS {
             timed_commit(&mut ws);
         }
-        if rows.is_empty() && peer.is_some() {
+        if sized.is_empty() && peer.is_some() {
             // Its first line: the source rows are written.
             match peer.as_mut().and_then(Peer::read) {
                 Some(ready) => println!(
@@ -285,10 +298,10 @@ fn commit(c: &mut Criterion) {
         let peer_ready =
             ask(&mut peer, &format!("fill {blocks}")).is_some() && ask(&mut peer, "mode wal").is_some();
         // Ours and the peer's WAL commits in turn: the same disk for both.
-        let mut ours = Vec::with_capacity(plan.commits);
+        let mut ours_in_turn = Vec::with_capacity(plan.commits);
         let mut in_turn = Vec::with_capacity(plan.commits);
         for _ in 0..plan.commits {
-            ours.push(timed_commit(&mut ws));
+            ours_in_turn.push(timed_commit(&mut ws));
             if peer_ready {
                 if let Some(d) = peer_commit(&mut peer) {
                     in_turn.push(d);
@@ -307,15 +320,10 @@ fn commit(c: &mut Criterion) {
         };
         let delete = alone("delete");
         let wal = alone("wal");
-        // What an agent waits for: the binary, process start to exit.
-        let cli: Vec<Duration> = (0..plan.commits).map(|_| timed_update(&mut ws, &bin)).collect();
-        let ours = show(&format!("ours {name}"), &ours).expect("commits were made");
-        let cli = show(&format!("scriptorium update {name}, process start to exit"), &cli)
-            .expect("updates were made");
+        show(&format!("ours {name}, in turn with the peer"), &ours_in_turn);
         show(&format!("sqlite fts5 {name}, journal wal, synchronous full, in turn with ours"), &in_turn);
         let wal = show(&format!("sqlite fts5 {name}, journal wal, synchronous full, alone"), &wal);
         let delete = show(&format!("sqlite fts5 {name}, journal delete, synchronous full, alone"), &delete);
-        rows.push(Row { blocks, ours, cli, wal, delete });
 
         let mut g = c.benchmark_group(format!("commit_{name}"));
         g.sample_size(10);
@@ -326,10 +334,32 @@ fn commit(c: &mut Criterion) {
             b.iter_custom(|iters| (0..iters).map(|_| timed_commit(&mut ws)).sum())
         });
         g.finish();
-        drop(ws);
-        drop(dir);
+        sized.push(Sized { blocks, name, ws, wal, delete, _dir: dir });
     }
     drop(peer);
+    // The figures the ratios come from: every size's commits, and then its
+    // updates, made round by round, one per size, so that a machine that
+    // slows down or speeds up during the run weighs on every size alike.
+    let mut ours: Vec<Vec<Duration>> = vec![Vec::with_capacity(plan.commits); sized.len()];
+    for _ in 0..plan.commits {
+        for (k, s) in sized.iter_mut().enumerate() {
+            ours[k].push(timed_commit(&mut s.ws));
+        }
+    }
+    let mut cli: Vec<Vec<Duration>> = vec![Vec::with_capacity(plan.commits); sized.len()];
+    for _ in 0..plan.commits {
+        for (k, s) in sized.iter_mut().enumerate() {
+            cli[k].push(timed_update(&mut s.ws, &bin));
+        }
+    }
+    let mut rows = Vec::new();
+    for (k, s) in sized.iter().enumerate() {
+        let ours = show(&format!("ours {}, sizes in turn", s.name), &ours[k]).expect("commits were made");
+        let cli = show(&format!("scriptorium update {}, process start to exit, sizes in turn", s.name), &cli[k])
+            .expect("updates were made");
+        rows.push(Row { blocks: s.blocks, ours, cli, wal: s.wal, delete: s.delete });
+    }
+    drop(sized);
 
     println!(
         "summary: one-block commit, {} records, fsync on, index refresh and views included",

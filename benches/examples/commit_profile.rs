@@ -14,11 +14,13 @@
 //! * `stage`: the path and tier checks, the archive plan, reading the topic
 //!   file and applying the edit;
 //! * `topic index`: `TopicIndex::load` (`.scriptorium/topics.cache`, read
-//!   in place: the hash of every file compared with the revision's);
+//!   in place, and its delta: the hash of every file compared with the
+//!   revision's);
 //! * `validate`: the promotions and `validation::validate`;
 //! * `install`: the crash-safe install (staging, intent, renames, history);
-//! * `topics cache`: `TopicIndex::save` (the table copied with the changed
-//!   file's lines replaced);
+//! * `topics cache`: `TopicIndex::save` (the delta written with the changed
+//!   file's lines replaced; the table too once the delta holds an eighth of
+//!   it);
 //! * `views state`: the views cache's state (`.scriptorium/views/state`)
 //!   read, the views checked against their stamps, `relations.json` and
 //!   `recent_events.jsonl` read (the bytes the untouched files' parts are
@@ -33,7 +35,8 @@
 //!   copied, the key tables merged, `core.md` kept or rendered
 //!   (`views::apply`);
 //! * `views write`: the changed views, entries and the state written
-//!   (`views::cache::write`);
+//!   (`views::cache::write`; `relations.json` rearranged in place, the
+//!   state written over itself);
 //! * `derived mark`: `.scriptorium/derived.revision` written with the
 //!   views' stamps;
 //! * `close`: dropping the writer (the lock).

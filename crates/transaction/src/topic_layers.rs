@@ -69,7 +69,15 @@ impl Layers {
     /// damaged (a missing or damaged delta is no delta).
     pub(crate) fn open(root: &Path) -> Result<Layers, Damaged> {
         let base = Table::open(&root.join(TOPICS_CACHE))?;
-        let delta = std::fs::read(root.join(TOPICS_DELTA)).map_err(|_| Damaged).and_then(|b| decode(&b));
+        // Never written larger than the base (it is merged at an eighth of
+        // it): a larger one is not read.
+        let path = root.join(TOPICS_DELTA);
+        let delta = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.len() <= base.len() as u64)
+            .and_then(|_| std::fs::read(&path).ok())
+            .ok_or(Damaged)
+            .and_then(|b| decode(&b));
         match delta {
             Ok((delta, removed)) => match Layers::of(base, delta, removed, false) {
                 Ok(layers) => Ok(layers),
