@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod cache;
 pub mod entries;
+pub mod relations_out;
 pub mod stamp;
 pub mod state;
 
