@@ -355,8 +355,9 @@ fn commit(c: &mut Criterion) {
     let mut rows = Vec::new();
     for (k, s) in sized.iter().enumerate() {
         let ours = show(&format!("ours {}, sizes in turn", s.name), &ours[k]).expect("commits were made");
-        let cli = show(&format!("scriptorium update {}, process start to exit, sizes in turn", s.name), &cli[k])
-            .expect("updates were made");
+        let cli =
+            show(&format!("scriptorium update {}, process start to exit, sizes in turn", s.name), &cli[k])
+                .expect("updates were made");
         rows.push(Row { blocks: s.blocks, ours, cli, wal: s.wal, delete: s.delete });
     }
     drop(sized);

@@ -209,7 +209,14 @@ impl<'f> Disk<'f> {
     /// [`Disk::rearrange`] for a plan whose old runs are out of order:
     /// the document assembled in memory from the file, then written over
     /// it. `InvalidInput` when an old run is not in the file.
-    fn assemble_over(&self, f: &File, path: &Path, plan: &[Place<'_>], len: u64, durable: bool) -> io::Result<()> {
+    fn assemble_over(
+        &self,
+        f: &File,
+        path: &Path,
+        plan: &[Place<'_>],
+        len: u64,
+        durable: bool,
+    ) -> io::Result<()> {
         let file_len = f.metadata()?.len();
         let mut doc = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         for p in plan {
@@ -217,7 +224,10 @@ impl<'f> Disk<'f> {
                 Source::Bytes(b) => doc.extend_from_slice(b),
                 Source::Old(at, n) => {
                     if at.checked_add(n).is_none_or(|end| end > file_len) {
-                        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a run past the end of the file"));
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            "a run past the end of the file",
+                        ));
                     }
                     let start = doc.len();
                     doc.resize(start + n as usize, 0);

@@ -81,7 +81,9 @@ impl Layers {
         match delta {
             Ok((delta, removed)) => match Layers::of(base, delta, removed, false) {
                 Ok(layers) => Ok(layers),
-                Err(Damaged) => Layers::of(Table::open(&root.join(TOPICS_CACHE))?, empty(), BTreeSet::new(), false),
+                Err(Damaged) => {
+                    Layers::of(Table::open(&root.join(TOPICS_CACHE))?, empty(), BTreeSet::new(), false)
+                }
             },
             Err(Damaged) => Layers::of(base, empty(), BTreeSet::new(), false),
         }
@@ -146,8 +148,11 @@ impl Layers {
         for path in changed.keys() {
             olds.push(if self.over.contains(path) { self.delta.facts(path)? } else { None });
         }
-        let delta_changes: Vec<_> =
-            changed.iter().zip(&olds).map(|((p, new), old)| (p.as_str(), old.as_ref(), new.as_ref())).collect();
+        let delta_changes: Vec<_> = changed
+            .iter()
+            .zip(&olds)
+            .map(|((p, new), old)| (p.as_str(), old.as_ref(), new.as_ref()))
+            .collect();
         let delta = self.delta.merge(&delta_changes)?;
         let mut removed: BTreeSet<&str> = self.removed.iter().map(String::as_str).collect();
         for (path, facts) in changed {

@@ -290,7 +290,8 @@ impl Merge<'_> {
         for (k, [dels, ins]) in self.lines.iter().enumerate() {
             edits.push(edits_of(self.table.section(k), dels, ins).map_err(bad)?);
         }
-        let lens: Vec<usize> = edits.iter().enumerate().map(|(k, e)| edited_len(self.table.section(k), e)).collect();
+        let lens: Vec<usize> =
+            edits.iter().enumerate().map(|(k, e)| edited_len(self.table.section(k), e)).collect();
         out.write_all(&header(&lens))?;
         for (k, e) in edits.iter().enumerate() {
             write_edited(self.table.section(k), e, out)?;

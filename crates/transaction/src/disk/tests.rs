@@ -8,11 +8,7 @@ use super::*;
 /// A document made of some of `old`'s runs, in order, with new bytes
 /// around them: `(keep, new bytes before)` per run, then new bytes at the
 /// end.
-fn plan_of<'a>(
-    runs: &[(u64, u64)],
-    choices: &'a [(bool, Vec<u8>)],
-    tail: &'a [u8],
-) -> (Vec<Place<'a>>, u64) {
+fn plan_of<'a>(runs: &[(u64, u64)], choices: &'a [(bool, Vec<u8>)], tail: &'a [u8]) -> (Vec<Place<'a>>, u64) {
     let mut plan = Vec::new();
     let mut at = 0;
     for ((from, len), (keep, before)) in runs.iter().zip(choices) {

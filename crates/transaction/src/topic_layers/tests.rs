@@ -114,7 +114,10 @@ fn a_grown_delta_is_merged_into_the_base_a_build_would_give() {
         write(built.path(), &rel, &fs::read_to_string(root.join(&rel)).unwrap());
     }
     load_and_save(built.path());
-    assert_eq!(fs::read(root.join(TOPICS_CACHE)).unwrap(), fs::read(built.path().join(TOPICS_CACHE)).unwrap());
+    assert_eq!(
+        fs::read(root.join(TOPICS_CACHE)).unwrap(),
+        fs::read(built.path().join(TOPICS_CACHE)).unwrap()
+    );
 }
 
 #[test]

@@ -90,9 +90,7 @@ impl Writes<'_, '_> {
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tmp = self.tmp.join(format!("write-view-{}-{nanos:x}-{}.tmp", std::process::id(), self.n));
-        self.disk
-            .replace(&tmp, &target, bytes, durable)
-            .map_err(|e| Error::io(&e, "cannot write", &target))
+        self.disk.replace(&tmp, &target, bytes, durable).map_err(|e| Error::io(&e, "cannot write", &target))
     }
 
     /// Writes `bytes` over `rel` in place ([`Disk::overwrite`]): for the
