@@ -25,7 +25,7 @@ pub fn extract_before_discard(turns: &[Turn]) -> Option<String> {
             .filter(|s| fits(s))
             .collect();
         if !keep.is_empty() {
-            lines.push(format!("{} said{} ({})", t.who(), said(&keep), t.source));
+            lines.push(format!("{} said{} ({})", t.who(), said(&keep, &t.content), t.source));
         }
     }
     (!lines.is_empty()).then(|| lines.join("\n"))

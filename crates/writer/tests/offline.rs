@@ -264,17 +264,24 @@ fn impostors_get_their_own_files_and_attributions() {
 
 #[test]
 fn quotations_are_exact_or_not_claimed() {
-    assert_eq!(offline::said(&["I like  tea.", "My\u{200B} cat\nis 3."]), ": “I like tea.” “My cat is 3.”");
-    assert_eq!(offline::said(&["I met [Ada] there"]), " (not verbatim): I met (Ada) there");
-    assert_eq!(offline::said(&["she said \"go\" «now» 「x」"]), " (not verbatim): she said 'go' ‘now’ ‘x’");
+    // The parts, and the turn they were kept from.
+    let said = |parts: &[&str]| offline::said(parts, &parts.join(" "));
+    assert_eq!(said(&["I like  tea.", "My\u{200B} cat\nis 3."]), ": “I like tea.” “My cat is 3.”");
+    assert_eq!(said(&["I met [Ada] there"]), " (not verbatim): I met (Ada) there");
+    assert_eq!(said(&["she said \"go\" «now» 「x」"]), " (not verbatim): she said 'go' ‘now’ ‘x’");
     // Nothing is ever cut: kept sentences fit, and are quoted whole.
     let long = "word ".repeat(100);
-    let whole = offline::said(&[long.as_str()]);
+    let whole = said(&[long.as_str()]);
     assert_eq!(whole, format!(": “{}”", long.trim_end()));
-    let two = offline::said(&[&"a".repeat(300), "more"]);
+    let two = said(&[&"a".repeat(300), "more"]);
     assert_eq!(two, format!(": “{}” “more”", "a".repeat(300)));
-    let bracketed = offline::said(&[&format!("[{long}]")]);
+    let bracketed = said(&[&format!("[{long}]")]);
     assert_eq!(bracketed, format!(" (not verbatim): ({long})"));
+    // A sentence the turn does not hold on word boundaries is not quoted.
+    assert_eq!(
+        offline::said(&["\u{1cf03}¥ My cat is 3."], "Tea. \u{1cf03}¥ My cat is 3."),
+        " (not verbatim): \u{1cf03}¥ My cat is 3."
+    );
     assert!(offline::fits(&"a".repeat(300)) && !offline::fits(&"a".repeat(301)));
     assert_eq!(
         offline::unquoted("Ann “Q” \"R\" «S» 「T」"),
@@ -381,4 +388,20 @@ fn an_instruction_whose_conditions_do_not_fit_is_not_kept() {
     offline::write(&input(root, &[record("m2", None, "Please always deploy to prod.")])).unwrap();
     let core = std::fs::read_to_string(root.join("topics/core.md")).unwrap();
     assert!(core.contains("user said: “Please always deploy to prod.”[^"), "{core}");
+}
+
+#[test]
+fn a_sentence_starting_with_a_mark_its_record_attaches_to_the_space_before_is_not_quoted() {
+    // U+1CF03 is a combining mark: in the record it belongs to the space
+    // before it, so the sentence does not start on a word boundary there
+    // and a quotation of it would not be found.
+    let dir = workspace();
+    let root = dir.path();
+    let recs = [record("m0", Some(("08", "Zoë")), "I prefer tea. \u{1cf03}¥ My cat is 3.")];
+    offline::write(&input(root, &recs)).unwrap();
+    let checked = validate(root);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let written: String =
+        checked.blocks.iter().map(|b| std::fs::read_to_string(root.join(&b.path)).unwrap()).collect();
+    assert!(written.contains("said (not verbatim): "), "{written}");
 }

@@ -281,7 +281,11 @@ fn add(
         _ => "t",
     };
     let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
-    let para =
-        Para { id, text: said(parts), definition: t.evidence.definition(&path), label: opener(t.who()) };
+    let para = Para {
+        id,
+        text: said(parts, &t.content),
+        definition: t.evidence.definition(&path),
+        label: opener(t.who()),
+    };
     files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
 }

@@ -16,15 +16,20 @@ pub fn fits(sentence: &str) -> bool {
 }
 
 /// What a paragraph says was said, after `<label> said`: each of `parts`
-/// (kept sentences of the turn, each one that [`fits`]) quoted whole,
-/// after the normalisation quotations are checked in (`quote::normalise`),
-/// when no part holds `[`, `]` or a quotation mark that makes a span
-/// (`quote::MARKS`): `: “…” “…”`. Otherwise the parts joined and made
+/// (kept sentences of the turn `content`, each one that [`fits`]) quoted
+/// whole, after the normalisation quotations are checked in
+/// (`quote::normalise`), when no part holds `[`, `]` or a quotation mark
+/// that makes a span (`quote::MARKS`) and each is found in `content` as the
+/// check finds quotations (`quote::ungrounded`: on word boundaries, so not
+/// a sentence that starts with a combining mark its record attaches to the
+/// space before): `: “…” “…”`. Otherwise the parts joined and made
 /// [`inert`] (uncut), without quotation marks: ` (not verbatim): …`.
 /// Nothing is ever cut.
-pub fn said(parts: &[&str]) -> String {
+pub fn said(parts: &[&str], content: &str) -> String {
     let exact: Vec<String> = parts.iter().map(|p| quote::normalise(p)).collect();
-    let quotable = exact.iter().all(|p| !p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
+    let marked = exact.iter().any(|p| p.contains(|c| matches!(c, '[' | ']') || quote::is_mark(c)));
+    let wanted: Vec<&str> = exact.iter().map(String::as_str).collect();
+    let quotable = !marked && quote::ungrounded(&wanted, &[&quote::normalise(content)]).is_empty();
     if !quotable {
         return format!(" (not verbatim): {}", inert_uncut(&parts.join(" ")));
     }
