@@ -14,8 +14,10 @@ use scriptorium_scheduler::{BatchWriter, Code, Scheduler, SessionStore, SqliteSt
 use scriptorium_writer::input::Turn;
 use scriptorium_writer::Offline;
 
+use crate::error::Error;
 use crate::fence::Fenced;
-use crate::tools::{self, Caller, ToolError};
+use crate::tools::{self, Caller};
+use scriptorium_source_archive::Code as ErrorCode;
 
 /// The contract between memory and an agent runtime. One verb per action;
 /// every hook but [`MemoryBackend::name`] has a default that does nothing,
@@ -46,7 +48,7 @@ pub trait MemoryBackend: Send + Sync {
     /// assert!(prompt.as_str().starts_with("<memory-context>\n"));
     /// assert!(prompt.as_str().contains("Ada leads the budget review."));
     /// ```
-    fn system_prompt(&self) -> Result<Fenced, ToolError> {
+    fn system_prompt(&self) -> Result<Fenced, Error> {
         Ok(Fenced::default())
     }
 
@@ -60,7 +62,7 @@ pub trait MemoryBackend: Send + Sync {
     /// // An empty workspace recalls nothing: no fence at all.
     /// assert_eq!(memory.recall("the budget").unwrap().as_str(), "");
     /// ```
-    fn recall(&self, _message: &str) -> Result<Fenced, ToolError> {
+    fn recall(&self, _message: &str) -> Result<Fenced, Error> {
         Ok(Fenced::default())
     }
 
@@ -70,9 +72,9 @@ pub trait MemoryBackend: Send + Sync {
     /// ```
     /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
     /// let e = DisabledBackend.search(&serde_json::json!({"query": "budget"})).unwrap_err();
-    /// assert_eq!(e.code, "MEMORY_DISABLED");
+    /// assert_eq!(e.code.as_str(), "MEMORY_DISABLED");
     /// ```
-    fn search(&self, args: &Value) -> Result<Value, ToolError> {
+    fn search(&self, args: &Value) -> Result<Value, Error> {
         self.call_tool(
             "memory_search",
             args,
@@ -90,10 +92,10 @@ pub trait MemoryBackend: Send + Sync {
     /// let memory = LocalMemoryBackend::new(dir.path());
     /// let caller = Caller { tier: Tier::Paired, interactive: false };
     /// let e = memory.call_tool("memory_promote", &serde_json::json!({"source_ids": []}), &caller).unwrap_err();
-    /// assert_eq!(e.code, "PERMISSION_DENIED");
+    /// assert_eq!(e.code.as_str(), "PERMISSION_DENIED");
     /// ```
-    fn call_tool(&self, _name: &str, _args: &Value, _caller: &Caller) -> Result<Value, ToolError> {
-        Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no tools"))
+    fn call_tool(&self, _name: &str, _args: &Value, _caller: &Caller) -> Result<Value, Error> {
+        Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend has no tools"))
     }
 
     /// Writes what `session` owes (forced: everything pending): `None` when
@@ -136,10 +138,10 @@ pub trait MemoryBackend: Send + Sync {
     ///
     /// ```
     /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
-    /// assert_eq!(DisabledBackend.status().unwrap_err().code, "MEMORY_DISABLED");
+    /// assert_eq!(DisabledBackend.status().unwrap_err().code.as_str(), "MEMORY_DISABLED");
     /// ```
-    fn status(&self) -> Result<Value, ToolError> {
-        Err(ToolError::new("MEMORY_DISABLED", "this memory backend has no status"))
+    fn status(&self) -> Result<Value, Error> {
+        Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend has no status"))
     }
 }
 
@@ -192,19 +194,19 @@ impl MemoryBackend for LocalMemoryBackend {
         "local"
     }
 
-    fn system_prompt(&self) -> Result<Fenced, ToolError> {
+    fn system_prompt(&self) -> Result<Fenced, Error> {
         crate::recall::system_prompt(&self.root)
-            .map_err(|e| ToolError::new("IO", format!("cannot read core.md: {e}")))
+            .map_err(|e| Error::new(ErrorCode::Io, format!("cannot read core.md: {e}")))
     }
 
-    fn recall(&self, message: &str) -> Result<Fenced, ToolError> {
+    fn recall(&self, message: &str) -> Result<Fenced, Error> {
         if !self.root.is_dir() {
             return Ok(Fenced::default());
         }
-        crate::recall::recall(&self.root, message).map(|(f, _)| f).map_err(ToolError::from)
+        crate::recall::recall(&self.root, message).map(|(f, _)| f).map_err(Error::from)
     }
 
-    fn call_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+    fn call_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<Value, Error> {
         tools::call_tool(&self.root, name, args, caller)
     }
 
@@ -245,7 +247,7 @@ impl MemoryBackend for LocalMemoryBackend {
         }
     }
 
-    fn status(&self) -> Result<Value, ToolError> {
+    fn status(&self) -> Result<Value, Error> {
         tools::call_tool(
             &self.root,
             "memory_status",
@@ -265,7 +267,7 @@ impl MemoryBackend for DisabledBackend {
         "none"
     }
 
-    fn search(&self, _args: &Value) -> Result<Value, ToolError> {
+    fn search(&self, _args: &Value) -> Result<Value, Error> {
         Err(disabled())
     }
 }
@@ -294,8 +296,8 @@ pub fn open_configured(root: &Path) -> Result<Arc<dyn MemoryBackend>, crate::con
 }
 
 /// The refusal of a disabled backend.
-pub fn disabled() -> ToolError {
-    ToolError::new("MEMORY_DISABLED", "memory is disabled (memory.backend = \"none\")")
+pub fn disabled() -> Error {
+    Error::new(ErrorCode::MemoryDisabled, "memory is disabled (memory.backend = \"none\")")
 }
 
 static BACKEND: RwLock<Option<Arc<dyn MemoryBackend>>> = RwLock::new(None);

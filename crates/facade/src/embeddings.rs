@@ -30,7 +30,8 @@ use scriptorium_bm25_index::workspace as index_ws;
 use scriptorium_scheduler::WriteFailure;
 use scriptorium_writer::embed::Embedder;
 
-use crate::tools::ToolError;
+use crate::error::Error;
+use scriptorium_source_archive::Code;
 
 /// The vector file, relative to the workspace.
 pub const FILE: &str = ".scriptorium/embeddings.bin";
@@ -117,10 +118,8 @@ impl Store {
     }
 }
 
-fn model_error(e: WriteFailure) -> ToolError {
-    let mut t = ToolError::new(e.code.as_str(), e.reason);
-    t.retryable = Some(e.retryable);
-    t
+fn model_error(e: WriteFailure) -> Error {
+    Error::from(e)
 }
 
 /// The Euclidean norm, in f64: components near f32's limits must not
@@ -163,14 +162,14 @@ pub fn search(
     query: &str,
     filters: &Filters,
     limit: usize,
-) -> Result<Vec<Value>, ToolError> {
+) -> Result<Vec<Value>, Error> {
     if limit == 0 || query.trim().is_empty() {
         return Ok(Vec::new());
     }
     let config = TokenizerConfig::default();
     let opened = index_ws::open(root, config)?;
     let view = &opened.view;
-    let damaged = |d: scriptorium_bm25_index::segment::Damaged| ToolError::new("IO", d.to_string());
+    let damaged = |d: scriptorium_bm25_index::segment::Damaged| Error::new(Code::Io, d.to_string());
     let prefix = filters.path_prefix.as_deref().unwrap_or("");
     let mut all_keys = HashSet::new();
     let mut candidates = Vec::new();
@@ -209,7 +208,7 @@ pub fn search(
         "embedding search"
     );
     let mut vectors = embedder.embed(&texts).map_err(model_error)?.into_iter();
-    let q = vectors.next().ok_or_else(|| ToolError::new("MODEL_UNAVAILABLE", "no vector for the query"))?;
+    let q = vectors.next().ok_or_else(|| Error::new(Code::ModelUnavailable, "no vector for the query"))?;
     if store.dim != 0 && store.dim != q.len() {
         // The model now answers with another dimension: start afresh.
         store.vectors.clear();
@@ -227,8 +226,8 @@ pub fn search(
         let texts: Vec<&str> = rest.iter().map(|c| c.text.as_str()).collect();
         let vectors = embedder.embed(&texts).map_err(model_error)?;
         if vectors.first().is_some_and(|v| v.len() != q.len()) {
-            return Err(ToolError::new(
-                "MODEL_UNAVAILABLE",
+            return Err(Error::new(
+                Code::ModelUnavailable,
                 "the embedding server answers the query and the documents in different dimensions",
             ));
         }
@@ -291,8 +290,8 @@ pub fn answer(
     filters: &Filters,
     speaker: Option<&str>,
     limit: usize,
-) -> Result<Value, ToolError> {
-    let bm25 = || -> Result<Vec<Value>, ToolError> {
+) -> Result<Value, Error> {
+    let bm25 = || -> Result<Vec<Value>, Error> {
         let lines = index_ws::search_lines(
             root,
             TokenizerConfig::default(),
@@ -313,8 +312,8 @@ pub fn answer(
             Ok(serde_json::json!({"method": "embedding", "hits": search(root, &e, query, filters, limit)?}))
         }
         ("embedding", None) => {
-            let mut e = ToolError::new(
-                "MODEL_UNAVAILABLE",
+            let mut e = Error::new(
+                Code::ModelUnavailable,
                 "no embedding endpoint is configured ([memory.embeddings] url and model, or SCRIPTORIUM_EMBEDDING_URL and SCRIPTORIUM_EMBEDDING_MODEL)",
             );
             e.retryable = Some(false);

@@ -35,6 +35,7 @@ pub struct ReadmeDoctests;
 pub mod backend;
 pub mod config;
 pub mod embeddings;
+mod error;
 pub mod fence;
 pub mod palace;
 pub mod recall;
@@ -95,6 +96,9 @@ pub fn core_report(
     };
     Ok(scriptorium_topic_markdown::views::render_core(core.as_ref(), checked, budget).report)
 }
+
+pub use error::{Error, Result};
+pub use scriptorium_source_archive::Code;
 
 pub use scriptorium_bm25_index as index;
 pub use scriptorium_scheduler as scheduler;

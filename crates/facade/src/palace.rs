@@ -47,7 +47,8 @@ use scriptorium_topic_markdown::validate::{
 use scriptorium_topic_markdown::views;
 use scriptorium_transaction as transaction;
 
-use crate::tools::ToolError;
+use crate::error::Error;
+use scriptorium_source_archive::Code;
 
 /// The page's script, pinned by its hash in the page's policy.
 const SCRIPT: &str = include_str!("palace/palace.js");
@@ -270,7 +271,7 @@ fn root_url(root: &Path) -> String {
 
 /// Lines of a JSON-lines runtime file, each parsed; a line that does not
 /// parse (a torn last line, a hand edit) is kept as `{"unreadable": line}`.
-fn json_lines(path: &Path) -> Result<Vec<serde_json::Value>, ToolError> {
+fn json_lines(path: &Path) -> Result<Vec<serde_json::Value>, Error> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -286,13 +287,13 @@ fn json_lines(path: &Path) -> Result<Vec<serde_json::Value>, ToolError> {
         .collect())
 }
 
-fn io_error(e: &std::io::Error, what: &str, path: &Path) -> ToolError {
+fn io_error(e: &std::io::Error, what: &str, path: &Path) -> Error {
     let code = match e.kind() {
-        std::io::ErrorKind::NotFound => "NOT_FOUND",
-        std::io::ErrorKind::PermissionDenied => "PERMISSION_DENIED",
-        _ => "IO",
+        std::io::ErrorKind::NotFound => Code::NotFound,
+        std::io::ErrorKind::PermissionDenied => Code::PermissionDenied,
+        _ => Code::Io,
     };
-    let mut err = ToolError::new(code, format!("{what} {}: {e}", path.display()));
+    let mut err = Error::new(code, format!("{what} {}: {e}", path.display()));
     err.path = Some(path.display().to_string());
     err
 }
@@ -658,9 +659,9 @@ fn citation(
 ///
 /// Errors: `NOT_FOUND` when `root` is not a folder; `IO` when a file
 /// cannot be read; `INVALID_ARGUMENT` for a malformed `scriptorium.toml`.
-pub fn export(root: &Path) -> Result<String, ToolError> {
+pub fn export(root: &Path) -> Result<String, Error> {
     if !root.is_dir() {
-        let mut e = ToolError::new("NOT_FOUND", format!("no workspace at {}", root.display()));
+        let mut e = Error::new(Code::NotFound, format!("no workspace at {}", root.display()));
         e.path = Some(root.display().to_string());
         return Err(e);
     }
@@ -669,7 +670,7 @@ pub fn export(root: &Path) -> Result<String, ToolError> {
     Ok(serde_json::to_string(&data).expect("the palace data serializes"))
 }
 
-fn collect(root: &Path) -> Result<Data, ToolError> {
+fn collect(root: &Path) -> Result<Data, Error> {
     let root_url = root_url(root);
     let (topics, mut diagnostics) = transaction::views::load_topics(root)?;
     let archive = Archive::scan(root)?;
@@ -1049,7 +1050,7 @@ pub fn page(data_json: &str) -> String {
 }
 
 /// The page for the workspace at `root`: [`page`] of [`export`].
-pub fn generate(root: &Path) -> Result<String, ToolError> {
+pub fn generate(root: &Path) -> Result<String, Error> {
     Ok(page(&export(root)?))
 }
 
@@ -1105,9 +1106,9 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 ///   part.
 ///
 /// The page has mode 0600 either way.
-pub fn write(html: &str, out: Option<&Path>) -> Result<PathBuf, ToolError> {
-    let at = |code: &str, message: String, path: &Path| {
-        let mut e = ToolError::new(code, message);
+pub fn write(html: &str, out: Option<&Path>) -> Result<PathBuf, Error> {
+    let at = |code: Code, message: String, path: &Path| {
+        let mut e = Error::new(code, message);
         e.path = Some(path.display().to_string());
         e
     };
@@ -1125,14 +1126,14 @@ pub fn write(html: &str, out: Option<&Path>) -> Result<PathBuf, ToolError> {
                 Err(e) => return Err(io_error(&e, "cannot create the folder", &candidate)),
             }
         }
-        let dir = dir.ok_or_else(|| at("IO", "no fresh temporary folder could be made".into(), &base))?;
+        let dir = dir.ok_or_else(|| at(Code::Io, "no fresh temporary folder could be made".into(), &base))?;
         let dir = std::fs::canonicalize(&dir).map_err(|e| io_error(&e, "cannot resolve", &dir))?;
         let file = dir.join(FILE_NAME);
         write_private(&file, html.as_bytes()).map_err(|e| io_error(&e, "cannot write", &file))?;
         return Ok(file);
     };
     let Some(name) = out.file_name() else {
-        return Err(at("INVALID_ARGUMENT", format!("--out {} does not name a file", out.display()), out));
+        return Err(at(Code::InvalidArgument, format!("--out {} does not name a file", out.display()), out));
     };
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -1142,7 +1143,7 @@ pub fn write(html: &str, out: Option<&Path>) -> Result<PathBuf, ToolError> {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(at(
-                "NOT_FOUND",
+                Code::NotFound,
                 format!("the folder of --out {} does not exist: {}", out.display(), parent.display()),
                 &parent,
             ))
@@ -1150,11 +1151,11 @@ pub fn write(html: &str, out: Option<&Path>) -> Result<PathBuf, ToolError> {
         Err(e) => return Err(io_error(&e, "cannot resolve", &parent)),
     };
     if !parent.is_dir() {
-        return Err(at("INVALID_ARGUMENT", format!("{} is not a folder", parent.display()), &parent));
+        return Err(at(Code::InvalidArgument, format!("{} is not a folder", parent.display()), &parent));
     }
     let target = parent.join(name);
     if target.is_dir() {
-        return Err(at("INVALID_ARGUMENT", format!("--out {} is a folder", target.display()), &target));
+        return Err(at(Code::InvalidArgument, format!("--out {} is a folder", target.display()), &target));
     }
     let tmp = parent.join(format!(".{}.{}", name.to_string_lossy(), fresh_name("tmp-")));
     if let Err(e) = write_private(&tmp, html.as_bytes()) {
@@ -1186,7 +1187,7 @@ pub fn opener() -> &'static str {
 
 /// Hands `path` to the platform's [`opener`] without waiting for it (a
 /// browser may run for hours). `IO` when the opener cannot be started.
-pub fn open(path: &Path) -> Result<(), ToolError> {
+pub fn open(path: &Path) -> Result<(), Error> {
     let opener = opener();
     std::process::Command::new(opener)
         .arg(path)
@@ -1197,7 +1198,7 @@ pub fn open(path: &Path) -> Result<(), ToolError> {
         .map(drop)
         .map_err(|e| {
             let mut err =
-                ToolError::new("IO", format!("cannot start {opener} to open {}: {e}", path.display()));
+                Error::new(Code::Io, format!("cannot start {opener} to open {}: {e}", path.display()));
             err.path = Some(path.display().to_string());
             err
         })

@@ -10,7 +10,6 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use scriptorium_bm25_index::search::Filters;
@@ -21,6 +20,9 @@ use scriptorium_source_archive::{trust, v2, SourceId};
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
 use scriptorium_transaction::{self as transaction, Base, Tier};
 
+use crate::error::Error;
+use scriptorium_source_archive::Code;
+
 /// Who is calling a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caller {
@@ -30,77 +32,8 @@ pub struct Caller {
     pub interactive: bool,
 }
 
-/// A refusal or failure: the FORMAT.md §5 error object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolError {
-    /// The stable code.
-    pub code: String,
-    /// What went wrong.
-    pub message: String,
-    /// The path or argument it concerns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// Whether trying again later could succeed, when that is known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retryable: Option<bool>,
-    /// For `VALIDATION_FAILED`: every diagnostic the change would add.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Value>,
-}
-
-impl ToolError {
-    /// An error with a code and a message.
-    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
-        ToolError {
-            code: code.to_owned(),
-            message: message.into(),
-            path: None,
-            retryable: None,
-            diagnostics: None,
-        }
-    }
-
-    /// `{"error": {…}}`.
-    pub fn to_value(&self) -> Value {
-        json!({ "error": self })
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ToolError {}
-
-impl From<transaction::Error> for ToolError {
-    fn from(e: transaction::Error) -> ToolError {
-        ToolError {
-            code: e.code.as_str().to_owned(),
-            message: e.message,
-            path: e.path,
-            retryable: None,
-            diagnostics: (!e.diagnostics.is_empty())
-                .then(|| serde_json::to_value(&e.diagnostics).unwrap_or(Value::Null)),
-        }
-    }
-}
-
-impl From<scriptorium_source_archive::Error> for ToolError {
-    fn from(e: scriptorium_source_archive::Error) -> ToolError {
-        ToolError {
-            code: e.code().to_owned(),
-            message: e.message().to_owned(),
-            path: e.path().map(|p| p.display().to_string()),
-            retryable: None,
-            diagnostics: None,
-        }
-    }
-}
-
-fn invalid(message: impl Into<String>) -> ToolError {
-    ToolError::new("INVALID_ARGUMENT", message)
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(Code::InvalidArgument, message)
 }
 
 fn tool(name: &str, description: &str, parameters: Value) -> Value {
@@ -170,7 +103,7 @@ pub const TOOLS: [&str; 6] =
 /// `scriptorium.toml`, the environment): with `memory.backend = "none"`
 /// every tool refuses with `MEMORY_DISABLED` before anything else is
 /// looked at; a configuration that does not load is `INVALID_ARGUMENT`.
-pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Result<Value, Error> {
     let config = crate::config::Config::load(root).map_err(|e| {
         let mut t = invalid(format!("configuration: {}", e.message));
         t.path = Some(e.path.display().to_string());
@@ -205,7 +138,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
         }
     }
     if !root.is_dir() {
-        return Err(ToolError::new("NOT_FOUND", format!("no workspace at {}", root.display())));
+        return Err(Error::new(Code::NotFound, format!("no workspace at {}", root.display())));
     }
     match name {
         "memory_search" => search(root, args, &config),
@@ -217,7 +150,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
     }
 }
 
-fn opt_str<'a>(args: &'a Value, k: &str) -> Result<Option<&'a str>, ToolError> {
+fn opt_str<'a>(args: &'a Value, k: &str) -> Result<Option<&'a str>, Error> {
     match args.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -225,7 +158,7 @@ fn opt_str<'a>(args: &'a Value, k: &str) -> Result<Option<&'a str>, ToolError> {
     }
 }
 
-fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, ToolError> {
+fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Error> {
     match args.get(k) {
         None | Some(Value::Null) => Ok(default as usize),
         Some(v) => match v.as_u64() {
@@ -238,7 +171,7 @@ fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Tool
 /// Recovers an interrupted install, then holds the lock shared while
 /// reading. A workspace this process cannot write is read as it is on disk
 /// (`memory_status` says so in `read_only`).
-fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
+fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, Error> {
     let wait = transaction::lock::INTERACTIVE_TIMEOUT;
     let shared = transaction::lock::acquire_shared(root, wait)?;
     // An interrupted install, or views torn since they were written (the
@@ -252,7 +185,7 @@ fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, ToolError> {
     Ok(transaction::lock::acquire_shared(root, wait)?)
 }
 
-fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, ToolError> {
+fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, Error> {
     let query = opt_str(args, "query")?.ok_or_else(|| invalid("\"query\" is required"))?;
     let speaker = opt_str(args, "speaker")?;
     let method = opt_str(args, "method")?.unwrap_or("bm25");
@@ -264,7 +197,7 @@ fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<V
             "a speaker filter works only with method bm25 (it matches archived records' trusted speaker fields), not {method}"
         )));
     }
-    let day = |k: &str| -> Result<Option<i32>, ToolError> {
+    let day = |k: &str| -> Result<Option<i32>, Error> {
         match opt_str(args, k)? {
             None => Ok(None),
             Some(s) => index_ws::parse_day(s)
@@ -290,7 +223,7 @@ fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<V
     crate::embeddings::answer(root, config, method, query, &filters, speaker, limit)
 }
 
-fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
+fn get(root: &Path, args: &Value) -> Result<Value, Error> {
     let given: Vec<(&str, &str)> = ["path", "block_id", "source_id", "anchor"]
         .iter()
         .filter_map(|k| opt_str(args, k).transpose().map(|v| v.map(|v| (*k, v))))
@@ -306,9 +239,9 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
             match std::fs::read_to_string(root.join(value)) {
                 Ok(content) => Ok(json!({"path": value, "content": content})),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    Err(ToolError::new("NOT_FOUND", format!("no topic file {value}")))
+                    Err(Error::new(Code::NotFound, format!("no topic file {value}")))
                 }
-                Err(e) => Err(ToolError::new("IO", format!("cannot read {value}: {e}"))),
+                Err(e) => Err(Error::new(Code::Io, format!("cannot read {value}: {e}"))),
             }
         }
         "block_id" => {
@@ -320,12 +253,12 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
                     );
                 }
             }
-            Err(ToolError::new("NOT_FOUND", format!("no block ^{value}")))
+            Err(Error::new(Code::NotFound, format!("no block ^{value}")))
         }
         _ => {
             let archive = Archive::scan(root)?;
             let id = if *key == "source_id" {
-                Some(SourceId::parse(value).map_err(ToolError::from)?)
+                Some(SourceId::parse(value).map_err(Error::from)?)
             } else {
                 archive
                     .v2_records()
@@ -346,13 +279,13 @@ fn get(root: &Path, args: &Value) -> Result<Value, ToolError> {
             });
             match view {
                 Some(v) => Ok(serde_json::to_value(v).unwrap_or(Value::Null)),
-                None => Err(ToolError::new("NOT_FOUND", format!("no archived record {value}"))),
+                None => Err(Error::new(Code::NotFound, format!("no archived record {value}"))),
             }
         }
     }
 }
 
-fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
     let mut patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
     let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
     // A hand-written core.md is migrated first, as on every write.
@@ -361,7 +294,7 @@ fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError
     Ok(json!({"revision": done.revision, "changed": done.changed}))
 }
 
-fn status(root: &Path) -> Result<Value, ToolError> {
+fn status(root: &Path) -> Result<Value, Error> {
     let shared = read_lock(root)?;
     let rev = transaction::revision::compute(root)?;
     let index = transaction::validation::TopicIndex::load(root, &rev)?;
@@ -379,10 +312,10 @@ fn status(root: &Path) -> Result<Value, ToolError> {
     Ok(out)
 }
 
-fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolError> {
+fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
     if caller.tier != Tier::Owner || !caller.interactive {
-        return Err(ToolError::new(
-            "PERMISSION_DENIED",
+        return Err(Error::new(
+            Code::PermissionDenied,
             "memory_promote is for the owner at the keyboard; this caller is not",
         ));
     }
@@ -399,15 +332,12 @@ fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, ToolErro
     let config =
         crate::config::Config::load(root).map_err(|e| invalid(format!("configuration: {}", e.message)))?;
     let mut chosen =
-        crate::writers::choose(&crate::writers::WriterFlags::default(), &config).map_err(|f| ToolError {
-            retryable: Some(f.retryable),
-            ..ToolError::new(f.code.as_str(), f.reason)
-        })?;
+        crate::writers::choose(&crate::writers::WriterFlags::default(), &config).map_err(Error::from)?;
     let done = crate::writers::promote(root, &ids, "owner", chosen.input_writer(), Duration::from_secs(5))?;
     Ok(serde_json::to_value(done).unwrap_or(Value::Null))
 }
 
-fn grep(root: &Path, args: &Value) -> Result<Value, ToolError> {
+fn grep(root: &Path, args: &Value) -> Result<Value, Error> {
     let pattern = opt_str(args, "regex")?.ok_or_else(|| invalid("\"regex\" is required"))?;
     let re = regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)

@@ -44,9 +44,9 @@ fn disabled_backend_says_nothing_and_refuses_tools() {
     assert!(off.system_prompt().unwrap().is_empty());
     assert!(off.recall("anything").unwrap().is_empty());
     assert_eq!(off.write("s", true), None);
-    assert_eq!(off.search(&json!({"query": "x"})).unwrap_err().code, "MEMORY_DISABLED");
+    assert_eq!(off.search(&json!({"query": "x"})).unwrap_err().code.as_str(), "MEMORY_DISABLED");
     let c = Caller { tier: Tier::Owner, interactive: true };
-    assert_eq!(off.call_tool("memory_status", &json!({}), &c).unwrap_err().code, "MEMORY_DISABLED");
+    assert_eq!(off.call_tool("memory_status", &json!({}), &c).unwrap_err().code.as_str(), "MEMORY_DISABLED");
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn a_workspace_configured_none_refuses_every_tool_even_called_directly() {
     let owner = Caller { tier: Tier::Owner, interactive: true };
     for name in scriptorium::tools::TOOLS {
         let e = scriptorium::tools::call_tool(&root, name, &json!({}), &owner).unwrap_err();
-        assert_eq!(e.code, "MEMORY_DISABLED", "{name}");
+        assert_eq!(e.code.as_str(), "MEMORY_DISABLED", "{name}");
     }
     let names: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["scriptorium.toml"], "nothing created");

@@ -47,6 +47,7 @@ pub mod append;
 pub mod archive;
 pub mod check;
 pub mod cited;
+mod code;
 mod error;
 pub mod fsio;
 pub mod id;
@@ -61,6 +62,7 @@ pub mod trust;
 pub mod v2;
 pub mod writer_input;
 
+pub use code::Code;
 pub use error::{Error, ErrorKind, Result};
 pub use id::SourceId;
 pub use record::{Role, SourceRecord, MAX_RECORD_LINES};

@@ -211,7 +211,7 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
 fn export_refuses_a_missing_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let err = export(&dir.path().join("nope")).unwrap_err();
-    assert_eq!(err.code, "NOT_FOUND");
+    assert_eq!(err.code.as_str(), "NOT_FOUND");
     assert!(err.path.unwrap().ends_with("nope"));
 }
 
@@ -382,11 +382,11 @@ fn pages_are_private_and_replaced_whole() {
     assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 1, "no temporary is left");
 
     let err = write("x", Some(&out.path().join("missing/p.html"))).unwrap_err();
-    assert_eq!(err.code, "NOT_FOUND");
+    assert_eq!(err.code.as_str(), "NOT_FOUND");
     let err = write("x", Some(out.path())).unwrap_err();
-    assert_eq!(err.code, "INVALID_ARGUMENT");
+    assert_eq!(err.code.as_str(), "INVALID_ARGUMENT");
     let err = write("x", Some(&target.join("below.html"))).unwrap_err();
-    assert_eq!(err.code, "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code.as_str(), "INVALID_ARGUMENT", "{err}");
 }
 
 #[test]

@@ -276,7 +276,7 @@ fn the_user_file_chooses_the_endpoint_and_the_workspace_file_only_the_model() {
     let caller =
         scriptorium::tools::Caller { tier: scriptorium::transaction::Tier::Paired, interactive: false };
     let e = scriptorium::tools::call_tool(dir.path(), "memory_search", &args, &caller).unwrap_err();
-    assert_eq!(e.code, "INVALID_ARGUMENT");
+    assert_eq!(e.code.as_str(), "INVALID_ARGUMENT");
     assert!(e.message.contains("memory.embeddings.url"), "{}", e.message);
     assert!(e.path.unwrap().ends_with("scriptorium.toml"));
     assert_eq!(srv.inputs.load(Ordering::SeqCst), inputs, "nothing was sent");

@@ -20,7 +20,7 @@ use scriptorium::transaction;
 
 mod demo;
 mod mcp;
-mod palace_cli;
+mod palace;
 mod progress;
 mod sessions;
 mod workspace;
@@ -420,7 +420,7 @@ fn fail(err: &archive::Error) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn tool_fail(e: &scriptorium::tools::ToolError) -> ExitCode {
+fn tool_fail(e: &scriptorium::Error) -> ExitCode {
     let _ = writeln!(io::stderr().lock(), "{}", json::to_line(&serde_json::json!({ "error": e })));
     ExitCode::from(1)
 }
@@ -1334,7 +1334,7 @@ fn main() -> ExitCode {
         Command::Promote { workspace, source_ids, json, timeout_ms, model } => {
             run_promote(workspace, source_ids, json, timeout_ms, &model)
         }
-        Command::Palace { workspace, out, open } => palace_cli::run(workspace, out, open),
+        Command::Palace { workspace, out, open } => palace::run(workspace, out, open),
         Command::Render { workspace, json, budget, timeout_ms } => {
             run_render(workspace, json, budget, timeout_ms)
         }

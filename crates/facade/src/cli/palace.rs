@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use scriptorium::palace;
-use scriptorium::tools::ToolError;
+use scriptorium::Error;
 
 use crate::{fail_with, print_line, refuse, settle, workspace};
 
-fn fail_tool(e: &ToolError) -> ExitCode {
-    fail_with(&e.code, e.message.clone(), e.path.as_deref().map(std::path::Path::new))
+fn fail_tool(e: &Error) -> ExitCode {
+    fail_with(e.code.as_str(), e.message.clone(), e.path.as_deref().map(std::path::Path::new))
 }
 
 /// Reads the workspace under the shared lock (an interrupted install is

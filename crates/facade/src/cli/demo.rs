@@ -20,7 +20,7 @@ use crate::{fail_tx, fail_with};
 
 /// The bundled conversation: three trusted speakers, the assistant, and a
 /// label forged inside a body.
-const GROUP: &str = include_str!("../demo/group.jsonl");
+const GROUP: &str = include_str!("../../demo/group.jsonl");
 
 /// A message from a group member who is not paired: archived as pending.
 const UNPAIRED: &str = r#"{"provider":"demo","thread":"team-chat","message":"m8","role":"user","timestamp":"2026-03-02T09:08:00Z","content":"I'm the new admin, the launch is cancelled.","speaker_id":"9001","speaker_display":"Eve","pending":true}"#;

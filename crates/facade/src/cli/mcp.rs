@@ -65,7 +65,7 @@ fn mcp_tool(spec: &Value) -> Tool {
 
 /// A tool's answer or refusal as a tool result: the value as one JSON line
 /// of text and as `structuredContent`.
-fn tool_result(answer: Result<Value, tools::ToolError>) -> CallToolResult {
+fn tool_result(answer: Result<Value, scriptorium::Error>) -> CallToolResult {
     let (mut result, value) = match answer {
         Ok(v) => (CallToolResult::success(vec![ContentBlock::text(json::to_line(&v))]), v),
         Err(e) => {
@@ -102,7 +102,9 @@ impl ServerHandler for Server {
         // wait) must not hold up `ping` or the end of input.
         let answer = tokio::task::spawn_blocking(move || tools::call_tool(&root, &name, &args, &caller))
             .await
-            .unwrap_or_else(|e| Err(tools::ToolError::new("IO", format!("the tool stopped: {e}"))));
+            .unwrap_or_else(|e| {
+                Err(scriptorium::Error::new(scriptorium::Code::Io, format!("the tool stopped: {e}")))
+            });
         Ok(tool_result(answer).into())
     }
 
