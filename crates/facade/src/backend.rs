@@ -16,6 +16,8 @@ use scriptorium_writer::Offline;
 
 use crate::error::Error;
 use crate::fence::Fenced;
+use crate::snapshot::Snapshot;
+use crate::status::Status;
 use crate::tools::{self, Caller};
 use scriptorium_source_archive::Code as ErrorCode;
 
@@ -140,7 +142,7 @@ pub trait MemoryBackend: Send + Sync {
     /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
     /// assert_eq!(DisabledBackend.status().unwrap_err().code.as_str(), "MEMORY_DISABLED");
     /// ```
-    fn status(&self) -> Result<Value, Error> {
+    fn status(&self) -> Result<Status, Error> {
         Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend has no status"))
     }
 }
@@ -247,13 +249,8 @@ impl MemoryBackend for LocalMemoryBackend {
         }
     }
 
-    fn status(&self) -> Result<Value, Error> {
-        tools::call_tool(
-            &self.root,
-            "memory_status",
-            &Value::Object(Default::default()),
-            &Caller { tier: scriptorium_transaction::Tier::Paired, interactive: false },
-        )
+    fn status(&self) -> Result<Status, Error> {
+        Snapshot::open(&self.root, scriptorium_transaction::lock::INTERACTIVE_TIMEOUT)?.status()
     }
 }
 

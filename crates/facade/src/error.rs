@@ -12,7 +12,7 @@ use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_transaction as transaction;
 
 /// A refusal or failure: a stable code, a message, and where it applies.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Error {
     /// The stable code.
     pub code: Code,

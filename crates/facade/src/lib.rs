@@ -39,46 +39,12 @@ mod error;
 pub mod fence;
 pub mod palace;
 pub mod recall;
+pub mod snapshot;
+pub mod status;
 pub mod tools;
 pub mod writers;
 
 use std::path::Path;
-
-/// The writer part of a status: `pending_turns` (`null`, with
-/// `sessions_error`, when the session store cannot be read) and `writer`
-/// (`.scriptorium/status.json`).
-pub fn writer_status(root: &Path) -> serde_json::Map<String, serde_json::Value> {
-    let count = || -> Result<usize, String> {
-        let db = root.join(scriptorium_scheduler::store::SESSIONS_DB);
-        let Some(store) =
-            scriptorium_scheduler::SqliteStore::open_existing(&db).map_err(|e| e.to_string())?
-        else {
-            return Ok(0);
-        };
-        match scriptorium_transaction::layout::identity(root).map_err(|e| e.to_string())? {
-            None => Ok(0),
-            Some(ws) => {
-                scriptorium_scheduler::pending::pending_turns(&store, &ws.id).map_err(|e| e.to_string())
-            }
-        }
-    };
-    let s = scriptorium_scheduler::status::load(root);
-    let mut out = serde_json::Map::new();
-    match count() {
-        Ok(n) => {
-            out.insert("pending_turns".into(), n.into());
-        }
-        Err(e) => {
-            out.insert("pending_turns".into(), serde_json::Value::Null);
-            out.insert("sessions_error".into(), e.into());
-        }
-    }
-    out.insert(
-        "writer".into(),
-        serde_json::json!({"latest_success": s.latest_success, "latest_failure": s.latest_failure}),
-    );
-    out
-}
 
 /// The report of `core.md` as `render` would write it now (FORMAT §4.4):
 /// its token count and the ids of eligible blocks of `topics/core.md` left

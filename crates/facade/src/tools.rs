@@ -16,11 +16,12 @@ use scriptorium_bm25_index::search::Filters;
 use scriptorium_bm25_index::workspace as index_ws;
 use scriptorium_source_archive::archive::{Archive, Found};
 use scriptorium_source_archive::json::RecordView;
-use scriptorium_source_archive::{trust, v2, SourceId};
-use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Loaded};
+use scriptorium_source_archive::{v2, SourceId};
+use scriptorium_topic_markdown::validate::Loaded;
 use scriptorium_transaction::{self as transaction, Base, Tier};
 
 use crate::error::Error;
+use crate::snapshot::{Checkup, Snapshot};
 use scriptorium_source_archive::Code;
 
 /// Who is calling a tool.
@@ -168,21 +169,9 @@ fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Erro
     }
 }
 
-/// Recovers an interrupted install, then holds the lock shared while
-/// reading. A workspace this process cannot write is read as it is on disk
-/// (`memory_status` says so in `read_only`).
-fn read_lock(root: &Path) -> Result<transaction::lock::WriteLock, Error> {
-    let wait = transaction::lock::INTERACTIVE_TIMEOUT;
-    let shared = transaction::lock::acquire_shared(root, wait)?;
-    // An interrupted install, or views torn since they were written (the
-    // next writer would rebuild them): a writer settles it first.
-    let settled = !transaction::install::pending(root) && !transaction::views::stamp::views_torn(root);
-    if shared.held().not_writable().is_some() || settled {
-        return Ok(shared);
-    }
-    drop(shared);
-    transaction::Writer::open(root, wait)?;
-    Ok(transaction::lock::acquire_shared(root, wait)?)
+/// The workspace held for reading by a tool.
+fn snapshot(root: &Path) -> Result<Snapshot, Error> {
+    Snapshot::open(root, transaction::lock::INTERACTIVE_TIMEOUT)
 }
 
 fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, Error> {
@@ -219,7 +208,7 @@ fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<V
         include_pending,
     };
     let limit = opt_uint(args, "limit", 10, 100)?;
-    let _shared = read_lock(root)?;
+    let _snapshot = snapshot(root)?;
     crate::embeddings::answer(root, config, method, query, &filters, speaker, limit)
 }
 
@@ -231,7 +220,7 @@ fn get(root: &Path, args: &Value) -> Result<Value, Error> {
     let [(key, value)] = given.as_slice() else {
         return Err(invalid("give exactly one of path, block_id, source_id, anchor"));
     };
-    let _shared = read_lock(root)?;
+    let snapshot = snapshot(root)?;
     match *key {
         "path" => {
             transaction::patch::check_path(value)?;
@@ -245,7 +234,7 @@ fn get(root: &Path, args: &Value) -> Result<Value, Error> {
             }
         }
         "block_id" => {
-            let (topics, _) = transaction::views::load_topics(root)?;
+            let topics = snapshot.topics()?.loaded;
             for t in &topics {
                 if let Some(b) = t.file.blocks.iter().find(|b| b.id.as_deref() == Some(*value)) {
                     return Ok(
@@ -266,7 +255,7 @@ fn get(root: &Path, args: &Value) -> Result<Value, Error> {
                     .chain(archive.legacy_records().filter_map(|(_, r)| r.id.clone()))
                     .find(|id| id.anchor() == *value)
             };
-            let promoted = trust::promoted(root)?;
+            let promoted = snapshot.promoted()?;
             let view = id.as_ref().and_then(|id| archive.get(id)).map(|found| match found {
                 Found::V2(r) => {
                     let mut view = RecordView::of_record(r);
@@ -295,21 +284,8 @@ fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
 }
 
 fn status(root: &Path) -> Result<Value, Error> {
-    let shared = read_lock(root)?;
-    let rev = transaction::revision::compute(root)?;
-    let index = transaction::validation::TopicIndex::load(root, &rev)?;
-    let mut out =
-        json!({"revision": rev.hex, "topic_files": index.file_count(), "blocks": index.block_count()});
-    if let Some(why) = shared.held().not_writable() {
-        out["read_only"] = json!({
-            "reason": why,
-            "interrupted_install": transaction::install::pending(root),
-        });
-    }
-    if let Some(obj) = out.as_object_mut() {
-        obj.extend(crate::writer_status(root));
-    }
-    Ok(out)
+    let status = snapshot(root)?.status()?;
+    Ok(serde_json::to_value(status).unwrap_or(Value::Null))
 }
 
 fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
@@ -345,19 +321,15 @@ fn grep(root: &Path, args: &Value) -> Result<Value, Error> {
         .map_err(|e| invalid(format!("regex: {e}")))?;
     let prefix = opt_str(args, "path_prefix")?.unwrap_or("");
     let limit = opt_uint(args, "limit", 100, 1000)?;
-    let _shared = read_lock(root)?;
+    let snapshot = snapshot(root)?;
     let mut files = Vec::new();
     for top in ["topics", "sources"] {
         collect(root, top, &mut files);
     }
     files.sort();
-    let promoted = trust::promoted(root)?;
     // Which topic lines are in pending blocks.
-    let archive = Archive::scan(root)?;
-    let (topics, _) = transaction::views::load_topics(root)?;
-    let mut resolver = ArchiveResolver::new(&archive);
-    resolver.promote(&promoted);
-    let checked = check(&topics, &resolver);
+    let Checkup { topics, promoted, checked, .. } = snapshot.checkup()?;
+    let topics = topics.loaded;
     let mut pending_lines: HashSet<(String, usize)> = HashSet::new();
     for b in checked.blocks.iter().filter(|b| b.pending) {
         if let Some(t) = topics.iter().find(|t: &&Loaded| t.path == b.path) {

@@ -13,6 +13,7 @@ use scriptorium_writer::backfill::{self, Backfilled, InputWriter};
 use scriptorium_writer::{ModelWriter, Offline, OpenAiCompatible};
 
 use crate::config::Config;
+use crate::error::Error;
 
 /// What the caller asked for, before configuration (FORMAT §8): `model`
 /// (`offline` or a model name), `model_url`, `model_name`, and how long one
@@ -126,19 +127,6 @@ pub fn choose(a: &WriterFlags, c: &Config) -> Result<Chosen, WriteFailure> {
     }
 }
 
-/// Why the writer did not write the promoted records: the stable code, what
-/// went wrong, and whether trying again later could succeed. The promotion
-/// itself stands; `backfill`, or promoting the same ids again, writes them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WriteError {
-    /// The stable code (FORMAT §5).
-    pub code: String,
-    /// What went wrong.
-    pub message: String,
-    /// Whether trying again later could succeed.
-    pub retryable: bool,
-}
-
 /// What `promote` did: the promotion, then what the writer wrote of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PromoteReport {
@@ -151,7 +139,7 @@ pub struct PromoteReport {
     pub written: Option<Backfilled>,
     /// Why the writer failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub write_error: Option<WriteError>,
+    pub write_error: Option<Error>,
 }
 
 /// Promotes `ids` as `who` (the audit line, under the write lock), then
@@ -177,7 +165,7 @@ pub fn promote(
                 "promoted, but writing the records failed: {}; run backfill, or promote them again, to write them",
                 f.reason
             );
-            (None, Some(WriteError { code: f.code.as_str().to_owned(), message, retryable: f.retryable }))
+            (None, Some(Error { message, ..Error::from(f) }))
         }
     };
     Ok(PromoteReport { promotion, written, write_error })

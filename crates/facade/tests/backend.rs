@@ -31,7 +31,7 @@ fn local_backend_writes_recalls_and_prompts() {
     assert!(memory.recall("xylophone").unwrap().is_empty());
     let hits = memory.search(&json!({"query": "tea"})).unwrap();
     assert!(!hits["hits"].as_array().unwrap().is_empty());
-    assert_eq!(memory.status().unwrap()["pending_turns"], 0);
+    assert_eq!(memory.status().unwrap().pending_turns, Some(0));
     let owner = Caller { tier: Tier::Owner, interactive: true };
     let promoted = memory.call_tool("memory_promote", &json!({"source_ids": ["jsonl/s/1"]}), &owner).unwrap();
     assert_eq!(promoted["already_trusted"], json!(["jsonl/s/1"]));

@@ -18,7 +18,6 @@
 use std::io;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::process::ExitCode;
 use std::task::{ready, Context, Poll};
 
 use rmcp::model::{
@@ -34,6 +33,9 @@ use tokio::io::AsyncWrite;
 use scriptorium::archive::json;
 use scriptorium::tools::{self, Caller};
 use scriptorium::transaction::Tier;
+use scriptorium::{Code, Error};
+
+use crate::report::{Exit, Outcome};
 
 mod guard;
 mod scan;
@@ -222,36 +224,34 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for EscapeSeparators<W> {
 }
 
 /// Serves one session on stdin and stdout until stdin ends.
-async fn serve(server: Server) -> ExitCode {
+async fn serve(server: Server) -> Outcome {
     let transport = guard::Guarded::new(tokio::io::stdin(), EscapeSeparators::new(tokio::io::stdout()));
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // stdin ended before a session was opened: nothing to serve.
-        Err(ServerInitializeError::ConnectionClosed(_)) => return ExitCode::SUCCESS,
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(Exit::Success),
         Err(ServerInitializeError::ExpectedInitializeRequest(_)) => {
-            return crate::fail_with(
-                "INVALID_ARGUMENT",
+            return Err(Error::invalid(
                 "an MCP session opens with an initialize request (a ping or a request carrying its \
-                 protocol metadata may come first); a notification or response came first"
-                    .to_owned(),
-                None,
+                 protocol metadata may come first); a notification or response came first",
             )
+            .into())
         }
         Err(ServerInitializeError::InitializeFailed(e)) => {
-            return crate::fail_with("INVALID_ARGUMENT", format!("initialize refused: {}", e.message), None)
+            return Err(Error::invalid(format!("initialize refused: {}", e.message)).into())
         }
-        Err(e) => return crate::fail_with("IO", format!("the MCP session could not start: {e}"), None),
+        Err(e) => return Err(Error::new(Code::Io, format!("the MCP session could not start: {e}")).into()),
     };
     match running.waiting().await {
-        Ok(QuitReason::Closed | QuitReason::Cancelled) => ExitCode::SUCCESS,
+        Ok(QuitReason::Closed | QuitReason::Cancelled) => Ok(Exit::Success),
         Ok(QuitReason::JoinError(e)) | Err(e) => {
-            crate::fail_with("IO", format!("the MCP server stopped: {e}"), None)
+            Err(Error::new(Code::Io, format!("the MCP server stopped: {e}")).into())
         }
-        Ok(other) => crate::fail_with("IO", format!("the MCP server stopped: {other:?}"), None),
+        Ok(other) => Err(Error::new(Code::Io, format!("the MCP server stopped: {other:?}")).into()),
     }
 }
 
-pub(crate) fn run(root: PathBuf, tier: Tier) -> ExitCode {
+pub(crate) fn run(root: PathBuf, tier: Tier) -> Outcome {
     let server = Server::new(root, Caller { tier, interactive: false });
     match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => {
@@ -261,7 +261,7 @@ pub(crate) fn run(root: PathBuf, tier: Tier) -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_secs(5));
             code
         }
-        Err(e) => crate::fail_with("IO", format!("cannot start the async runtime: {e}"), None),
+        Err(e) => Err(Error::new(Code::Io, format!("cannot start the async runtime: {e}")).into()),
     }
 }
 

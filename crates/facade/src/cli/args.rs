@@ -1,0 +1,401 @@
+//! The command line's schema: every verb and flag of `scriptorium`, as clap
+//! reads them. `--workspace` and `-v` are global.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use scriptorium::transaction;
+
+/// Long-term memory for LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "scriptorium", version, about)]
+pub(crate) struct Cli {
+    /// Log what is happening on stderr: -v info, -vv debug, -vvv trace
+    /// (`RUST_LOG`, in tracing's filter syntax, wins when set; default: no logs).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+    /// The workspace folder (default: $SCRIPTORIUM_WORKSPACE, else the
+    /// user's default workspace; for `demo`, a fresh empty or missing folder,
+    /// default a new temporary one). `archive append`, `session import`
+    /// and `demo` create it when missing.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+impl Cli {
+    /// The workspace the command line names: `--workspace`, else
+    /// `SCRIPTORIUM_WORKSPACE`, else the default.
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.workspace
+            .clone()
+            .or_else(|| {
+                std::env::var_os("SCRIPTORIUM_WORKSPACE").filter(|v| !v.is_empty()).map(PathBuf::from)
+            })
+            .unwrap_or_else(scriptorium::config::default_workspace)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// The verbatim source archive.
+    #[command(subcommand)]
+    Archive(ArchiveCommand),
+    /// Topic files.
+    #[command(subcommand)]
+    Topic(TopicCommand),
+    /// The search index under .scriptorium/index/.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Search topic blocks and archived records, best first: BM25, or by
+    /// meaning with --method embedding|hybrid (refreshing a stale index
+    /// first). No hits prints nothing.
+    Search {
+        #[command(flatten)]
+        args: SearchArgs,
+        /// One JSON object per hit (FORMAT.md §7).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a patch (FORMAT.md §6) as one validated, all-or-nothing,
+    /// crash-safe transaction; print {"revision","changed"}.
+    Update {
+        /// The patch file, or `-` for stdin.
+        #[arg(long)]
+        patch: String,
+        /// Who is writing: `owner` may do everything, `paired` may only
+        /// create files and append to them.
+        #[arg(long, value_enum, default_value_t = TierArg::Owner)]
+        tier: TierArg,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The revision, counts of topic files, blocks, pending blocks, source
+    /// records, pending sources, and the index state.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the whole workspace (recovering an interrupted install
+    /// first); print one diagnostic per line, then a summary; exit 1 on any
+    /// error.
+    Check {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
+    /// Promote pending sources (owner only): they and the blocks citing them
+    /// count as trusted from now on; recorded in .scriptorium/audit.jsonl.
+    /// Then the writer writes the named records no block cites yet, as one
+    /// transaction.
+    Promote {
+        /// Source ids (provider/thread/message).
+        #[arg(required = true)]
+        source_ids: Vec<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// Conversation sessions (.scriptorium/sessions.db).
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Write what the sessions owe: batches of pending turns at the token
+    /// threshold (all of them with --force), each one transaction; exactly
+    /// the written turns are marked.
+    Write {
+        /// Only this session (default: every session, in id order).
+        #[arg(long)]
+        session: Option<String>,
+        /// Write everything pending, on every branch tip, below the threshold too.
+        #[arg(long)]
+        force: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// The batch threshold in o200k_base tokens.
+        /// The batch threshold in o200k_base tokens (default: memory.writer.threshold, else 16000).
+        #[arg(long)]
+        threshold: Option<usize>,
+        /// How long to wait for another writer's lock before failing with LOCKED (retryable).
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// Run the idle watcher in the foreground: sessions quiet for --idle-secs
+    /// get a forced write; the nightly pass runs at local 03:00
+    /// (memory.writer.nightly_hour). Events go to stdout.
+    Watch {
+        /// Seconds a session must be quiet before it is written.
+        /// (default: memory.writer.idle_secs, else 600)
+        #[arg(long)]
+        idle_secs: Option<u64>,
+        /// One poll, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// A bundled group conversation (three trusted speakers, a forged label,
+    /// an unpaired member) written into a fresh workspace, and what a person
+    /// should see of it; the last line names the workspace.
+    Demo {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Everything shown as one JSON object: writer, turns, batches,
+        /// topics, prompt, recalls, speaker_search, workspace.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the memory_* tools over the Model Context Protocol (stdio,
+    /// one JSON-RPC message per line).
+    Mcp {
+        /// What callers may write: owner may do everything, paired may only
+        /// create files and append to them.
+        #[arg(long, value_enum, default_value_t = TierArg::Paired)]
+        tier: TierArg,
+    },
+    /// Print what an agent is given every session: the rendered core.md,
+    /// fenced as recalled memory (nothing when it is empty).
+    Prompt {
+        /// Machine-readable output: {"text","hits"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print what an agent is given for one message: the top 5 blocks and
+    /// records for it, fenced as recalled memory (nothing when nothing
+    /// matches).
+    Recall {
+        /// The message.
+        text: String,
+        /// Machine-readable output: {"text","hits"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The reorganize pass on demand (the watcher runs it nightly): split,
+    /// merge and repair topic files through one transaction. The offline
+    /// writer changes nothing.
+    Sleep {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// Write topics for trusted archived records that no block cites, in
+    /// batches, without archiving them again.
+    Backfill {
+        /// Records per batch.
+        #[arg(long, default_value_t = 50)]
+        batch: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// Write the memory palace: one self-contained HTML page showing the
+    /// topics with their cited records, people, timeline, relations,
+    /// history and core.md; print its absolute path.
+    Palace {
+        /// Write the page here (its folder must exist; the file is replaced
+        /// atomically). Default: palace.html in a fresh private temporary folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Open the page with the platform's opener (xdg-open, open).
+        #[arg(long)]
+        open: bool,
+    },
+    /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
+    /// relations.json) from topics and sources, and print what was built.
+    Render {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The token budget of core.md, for this rendering only (default:
+        /// memory.core_budget in the workspace's scriptorium.toml, else 2000).
+        #[arg(long)]
+        budget: Option<usize>,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum IndexCommand {
+    /// Build the search index of a workspace from every file, replacing any
+    /// index there, and print what was built.
+    Build {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TierArg {
+    Owner,
+    Paired,
+}
+
+impl TierArg {
+    /// The tier the flag names.
+    pub(crate) fn tier(self) -> transaction::Tier {
+        match self {
+            TierArg::Owner => transaction::Tier::Owner,
+            TierArg::Paired => transaction::Tier::Paired,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MethodArg {
+    Bm25,
+    Embedding,
+    Hybrid,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum KindArg {
+    Topic,
+    Source,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TopicCommand {
+    /// Validate topic files (default: all of topics/) against the workspace's
+    /// sources; print one diagnostic per line and exit 1 on any.
+    Check {
+        /// Topic files to check (workspace-relative, or paths inside it).
+        paths: Vec<String>,
+        /// One JSON object per diagnostic.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ArchiveCommand {
+    /// Archive records read as JSON lines on stdin, as one all-or-nothing batch.
+    ///
+    /// Each line: {"provider","thread","message","role","timestamp","content"}
+    /// plus optional "speaker_id", "speaker_display" and "pending". Prints
+    /// {"appended":N,"duplicates":M,"files":[…]}.
+    Append {
+        /// Machine-readable output (the only output form of this verb).
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+    },
+    /// Print every record of a v2 or legacy archive file, one JSON object per line.
+    Dump {
+        /// The archive file.
+        file: PathBuf,
+        /// Machine-readable output (the only output form of this verb).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionCommand {
+    /// Import transcripts into the session store; a file imported again
+    /// adds only nodes with new ids.
+    Import {
+        /// jsonl, openai, claude-code or locomo.
+        #[arg(long)]
+        format: String,
+        /// The transcript files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What to search for and how.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SearchArgs {
+    /// Free text.
+    pub(crate) query: String,
+    /// At most this many hits.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) limit: usize,
+    /// Only topic blocks or only source records.
+    #[arg(long, value_enum)]
+    pub(crate) kind: Option<KindArg>,
+    /// Only paths starting with these bytes (workspace-relative).
+    #[arg(long)]
+    pub(crate) path_prefix: Option<String>,
+    /// Only documents dated on or after this UTC day (YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) date_from: Option<String>,
+    /// Only documents dated on or before this UTC day (YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) date_to: Option<String>,
+    /// Only records of this speaker: an exact id, or a display, label or
+    /// attribution (case-insensitive) that exactly one archived identity
+    /// has (several: refused, listing them); implies source records.
+    #[arg(long)]
+    pub(crate) speaker: Option<String>,
+    /// Include pending blocks and records.
+    #[arg(long)]
+    pub(crate) include_pending: bool,
+    /// How to rank: BM25, cosine similarity of embeddings from the
+    /// configured [memory.embeddings] endpoint, or both fused (which
+    /// falls back to BM25, saying so, without an endpoint).
+    #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
+    pub(crate) method: MethodArg,
+}
+
+/// Which model writes: `--model`, `--model-url`, `--model-name` (FORMAT §8).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct ModelArgs {
+    /// `offline` (the extractive baseline, the default when nothing is
+    /// configured) or the name of the model at --model-url.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// An OpenAI-compatible chat-completions base URL (e.g.
+    /// http://127.0.0.1:11434/v1); default $SCRIPTORIUM_MODEL_URL.
+    #[arg(long)]
+    pub(crate) model_url: Option<String>,
+    /// The model's name at --model-url; default $SCRIPTORIUM_MODEL_NAME.
+    #[arg(long)]
+    pub(crate) model_name: Option<String>,
+    /// Seconds one model call may take.
+    #[arg(long, default_value_t = 120)]
+    pub(crate) model_timeout_secs: u64,
+}
+
+impl ModelArgs {
+    /// The flags as the library takes them.
+    pub(crate) fn flags(&self) -> scriptorium::writers::WriterFlags {
+        scriptorium::writers::WriterFlags {
+            model: self.model.clone(),
+            model_url: self.model_url.clone(),
+            model_name: self.model_name.clone(),
+            model_timeout_secs: self.model_timeout_secs,
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The read gateway: a [`Snapshot`] of a workspace, opened under the shared
+//! lock after any interrupted install is completed, that every reader (the
+//! CLI's `status`, `check`, `search`, `recall`, `prompt`, the tools, the
+//! palace) reads through.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scriptorium_source_archive::archive::Archive;
+use scriptorium_source_archive::{trust, Code};
+use scriptorium_topic_markdown::diag::Diagnostic;
+use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Checked, Loaded};
+use scriptorium_transaction::{self as transaction, lock::WriteLock};
+
+use crate::error::{Error, Result};
+use crate::status::{ReadOnly, Status};
+
+/// A workspace held for reading: no install runs while it lives.
+///
+/// Opening completes an interrupted install first (and rebuilds views torn
+/// since they were written), under the write lock; then the lock is held
+/// shared. A workspace this process cannot write is read as it is on disk,
+/// and [`Snapshot::read_only`] says why.
+#[derive(Debug)]
+pub struct Snapshot {
+    root: PathBuf,
+    lock: WriteLock,
+    superseded: Vec<String>,
+}
+
+/// Every topic file of a workspace with what is wrong with it.
+#[derive(Debug)]
+pub struct Topics {
+    /// The decodable topic files, parsed, sorted by path.
+    pub loaded: Vec<Loaded>,
+    /// `BAD_ENCODING` diagnostics of files and names that cannot be read.
+    pub unreadable: Vec<Diagnostic>,
+}
+
+/// The whole workspace checked: topics against the archive, promotions
+/// counted.
+#[derive(Debug)]
+pub struct Checkup {
+    /// The topic files.
+    pub topics: Topics,
+    /// The archive, scanned.
+    pub archive: Archive,
+    /// Source ids promoted since they were archived (FORMAT §6).
+    pub promoted: BTreeSet<String>,
+    /// The check of every block.
+    pub checked: Checked,
+    /// Every diagnostic, unreadable files included, sorted by path, line
+    /// and code.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Snapshot {
+    /// Opens the workspace at `root`, waiting at most `wait` for a writer's
+    /// lock. `NOT_FOUND` when there is no folder.
+    pub fn open(root: &Path, wait: Duration) -> Result<Snapshot> {
+        require(root)?;
+        let shared = transaction::lock::acquire_shared(root, wait)?;
+        let settled = !transaction::install::pending(root) && !transaction::views::stamp::views_torn(root);
+        if shared.held().not_writable().is_some() || settled {
+            return Ok(Snapshot { root: root.to_owned(), lock: shared, superseded: Vec::new() });
+        }
+        drop(shared);
+        let writer = transaction::Writer::open(root, wait)?;
+        let superseded = writer.superseded.clone();
+        drop(writer);
+        let lock = transaction::lock::acquire_shared(root, wait)?;
+        Ok(Snapshot { root: root.to_owned(), lock, superseded })
+    }
+
+    /// The workspace folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Why the workspace is read as it is on disk, when this process cannot
+    /// write it.
+    pub fn read_only(&self) -> Option<ReadOnly> {
+        self.lock.held().not_writable().map(|why| ReadOnly {
+            reason: why.to_owned(),
+            interrupted_install: transaction::install::pending(&self.root),
+        })
+    }
+
+    /// Files of an old layout the settling writer moved aside (FORMAT §1).
+    pub fn superseded(&self) -> &[String] {
+        &self.superseded
+    }
+
+    /// The revision (FORMAT §6).
+    pub fn revision(&self) -> Result<String> {
+        Ok(transaction::revision::compute(&self.root)?.hex)
+    }
+
+    /// Every topic file, parsed.
+    pub fn topics(&self) -> Result<Topics> {
+        topics(&self.root)
+    }
+
+    /// Source ids promoted since they were archived.
+    pub fn promoted(&self) -> Result<BTreeSet<String>> {
+        Ok(trust::promoted(&self.root)?)
+    }
+
+    /// The whole workspace checked against the archive, promotions counted.
+    pub fn checkup(&self) -> Result<Checkup> {
+        checkup(&self.root)
+    }
+
+    /// The revision, the counts, the index, `core.md` and the writer.
+    pub fn status(&self) -> Result<Status> {
+        Status::of(self)
+    }
+}
+
+/// Every topic file of the workspace at `root`, parsed, for a caller that
+/// holds its lock (a [`Snapshot`] or a writer).
+pub fn topics(root: &Path) -> Result<Topics> {
+    let (loaded, unreadable) = transaction::views::load_topics(root)?;
+    Ok(Topics { loaded, unreadable })
+}
+
+/// The whole workspace at `root` checked against the archive, promotions
+/// counted, for a caller that holds its lock (a [`Snapshot`] or a writer).
+pub fn checkup(root: &Path) -> Result<Checkup> {
+    let topics = topics(root)?;
+    let archive = Archive::scan(root)?;
+    let promoted = trust::promoted(root)?;
+    let mut resolver = ArchiveResolver::new(&archive);
+    resolver.promote(&promoted);
+    let checked = check(&topics.loaded, &resolver);
+    let mut diagnostics = topics.unreadable.clone();
+    diagnostics.extend(checked.diagnostics.iter().cloned());
+    sort(&mut diagnostics);
+    Ok(Checkup { topics, archive, promoted, checked, diagnostics })
+}
+
+/// Diagnostics in the order every verb prints them: path, line, code.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
+}
+
+/// `NOT_FOUND` unless `root` is a folder.
+pub fn require(root: &Path) -> Result<()> {
+    if root.is_dir() {
+        return Ok(());
+    }
+    Err(Error::new(Code::NotFound, format!("no workspace at {}", root.display()))
+        .at(root.to_string_lossy().into_owned()))
+}
