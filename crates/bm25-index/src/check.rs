@@ -102,3 +102,19 @@ pub fn check_tokenize(data: &[u8]) {
         assert!(!snippet.contains(['\n', '\r', '\u{2028}', '\u{2029}']));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Opening hostile bytes.
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn any_bytes_open_safely(bytes in proptest::collection::vec(any::<u8>(), 0..800)) {
+            check_index_open(&bytes);
+        }
+    }
+}

@@ -262,3 +262,6 @@ fn head(
     };
     merge(&sources, config, Some(info), view.delta())
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use scriptorium_source_archive::archive::Archive;
 
 use crate::diag::{Code, Diagnostic};
-use crate::parse::{is_evidence_label, Link, ParseProblem, TopicFile};
+use crate::parse::{Link, ParseProblem, TopicFile};
 use crate::time::Instant;
 
 /// What a citation resolves to.
@@ -314,218 +314,12 @@ fn diag(code: Code, path: &str, line0: usize, block_id: Option<&str>, message: S
 pub fn check(topics: &[Loaded], resolver: &dyn SourceResolver) -> Checked {
     let mut out = Checked::default();
     let mut texts = ground::Texts::new(resolver);
-    // Where every block id lives, for duplicates and links.
-    let mut ids: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
-    let mut files: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let places = block::Places::of(topics);
     for t in topics {
-        let set = files.entry(t.path.as_str()).or_default();
-        for b in &t.file.blocks {
-            if let Some(id) = &b.id {
-                ids.entry(id.as_str()).or_default().push((t.path.as_str(), b.first_line));
-                set.insert(id.as_str());
-            }
-        }
-    }
-    for t in topics {
-        let path = t.path.as_str();
-        let file = &t.file;
-        let mut file_ok = true;
-        let mut bad_defs: HashSet<&str> = HashSet::new();
-        for p in &t.problems {
-            match p.code {
-                Code::MissingBlockId => {}
-                Code::BadFootnote => {
-                    if let Some(d) = file.definitions.iter().find(|d| d.line == p.line) {
-                        bad_defs.insert(d.label.as_str());
-                    }
-                    out.diagnostics.push(diag(p.code, path, p.line, None, p.message.clone()));
-                }
-                code => {
-                    file_ok = false;
-                    out.diagnostics.push(diag(code, path, p.line, None, p.message.clone()));
-                }
-            }
-        }
-        // Evidence definitions: resolve every source once.
-        let mut def_state: HashMap<&str, (bool, bool)> = HashMap::new(); // label -> (ok, pending)
-        for d in &file.definitions {
-            let Some(Ok(ev)) = &d.evidence else { continue };
-            let mut ok = true;
-            let mut pending = false;
-            for s in &ev.sources {
-                let resolved = join(dir_of(path), &s.path);
-                let r = match &resolved {
-                    Some(p) => resolver.resolve(&s.id, p, &s.anchor),
-                    None => Resolution::Unknown,
-                };
-                match r {
-                    Resolution::Trusted => {}
-                    Resolution::Pending => pending = true,
-                    Resolution::Unknown => {
-                        ok = false;
-                        pending = true;
-                        out.diagnostics.push(diag(
-                            Code::UnknownSource,
-                            path,
-                            d.line,
-                            None,
-                            format!(
-                                "[^{}] cites {} at {}#{}, which is not an archived record there",
-                                d.label,
-                                s.id,
-                                resolved.as_deref().unwrap_or(&s.path),
-                                s.anchor
-                            ),
-                        ));
-                    }
-                }
-            }
-            def_state.entry(d.label.as_str()).or_insert((ok, pending));
-        }
-        for (index, b) in file.blocks.iter().enumerate() {
-            let id = b.id.as_deref();
-            let mut valid = file_ok && id.is_some();
-            if id.is_none() {
-                out.diagnostics.push(diag(
-                    Code::MissingBlockId,
-                    path,
-                    b.first_line,
-                    None,
-                    "the block's last line does not end in ` ^block-id` ([A-Za-z0-9-]{1,64})".into(),
-                ));
-            }
-            if let Some(id) = id {
-                let places = &ids[id];
-                if places.len() > 1 {
-                    valid = false;
-                    let others: Vec<String> = places
-                        .iter()
-                        .filter(|&&(p, l)| !(p == path && l == b.first_line))
-                        .map(|(p, l)| format!("{p}:{}", l + 1))
-                        .collect();
-                    out.diagnostics.push(diag(
-                        Code::DuplicateBlockId,
-                        path,
-                        b.first_line,
-                        Some(id),
-                        format!("block id ^{id} is also used at {}", others.join(", ")),
-                    ));
-                }
-            }
-            let mut pending = false;
-            let mut times = Vec::new();
-            let mut sources: Vec<String> = Vec::new();
-            let mut source_set: HashSet<&str> = HashSet::new();
-            let mut cited_evidence = false;
-            let mut cited = Vec::new();
-            let mut seen_labels = HashSet::new();
-            for r in &b.refs {
-                if !seen_labels.insert(r.label.as_str()) {
-                    continue;
-                }
-                let Some(def) = file.definition(&r.label) else {
-                    valid = false;
-                    out.diagnostics.push(diag(
-                        Code::UndefinedFootnote,
-                        path,
-                        b.first_line,
-                        id,
-                        format!("footnote [^{}] is not defined in this file", r.label),
-                    ));
-                    continue;
-                };
-                if bad_defs.contains(r.label.as_str()) {
-                    valid = false;
-                }
-                if !is_evidence_label(&r.label) {
-                    continue;
-                }
-                cited_evidence = true;
-                match &def.evidence {
-                    Some(Ok(ev)) => {
-                        times.push((ev.time.clone(), ev.instant));
-                        for s in &ev.sources {
-                            if source_set.insert(s.id.as_str()) {
-                                sources.push(s.id.clone());
-                            }
-                        }
-                        cited.extend(&ev.sources);
-                        let (ok, p) = def_state.get(r.label.as_str()).copied().unwrap_or((false, true));
-                        valid &= ok;
-                        pending |= p;
-                    }
-                    _ => {
-                        valid = false;
-                        pending = true;
-                    }
-                }
-            }
-            if !cited_evidence {
-                valid = false;
-                out.diagnostics.push(diag(
-                    Code::UncitedBlock,
-                    path,
-                    b.first_line,
-                    id,
-                    "the block cites no evidence footnote [^e-HEX10]".into(),
-                ));
-            }
-            let place = ground::Place { path, file, block: b, id };
-            valid &= ground::check_block(&mut texts, &place, &cited, &mut out.diagnostics);
-            let mut links = Vec::new();
-            for (_line, link) in &b.links {
-                match link_target(path, link) {
-                    Ok(None) => {}
-                    Ok(Some(t)) => {
-                        let exists = match (&t.block_id, files.get(t.path.as_str())) {
-                            (_, None) => false,
-                            (None, Some(_)) => true,
-                            (Some(bid), Some(set)) => set.contains(bid.as_str()),
-                        };
-                        if exists {
-                            links.push(t);
-                        } else {
-                            valid = false;
-                            out.diagnostics.push(diag(
-                                Code::BrokenLink,
-                                path,
-                                b.first_line,
-                                id,
-                                format!(
-                                    "link to {}{} does not resolve",
-                                    t.path,
-                                    t.block_id.as_ref().map(|i| format!("#^{i}")).unwrap_or_default()
-                                ),
-                            ));
-                        }
-                    }
-                    Err(LeavesWorkspace) => {
-                        valid = false;
-                        let shown = match link {
-                            Link::Markdown { target, .. } => target,
-                            Link::Wiki { target, .. } => target,
-                        };
-                        out.diagnostics.push(diag(
-                            Code::BrokenLink,
-                            path,
-                            b.first_line,
-                            id,
-                            format!("link {shown:?} leaves the workspace or topics/ and cannot resolve"),
-                        ));
-                    }
-                }
-            }
-            out.blocks.push(BlockState {
-                path: path.to_owned(),
-                index,
-                id: id.map(str::to_owned),
-                valid,
-                pending,
-                times,
-                sources,
-                links,
-                visibility: Visibility::Paired,
-            });
+        let f = file::FileState::check(t, resolver, &mut out.diagnostics);
+        for (index, b) in t.file.blocks.iter().enumerate() {
+            let state = block::check_block(&f, &places, &mut texts, index, b, &mut out.diagnostics);
+            out.blocks.push(state);
         }
     }
     out.diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
@@ -555,6 +349,8 @@ pub fn only_named(checked: &Checked, named: &[String]) -> Vec<Diagnostic> {
         .collect()
 }
 
+mod block;
+mod file;
 mod ground;
 
 #[cfg(test)]

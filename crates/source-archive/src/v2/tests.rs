@@ -1,8 +1,8 @@
 //! Unit tests of the v2 writer and parser: non-canonical values, exhaustive
 //! truncation and single-byte corruption.
 
+use super::sample::archive as sample_archive;
 use super::*;
-use crate::check::sample_archive;
 
 fn frame_bytes(id: &str, role: &str, extra: &str, n: &str, record: &str) -> String {
     let (p, rest) = id.split_once('/').unwrap();
@@ -271,15 +271,6 @@ fn a_duplicate_stops_the_parser_even_when_its_frame_is_also_bad() {
     assert!(d.reason.contains("duplicate"), "{}", d.reason);
     assert_eq!(d.offset, p.valid_len);
     assert_eq!(d.line, 2 + 3 * 7);
-}
-
-#[test]
-fn radix_sort_is_a_stable_sort_by_anchor() {
-    let mut keys: Vec<u64> = (0..1000u64).map(|i| ((i * 7919 % 13) << 32) | i).collect();
-    let mut expected = keys.clone();
-    expected.sort_by_key(|k| k >> 32);
-    radix_sort_high32(&mut keys);
-    assert_eq!(keys, expected);
 }
 
 #[test]

@@ -1,0 +1,291 @@
+//! Top-k of one segment, document at a time with MaxScore pruning: the
+//! term cursors sorted by their score's upper bound, and the candidates
+//! only the terms that can still lift a document into the top k generate.
+
+use super::filter::{self, align, Docs, Driver};
+use super::{tf_part, Bm25, Filters};
+use crate::segment::{Damaged, Postings, Segment, BLOCK};
+
+struct Cursor<'a> {
+    q: usize,
+    p: Postings<'a>,
+    pos: usize,
+    idf: f64,
+    ub: f64,
+}
+
+impl Cursor<'_> {
+    #[inline]
+    fn doc(&self) -> u32 {
+        let at = self.pos * 4;
+        match self.p.docs.get(at..at + 4) {
+            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => u32::MAX,
+        }
+    }
+
+    #[inline]
+    fn tf(&self) -> u32 {
+        let at = self.pos * 4;
+        self.p.tfs.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Moves to the first posting with document ≥ `target`.
+    fn seek(&mut self, target: u32) {
+        if self.doc() >= target {
+            return;
+        }
+        let n = self.p.len();
+        let mut blk = self.pos / BLOCK;
+        let nb = self.p.blocks.len() / 12;
+        while blk < nb {
+            let last = u32::from_le_bytes(self.p.blocks[blk * 12..blk * 12 + 4].try_into().unwrap_or([0; 4]));
+            if last >= target {
+                break;
+            }
+            blk += 1;
+        }
+        if blk >= nb {
+            self.pos = n;
+            return;
+        }
+        self.pos = self.pos.max(blk * BLOCK);
+        let end = ((blk + 1) * BLOCK).min(n);
+        while self.pos < end && self.doc() < target {
+            self.pos += 1;
+        }
+    }
+}
+
+/// The k best `(score, doc)` so far, best first; ties by document number.
+struct TopK {
+    k: usize,
+    items: Vec<(f64, u32)>,
+}
+
+impl TopK {
+    fn better(a: (f64, u32), b: (f64, u32)) -> bool {
+        a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
+    }
+
+    fn offer(&mut self, item: (f64, u32)) {
+        if self.items.len() == self.k {
+            match self.items.last() {
+                Some(&worst) if TopK::better(item, worst) => {
+                    self.items.pop();
+                }
+                _ => return,
+            }
+        }
+        let at = self.items.partition_point(|&x| TopK::better(x, item));
+        self.items.insert(at, item);
+    }
+
+    /// Scores strictly below this can never enter.
+    fn threshold(&self) -> f64 {
+        if self.items.len() == self.k {
+            self.items.last().map_or(f64::NEG_INFINITY, |x| x.0)
+        } else {
+            f64::NEG_INFINITY
+        }
+    }
+}
+
+/// Upper bounds are compared with a margin, so rounding in a partial sum
+/// can never prune a document that would enter.
+fn below(bound: f64, threshold: f64) -> bool {
+    bound + bound.abs() * 1e-9 + 1e-12 < threshold
+}
+
+/// A query with the statistics of the whole stack.
+pub(super) struct Query<'q> {
+    /// The distinct terms, in query order.
+    pub(super) terms: &'q [String],
+    /// Their document frequencies.
+    pub(super) df: &'q [u32],
+    /// Live documents.
+    pub(super) n: u32,
+    /// Their average length.
+    pub(super) avgdl: f64,
+    /// The BM25 parameters.
+    pub(super) p: Bm25,
+}
+
+/// The best `limit` `(score, document)` of `seg` for `q` that pass `f`,
+/// best first; `tomb_bits` marks the deleted documents.
+pub(super) fn segment_top(
+    seg: &Segment,
+    tomb_bits: Option<&[u8]>,
+    q: &Query<'_>,
+    f: &Filters,
+    limit: usize,
+) -> Result<Vec<(f64, u32)>, Damaged> {
+    let cursors = term_cursors(seg, q)?;
+    if cursors.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Filters that name a set of documents drive the candidates.
+    let Some(drivers) = filter::drivers(seg, f)? else {
+        return Ok(Vec::new());
+    };
+    let docs = Docs::new(seg, f, tomb_bits)?;
+    let mut run = MaxScore::new(q, cursors, drivers, docs, limit);
+    for (lo, hi) in filter::ranges(seg, f)? {
+        run.range(lo, hi);
+    }
+    Ok(run.top.items)
+}
+
+/// A cursor for every query term `seg` holds, lowest upper bound first.
+fn term_cursors<'s>(seg: &'s Segment, q: &Query<'_>) -> Result<Vec<Cursor<'s>>, Damaged> {
+    let mut cursors = Vec::new();
+    for (k, t) in q.terms.iter().enumerate() {
+        if let Some(post) = seg.postings(t)? {
+            let idf = super::idf(q.n, q.df[k]);
+            let ub = idf * tf_part(q.p, post.max_tf, post.min_dl, q.avgdl);
+            cursors.push(Cursor { q: k, p: post, pos: 0, idf, ub });
+        }
+    }
+    cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub).then(a.q.cmp(&b.q)));
+    Ok(cursors)
+}
+
+/// The state of one segment's search.
+struct MaxScore<'s, 'q> {
+    q: &'q Query<'q>,
+    /// The term cursors, lowest upper bound first.
+    cursors: Vec<Cursor<'s>>,
+    /// `prefix_ub[k]`: the sum of the upper bounds of `cursors[..k]`.
+    prefix_ub: Vec<f64>,
+    drivers: Vec<Driver<'s>>,
+    docs: Docs<'s>,
+    /// Per query term: its score in the current document, when `matched`.
+    contrib: Vec<f64>,
+    matched: Vec<bool>,
+    top: TopK,
+}
+
+impl<'s, 'q> MaxScore<'s, 'q> {
+    fn new(
+        q: &'q Query<'q>,
+        cursors: Vec<Cursor<'s>>,
+        drivers: Vec<Driver<'s>>,
+        docs: Docs<'s>,
+        limit: usize,
+    ) -> MaxScore<'s, 'q> {
+        let mut prefix_ub = vec![0.0f64; cursors.len() + 1];
+        for (k, c) in cursors.iter().enumerate() {
+            prefix_ub[k + 1] = prefix_ub[k] + c.ub;
+        }
+        MaxScore {
+            q,
+            cursors,
+            prefix_ub,
+            drivers,
+            docs,
+            contrib: vec![0.0f64; q.terms.len()],
+            matched: vec![false; q.terms.len()],
+            top: TopK { k: limit, items: Vec::new() },
+        }
+    }
+
+    /// Offers every candidate document of `lo..hi` that can still enter.
+    fn range(&mut self, lo: u32, hi: u32) {
+        for c in &mut self.cursors {
+            c.pos = 0;
+            c.seek(lo);
+        }
+        // Cursors below `essential` cannot lift a document into the top k
+        // on their own: they only generate no candidates.
+        let mut essential = 0usize;
+        loop {
+            let threshold = self.top.threshold();
+            while essential < self.cursors.len() && below(self.prefix_ub[essential + 1], threshold) {
+                essential += 1;
+            }
+            if essential == self.cursors.len() {
+                break;
+            }
+            let Some(d) = self.next_candidate(essential, hi) else { break };
+            let ok = self.docs.passes(d);
+            let partial = self.score_essential(essential, d, ok);
+            if !ok {
+                continue;
+            }
+            if let Some(score) = self.complete(essential, d, partial, threshold) {
+                self.top.offer((score, d));
+            }
+            self.matched.iter_mut().for_each(|m| *m = false);
+        }
+    }
+
+    /// The next document below `hi` an essential cursor holds and every
+    /// driver allows.
+    #[inline]
+    fn next_candidate(&mut self, essential: usize, hi: u32) -> Option<u32> {
+        let mut d = self.cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+        while d < hi {
+            let t = align(&mut self.drivers, d);
+            if t == d {
+                break;
+            }
+            for c in &mut self.cursors[essential..] {
+                c.seek(t);
+            }
+            d = self.cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+        }
+        (d < hi).then_some(d)
+    }
+
+    /// Moves the essential cursors past `d`; when `ok`, scores the terms
+    /// they hold for it and returns the sum.
+    #[inline]
+    fn score_essential(&mut self, essential: usize, d: u32, ok: bool) -> f64 {
+        let q = self.q;
+        let mut partial = 0.0;
+        for c in &mut self.cursors[essential..] {
+            if c.doc() == d {
+                if ok {
+                    let s = c.idf * tf_part(q.p, c.tf(), self.docs.length(d), q.avgdl);
+                    self.contrib[c.q] = s;
+                    self.matched[c.q] = true;
+                    partial += s;
+                }
+                c.pos += 1;
+            }
+        }
+        partial
+    }
+
+    /// Probes the non-essential cursors for `d`, best bound first, while
+    /// its bound can still reach `threshold`; its full score when it can.
+    #[inline]
+    fn complete(&mut self, essential: usize, d: u32, partial: f64, threshold: f64) -> Option<f64> {
+        let q = self.q;
+        let mut bound = partial + self.prefix_ub[essential];
+        for k in (0..essential).rev() {
+            if below(bound, threshold) {
+                return None;
+            }
+            let c = &mut self.cursors[k];
+            c.seek(d);
+            bound -= c.ub;
+            if c.doc() == d {
+                let s = c.idf * tf_part(q.p, c.tf(), self.docs.length(d), q.avgdl);
+                self.contrib[c.q] = s;
+                self.matched[c.q] = true;
+                bound += s;
+            }
+        }
+        if below(bound, threshold) {
+            return None;
+        }
+        let mut score = 0.0;
+        for k in 0..self.contrib.len() {
+            if self.matched[k] {
+                score += self.contrib[k];
+            }
+        }
+        Some(score)
+    }
+}
