@@ -27,6 +27,7 @@
 pub mod check;
 pub mod delta;
 pub mod format;
+pub mod hit;
 pub mod search;
 pub mod segment;
 pub mod speaker;

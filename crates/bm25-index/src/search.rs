@@ -73,9 +73,9 @@ impl Seg {
     pub const BASE: Seg = Seg(0);
 }
 
-/// One hit.
+/// One ranked document: where it is and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
+pub struct Ranked {
     /// Which segment holds it.
     pub seg: Seg,
     /// Its number in that segment.
@@ -106,7 +106,7 @@ impl View {
 
     /// The best `limit` live documents for `query` that pass `filters`,
     /// best first; ties broken by kind (topic first), path, then anchor.
-    pub fn search(&self, query: &str, filters: &Filters, limit: usize, p: Bm25) -> Result<Vec<Hit>, Damaged> {
+    pub fn search(&self, query: &str, filters: &Filters, limit: usize, p: Bm25) -> Result<Vec<Ranked>, Damaged> {
         let terms = self.query_terms(query);
         if limit == 0 || terms.is_empty() {
             return Ok(Vec::new());
@@ -128,7 +128,7 @@ impl View {
         let mut hits = Vec::new();
         for (k, seg) in self.segs.iter().enumerate() {
             let top = maxscore::segment_top(seg, self.tombstones(k)?, &q, filters, limit)?;
-            hits.extend(top.into_iter().map(|(score, doc)| Hit { seg: Seg(k), doc, score }));
+            hits.extend(top.into_iter().map(|(score, doc)| Ranked { seg: Seg(k), doc, score }));
         }
         if self.segs.len() > 1 {
             let mut keyed = Vec::with_capacity(hits.len());

@@ -29,6 +29,12 @@ pub enum Kind {
     Source,
 }
 
+impl serde::Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl Kind {
     /// `topic` or `source`.
     pub fn as_str(self) -> &'static str {

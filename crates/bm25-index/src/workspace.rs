@@ -16,18 +16,18 @@
 //!
 //! The index files are replaced atomically (temporary + rename) and read
 //! through a memory map; a reader keeps its map until it reopens. A reader
-//! ([`open`], [`search_lines`]) that cannot write them (a read-only
+//! ([`open`], [`search`]) that cannot write them (a read-only
 //! workspace, a full disk) keeps the refreshed index in memory for its
 //! process instead and says so in [`Report::unsaved`]; see [`unsaved`].
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use scriptorium_source_archive::json::to_line;
 use scriptorium_source_archive::{trust, Error, ErrorKind};
 use serde::Serialize;
 
 use crate::delta::Refreshed;
+use crate::hit::{Found, Hit};
 use crate::search::View;
 use crate::segment::{self, Damaged, Kind, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
@@ -145,34 +145,32 @@ fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Op
 /// The longest snippet a hit carries, in characters.
 pub const SNIPPET_CHARS: usize = 160;
 
-/// A hit as one `--json` line (FORMAT.md §7): the stored record or block,
-/// with `kind`, `score` and `snippet`.
-pub fn hit_line(view: &View, hit: &crate::search::Hit, terms: &[String]) -> Result<String, Damaged> {
-    let stored = view.stored(hit)?;
-    let inner = stored
-        .payload
-        .strip_prefix('{')
-        .and_then(|p| p.strip_suffix('}'))
-        .ok_or_else(|| Damaged("a stored payload is not a JSON object".into()))?;
+/// The [`Hit`] of a ranked document: the stored block or record, with its
+/// kind, score and snippet.
+pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
+    let stored = view.stored(ranked)?;
+    let found = Found::decode(stored.kind, stored.payload)
+        .map_err(|e| Damaged(format!("a stored document does not decode: {e}")))?;
     let tok = crate::tokenize::Tokenizer::new(view.base().config());
-    let snippet = to_line(&tok.snippet(stored.text, terms, SNIPPET_CHARS));
-    let sep = if inner.is_empty() { "" } else { "," };
-    Ok(format!(
-        "{{\"kind\":\"{}\"{sep}{inner},\"score\":{},\"snippet\":{snippet}}}",
-        stored.kind.as_str(),
-        hit.score
-    ))
+    Ok(Hit {
+        kind: stored.kind,
+        found,
+        score: ranked.score,
+        snippet: tok.snippet(stored.text, terms, SNIPPET_CHARS),
+        bm25_rank: None,
+        embedding_rank: None,
+    })
 }
 
 /// Searches the workspace at `root` (refreshing its index first) and
-/// returns the hits as `--json` lines, best first. `speaker`, as a person
+/// returns the hits, best first. `speaker`, as a person
 /// names one, keeps only that speaker's records ([`crate::speaker::resolve`]);
 /// a name several identities have is `INVALID_ARGUMENT` listing their
 /// attributions, and it replaces any speaker key `filters` holds. An index
 /// found damaged while answering (a chunk read for the first time fails its
 /// checksum) is rebuilt and the search run again: never a wrong answer,
 /// never a stuck index.
-pub fn search_lines(
+pub fn search(
     root: &Path,
     config: TokenizerConfig,
     query: &str,
@@ -180,8 +178,8 @@ pub fn search_lines(
     speaker: Option<&str>,
     limit: usize,
     bm25: crate::search::Bm25,
-) -> Result<Vec<String>, Error> {
-    let answer = |view: &View| -> Result<Result<Vec<String>, Error>, Damaged> {
+) -> Result<Vec<Hit>, Error> {
+    let answer = |view: &View| -> Result<Result<Vec<Hit>, Error>, Damaged> {
         let mut filters = filters.clone();
         if let Some(name) = speaker {
             match crate::speaker::resolve(view, name)? {
@@ -192,7 +190,7 @@ pub fn search_lines(
         }
         let terms = view.query_terms(query);
         let hits = view.search(query, &filters, limit, bm25)?;
-        hits.iter().map(|h| hit_line(view, h, &terms)).collect::<Result<_, _>>().map(Ok)
+        hits.iter().map(|h| hit(view, h, &terms)).collect::<Result<_, _>>().map(Ok)
     };
     let opened = open(root, config)?;
     let why = match answer(&opened.view) {

@@ -20,9 +20,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use scriptorium_bm25_index::hit::{Found, Hit};
 use scriptorium_bm25_index::search::Filters;
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
@@ -118,7 +118,7 @@ impl Store {
     }
 }
 
-fn model_error(e: WriteFailure) -> Error {
+pub(crate) fn model_error(e: WriteFailure) -> Error {
     Error::from(e)
 }
 
@@ -162,7 +162,7 @@ pub fn search(
     query: &str,
     filters: &Filters,
     limit: usize,
-) -> Result<Vec<Value>, Error> {
+) -> Result<Vec<Hit>, Error> {
     if limit == 0 || query.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -245,7 +245,7 @@ pub fn search(
     Ok(rank(&q, &candidates, &store, limit, query))
 }
 
-fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query: &str) -> Vec<Value> {
+fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query: &str) -> Vec<Hit> {
     let qn = norm(q);
     let mut scored: Vec<(f64, usize)> = candidates
         .iter()
@@ -261,187 +261,19 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
     let terms = scriptorium_bm25_index::segment::distinct_terms(&tok, query);
     scored
         .into_iter()
-        .map(|(score, i)| {
+        .filter_map(|(score, i)| {
             let c = &candidates[i];
-            let mut hit = Map::new();
-            hit.insert("kind".into(), c.kind.as_str().into());
-            if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&c.payload) {
-                hit.extend(fields);
-            }
-            hit.insert("score".into(), score.into());
-            hit.insert("snippet".into(), tok.snippet(&c.text, &terms, index_ws::SNIPPET_CHARS).into());
-            Value::Object(hit)
-        })
-        .collect()
-}
-
-/// A search by `method` (`bm25`, `embedding` or `hybrid`), as
-/// `memory_search` answers it: `{"method", "hits"}`, plus `"fallback"`
-/// (why) when `hybrid` answered with BM25 alone because no embedding
-/// endpoint is configured or it failed. `embedding` without an endpoint is
-/// `MODEL_UNAVAILABLE`. The endpoint comes from `config`. The caller has checked the arguments (a speaker
-/// filter, a name resolved as FORMAT.md §7 says, is BM25's alone) and holds
-/// the read lock.
-pub fn answer(
-    root: &Path,
-    config: &crate::config::Config,
-    method: &str,
-    query: &str,
-    filters: &Filters,
-    speaker: Option<&str>,
-    limit: usize,
-) -> Result<Value, Error> {
-    let bm25 = || -> Result<Vec<Value>, Error> {
-        let lines = index_ws::search_lines(
-            root,
-            TokenizerConfig::default(),
-            query,
-            filters,
-            speaker,
-            limit,
-            scriptorium_bm25_index::search::Bm25::default(),
-        )?;
-        Ok(lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect())
-    };
-    if method == "bm25" {
-        return Ok(serde_json::json!({"method": "bm25", "hits": bm25()?}));
-    }
-    let embedder = config.embedder().transpose().map_err(model_error)?;
-    match (method, embedder) {
-        ("embedding", Some(e)) => {
-            Ok(serde_json::json!({"method": "embedding", "hits": search(root, &e, query, filters, limit)?}))
-        }
-        ("embedding", None) => {
-            let mut e = Error::new(
-                Code::ModelUnavailable,
-                "no embedding endpoint is configured ([memory.embeddings] url and model, or SCRIPTORIUM_EMBEDDING_URL and SCRIPTORIUM_EMBEDDING_MODEL)",
-            );
-            e.retryable = Some(false);
-            Err(e)
-        }
-        (_, Some(e)) => {
-            let lexical = bm25()?;
-            Ok(match search(root, &e, query, filters, limit) {
-                Ok(semantic) => {
-                    serde_json::json!({"method": "hybrid", "hits": fuse(lexical, semantic, limit)})
-                }
-                Err(err) => serde_json::json!({
-                    "method": "bm25",
-                    "fallback": format!("the embedding endpoint failed ({}: {}); BM25 only", err.code, err.message),
-                    "hits": lexical,
-                }),
+            // A stored document that does not decode is left out, as a
+            // damaged index chunk would be.
+            let found = Found::decode(c.kind, &c.payload).ok()?;
+            Some(Hit {
+                kind: c.kind,
+                found,
+                score,
+                snippet: tok.snippet(&c.text, &terms, index_ws::SNIPPET_CHARS),
+                bm25_rank: None,
+                embedding_rank: None,
             })
-        }
-        (_, None) => Ok(serde_json::json!({
-            "method": "bm25",
-            "fallback": "no embedding endpoint is configured; BM25 only",
-            "hits": bm25()?,
-        })),
-    }
-}
-
-/// A hit as one `--json` line in the order a BM25 hit has (FORMAT.md §5,
-/// §7): `kind` first, the record's or block's fields in their documented
-/// order, `score` and `snippet`, then `bm25_rank` / `embedding_rank` and
-/// anything else.
-pub fn hit_line(hit: &Value) -> String {
-    const SOURCE: &[&str] = &[
-        "kind",
-        "source_id",
-        "provider",
-        "thread",
-        "message",
-        "role",
-        "timestamp",
-        "speaker_id",
-        "speaker_display",
-        "speaker_label",
-        "speaker_trusted",
-        "attribution",
-        "trust",
-        "content",
-        "path",
-        "anchor",
-        "score",
-        "snippet",
-        "bm25_rank",
-        "embedding_rank",
-    ];
-    const TOPIC: &[&str] = &[
-        "kind",
-        "path",
-        "block_id",
-        "text",
-        "time",
-        "trust",
-        "score",
-        "snippet",
-        "bm25_rank",
-        "embedding_rank",
-    ];
-    let Value::Object(map) = hit else { return scriptorium_source_archive::json::to_line(hit) };
-    let first = if map.get("kind").and_then(Value::as_str) == Some("topic") { TOPIC } else { SOURCE };
-    let mut parts: Vec<String> = Vec::with_capacity(map.len());
-    let mut put = |k: &str, v: &Value| {
-        parts.push(format!(
-            "{}:{}",
-            scriptorium_source_archive::json::to_line(k),
-            scriptorium_source_archive::json::to_line(v)
-        ));
-    };
-    for k in first {
-        if let Some(v) = map.get(*k) {
-            put(k, v);
-        }
-    }
-    for (k, v) in map {
-        if !first.contains(&k.as_str()) {
-            put(k, v);
-        }
-    }
-    format!("{{{}}}", parts.join(","))
-}
-
-/// The identity of a hit across methods: its kind and its source id or
-/// path and block id.
-pub fn hit_key(hit: &Value) -> String {
-    let s = |k: &str| hit.get(k).and_then(Value::as_str).unwrap_or("");
-    format!("{}\u{0}{}\u{0}{}\u{0}{}", s("kind"), s("source_id"), s("path"), s("block_id"))
-}
-
-/// Reciprocal-rank fusion (k = 60) of two best-first hit lists: each hit
-/// scores the sum of `1 / (60 + rank)` over the lists it is in; the fused
-/// score replaces `score`, and `bm25_rank` / `embedding_rank` (1-based)
-/// say where it came from.
-pub fn fuse(bm25: Vec<Value>, embedding: Vec<Value>, limit: usize) -> Vec<Value> {
-    const K: f64 = 60.0;
-    let mut order: Vec<String> = Vec::new();
-    let mut fused: HashMap<String, (f64, Value)> = HashMap::new();
-    for (list, field) in [(bm25, "bm25_rank"), (embedding, "embedding_rank")] {
-        for (rank, mut hit) in list.into_iter().enumerate() {
-            let k = hit_key(&hit);
-            let part = 1.0 / (K + rank as f64 + 1.0);
-            match fused.get_mut(&k) {
-                Some((score, kept)) => {
-                    *score += part;
-                    kept[field] = (rank + 1).into();
-                }
-                None => {
-                    hit[field] = (rank + 1).into();
-                    order.push(k.clone());
-                    fused.insert(k, (part, hit));
-                }
-            }
-        }
-    }
-    let mut out: Vec<(f64, usize, Value)> =
-        order.iter().enumerate().filter_map(|(i, k)| fused.remove(k).map(|(s, v)| (s, i, v))).collect();
-    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    out.truncate(limit);
-    out.into_iter()
-        .map(|(s, _, mut v)| {
-            v["score"] = s.into();
-            v
         })
         .collect()
 }
@@ -449,7 +281,6 @@ pub fn fuse(bm25: Vec<Value>, embedding: Vec<Value>, limit: usize) -> Vec<Value>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn the_file_round_trips_and_refuses_damage() {
@@ -468,20 +299,6 @@ mod tests {
         let mut bad = Store { identity: "m".into(), dim: 1, vectors: HashMap::new() };
         bad.vectors.insert(key("a"), vec![f32::NAN]);
         assert_eq!(Store::decode(&bad.encode()), None);
-    }
-
-    #[test]
-    fn fusion_rewards_agreement() {
-        let a = json!({"kind": "source", "source_id": "p/t/a"});
-        let b = json!({"kind": "source", "source_id": "p/t/b"});
-        let c = json!({"kind": "topic", "path": "topics/x.md", "block_id": "c"});
-        let out = fuse(vec![a.clone(), b.clone()], vec![c.clone(), b.clone()], 10);
-        let ids: Vec<String> = out.iter().map(hit_key).collect();
-        assert_eq!(ids[0], hit_key(&b), "in both lists, so first");
-        assert_eq!(out.len(), 3);
-        assert_eq!(out[0]["bm25_rank"], 2);
-        assert_eq!(out[0]["embedding_rank"], 2);
-        assert_eq!(fuse(vec![a, b], vec![c], 1).len(), 1);
     }
 
     #[test]

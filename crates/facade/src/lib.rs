@@ -39,6 +39,7 @@ mod error;
 pub mod fence;
 pub mod palace;
 pub mod recall;
+pub mod search;
 pub mod snapshot;
 pub mod status;
 pub mod tools;

@@ -417,7 +417,7 @@ fn summarise_archive(
             entry.2 += 1;
             let mut view = RecordView::of_record(r);
             if promoted_here {
-                view.trust = "trusted";
+                view.trust = scriptorium_source_archive::json::Trust::Trusted;
             }
             let url = format!(
                 "{root_url}{}#{}",

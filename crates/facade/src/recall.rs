@@ -5,7 +5,7 @@ use std::path::Path;
 
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use serde_json::Value;
+use scriptorium_bm25_index::hit::{Found, Hit};
 
 use crate::fence::{fence_memory, Fenced};
 
@@ -62,7 +62,7 @@ pub fn recall_lines(
 ) -> Result<Vec<fold::Line>, scriptorium_source_archive::Error> {
     let mut asked = FIRST_CANDIDATES;
     loop {
-        let hits = scriptorium_bm25_index::workspace::search_lines(
+        let hits = scriptorium_bm25_index::workspace::search(
             root,
             TokenizerConfig::default(),
             message,
@@ -73,8 +73,7 @@ pub fn recall_lines(
         )?;
         let answered = hits.len();
         let mut cites = cites::Cites::new(root);
-        let pieces =
-            hits.iter().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|h| piece(&h, &mut cites));
+        let pieces = hits.iter().map(|h| piece(h, &mut cites));
         let (lines, used_all) = fold::fold(pieces, RECALL_LIMIT);
         if !used_all || answered < asked || asked >= MAX_CANDIDATES {
             return Ok(lines);
@@ -85,20 +84,26 @@ pub fn recall_lines(
 
 /// A search hit as a piece of memory; a block's citations are read from
 /// its file.
-fn piece(h: &Value, cites: &mut cites::Cites) -> fold::Piece {
-    let s = |k: &str| h[k].as_str().unwrap_or("").to_owned();
-    if s("kind") == "topic" {
-        let (path, block_id) = (s("path"), s("block_id"));
-        let cited = cites.of(&path, &block_id);
-        let text = s("text");
-        let whole = !one_line_cut(&text).1;
-        fold::Piece::Block { cites: cited, text, time: s("time"), path, block_id, whole }
-    } else {
-        let who = if s("attribution").is_empty() { s("role") } else { s("attribution") };
-        let source_id = Some(s("source_id")).filter(|id| !id.is_empty());
-        let content = s("content");
-        let whole = !one_line_cut(&content).1;
-        fold::Piece::Record { source_id, timestamp: s("timestamp"), who, content, whole }
+fn piece(h: &Hit, cites: &mut cites::Cites) -> fold::Piece {
+    match &h.found {
+        Found::Block(b) => {
+            let cited = cites.of(&b.path, &b.block_id);
+            let whole = !one_line_cut(&b.text).1;
+            fold::Piece::Block {
+                cites: cited,
+                text: b.text.clone(),
+                time: b.time.clone().unwrap_or_default(),
+                path: b.path.clone(),
+                block_id: b.block_id.clone(),
+                whole,
+            }
+        }
+        Found::Record(r) => {
+            let who = if r.attribution.is_empty() { r.role.clone() } else { r.attribution.clone() };
+            let source_id = r.source_id.clone().filter(|id| !id.is_empty());
+            let whole = !one_line_cut(&r.content).1;
+            fold::Piece::Record { source_id, timestamp: r.timestamp.clone(), who, content: r.content.clone(), whole }
+        }
     }
 }
 
@@ -187,9 +192,41 @@ fn show(line: &fold::Line) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use scriptorium_bm25_index::hit::Block;
+    use scriptorium_bm25_index::segment::Kind;
+    use scriptorium_source_archive::json::{RecordView, Trust};
 
-    fn hit_line(h: &Value) -> String {
+    fn hit(kind: Kind, found: Found) -> Hit {
+        Hit { kind, found, score: 1.0, snippet: String::new(), bm25_rank: None, embedding_rank: None }
+    }
+
+    fn block(id: &str, path: &str, text: &str) -> Hit {
+        let b = Block { path: path.into(), block_id: id.into(), text: text.into(), time: Some("t".into()), trust: Trust::Trusted };
+        hit(Kind::Topic, Found::Block(b))
+    }
+
+    fn record(source_id: Option<&str>, attribution: &str, content: &str, timestamp: &str) -> Hit {
+        let r = RecordView {
+            source_id: source_id.map(str::to_owned),
+            provider: None,
+            thread: None,
+            message: None,
+            role: "user".into(),
+            timestamp: timestamp.into(),
+            speaker_id: None,
+            speaker_display: None,
+            speaker_label: None,
+            speaker_trusted: attribution != "user",
+            attribution: attribution.into(),
+            trust: Trust::Trusted,
+            content: content.into(),
+            path: String::new(),
+            anchor: None,
+        };
+        hit(Kind::Source, Found::Record(Box::new(r)))
+    }
+
+    fn hit_line(h: &Hit) -> String {
         let mut cites = cites::Cites::new(Path::new("/nonexistent"));
         let (lines, _) = fold::fold([piece(h, &mut cites)], 1);
         show(&lines[0])
@@ -197,26 +234,24 @@ mod tests {
 
     #[test]
     fn a_hit_is_one_line_whatever_its_fields_hold() {
-        let block = json!({"kind": "topic", "text": "a\u{200b} \u{202e} b\nc", "block_id": "x1",
-            "path": "topics/note\n- [2026-08-09T10:11:12Z] Ada (7391): wire it (chat/t/m1)\n.md", "time": "t"});
+        let block = block(
+            "x1",
+            "topics/note\n- [2026-08-09T10:11:12Z] Ada (7391): wire it (chat/t/m1)\n.md",
+            "a\u{200b} \u{202e} b\nc",
+        );
         let line = hit_line(&block);
         assert_eq!(line.lines().count(), 1, "{line}");
         assert!(line.starts_with("- a b c (topics/note\\u{a}- [2026"), "{line}");
-        let legacy = json!({"kind": "source", "role": "user", "speaker_label": "Ada (7391)", "attribution": "user",
-            "speaker_trusted": false, "content": "[Ada (7391)] hi", "timestamp": "2024-01-01T00:00:00Z", "source_id": null});
+        let legacy = record(None, "user", "[Ada (7391)] hi", "2024-01-01T00:00:00Z");
         assert_eq!(hit_line(&legacy), "- [2024-01-01T00:00:00Z] user: [Ada (7391)] hi");
-        let trusted = json!({"kind": "source", "role": "user", "speaker_label": "Bo (4402)", "attribution": "Bo [id 4402]",
-            "speaker_trusted": true, "content": "ok", "timestamp": "t", "source_id": "c/t/m"});
+        let trusted = record(Some("c/t/m"), "Bo [id 4402]", "ok", "t");
         assert_eq!(hit_line(&trusted), "- [t] Bo [id 4402]: ok (c/t/m)");
     }
 
     #[test]
     fn folded_places_are_shown_on_the_line_that_shows_them() {
-        let b = |id: &str, path: &str| json!({"kind": "topic", "text": "Ada said: “we ship on Friday at noon”", "block_id": id, "path": path, "time": "t"});
-        let r = |id: &str| {
-            json!({"kind": "source", "attribution": "Ada [id 7391]", "content": "We ship on Friday, at noon!",
-            "timestamp": "t", "source_id": id})
-        };
+        let b = |id: &str, path: &str| block(id, path, "Ada said: “we ship on Friday at noon”");
+        let r = |id: &str| record(Some(id), "Ada [id 7391]", "We ship on Friday, at noon!", "t");
         let mut cites = cites::Cites::new(Path::new("/nonexistent"));
         let hits = [r("c/t/m\u{2028}1"), b("b1", "topics/a.md"), r("c/t/m2"), b("b2", "topics/b\n.md")]
             .map(|h| piece(&h, &mut cites));

@@ -21,6 +21,9 @@ use scriptorium_topic_markdown::validate::Loaded;
 use scriptorium_transaction::{self as transaction, Base, Tier};
 
 use crate::error::Error;
+use crate::search::Method;
+
+pub mod args;
 use crate::snapshot::{Checkup, Snapshot};
 use scriptorium_source_archive::Code;
 
@@ -113,59 +116,25 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
     if config.disabled() {
         return Err(crate::backend::disabled());
     }
-    let Value::Object(map) = args else { return Err(invalid("the arguments must be a JSON object")) };
+    if !args.is_object() {
+        return Err(invalid("the arguments must be a JSON object"));
+    }
     if !TOOLS.contains(&name) {
         return Err(invalid(format!("there is no tool {name:?}")));
-    }
-    if name != "memory_update" {
-        let allowed: &[&str] = match name {
-            "memory_search" => &[
-                "query",
-                "limit",
-                "path_prefix",
-                "date_from",
-                "date_to",
-                "speaker",
-                "method",
-                "include_pending",
-            ],
-            "memory_get" => &["path", "block_id", "source_id", "anchor"],
-            "memory_promote" => &["source_ids"],
-            "memory_grep" => &["regex", "path_prefix", "limit"],
-            _ => &[],
-        };
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(invalid(format!("{name} has no argument {k:?}")));
-        }
     }
     if !root.is_dir() {
         return Err(Error::new(Code::NotFound, format!("no workspace at {}", root.display())));
     }
     match name {
-        "memory_search" => search(root, args, &config),
-        "memory_get" => get(root, args),
+        "memory_search" => search(root, &args::parse(name, args)?, &config),
+        "memory_get" => get(root, &args::parse(name, args)?),
         "memory_update" => update(root, args, caller),
-        "memory_status" => status(root),
-        "memory_promote" => promote(root, args, caller),
-        _ => grep(root, args),
-    }
-}
-
-fn opt_str<'a>(args: &'a Value, k: &str) -> Result<Option<&'a str>, Error> {
-    match args.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(invalid(format!("{k:?} must be a string"))),
-    }
-}
-
-fn opt_uint(args: &Value, k: &str, default: u64, max: u64) -> Result<usize, Error> {
-    match args.get(k) {
-        None | Some(Value::Null) => Ok(default as usize),
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=max).contains(&n) => Ok(n as usize),
-            _ => Err(invalid(format!("{k:?} must be an integer from 1 to {max}"))),
-        },
+        "memory_status" => {
+            args::parse::<args::StatusArgs>(name, args)?;
+            status(root)
+        }
+        "memory_promote" => promote(root, args::parse(name, args)?, caller),
+        _ => grep(root, &args::parse(name, args)?),
     }
 }
 
@@ -174,49 +143,41 @@ fn snapshot(root: &Path) -> Result<Snapshot, Error> {
     Snapshot::open(root, transaction::lock::INTERACTIVE_TIMEOUT)
 }
 
-fn search(root: &Path, args: &Value, config: &crate::config::Config) -> Result<Value, Error> {
-    let query = opt_str(args, "query")?.ok_or_else(|| invalid("\"query\" is required"))?;
-    let speaker = opt_str(args, "speaker")?;
-    let method = opt_str(args, "method")?.unwrap_or("bm25");
-    if !matches!(method, "bm25" | "embedding" | "hybrid") {
-        return Err(invalid(format!("method {method:?} is not bm25, embedding or hybrid")));
-    }
-    if speaker.is_some() && method != "bm25" {
+fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> Result<Value, Error> {
+    let method = a.method.unwrap_or_default();
+    if a.speaker.is_some() && method != Method::Bm25 {
         return Err(invalid(format!(
-            "a speaker filter works only with method bm25 (it matches archived records' trusted speaker fields), not {method}"
+            "a speaker filter works only with method bm25 (it matches archived records' trusted speaker fields), not {}",
+            method.as_str()
         )));
     }
-    let day = |k: &str| -> Result<Option<i32>, Error> {
-        match opt_str(args, k)? {
+    let day = |k: &str, v: &Option<String>| -> Result<Option<i32>, Error> {
+        match v {
             None => Ok(None),
             Some(s) => index_ws::parse_day(s)
                 .map(Some)
                 .ok_or_else(|| invalid(format!("{k} {s:?} is not YYYY-MM-DD"))),
         }
     };
-    let include_pending = match args.get("include_pending") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(invalid("\"include_pending\" must be true or false")),
-    };
     let filters = Filters {
-        kind: speaker.map(|_| scriptorium_bm25_index::segment::Kind::Source),
-        path_prefix: opt_str(args, "path_prefix")?.map(str::to_owned),
-        day_from: day("date_from")?,
-        day_to: day("date_to")?,
+        kind: a.speaker.as_ref().map(|_| scriptorium_bm25_index::segment::Kind::Source),
+        path_prefix: a.path_prefix.clone(),
+        day_from: day("date_from", &a.date_from)?,
+        day_to: day("date_to", &a.date_to)?,
         speaker: None,
-        include_pending,
+        include_pending: a.include_pending.unwrap_or(false),
     };
-    let limit = opt_uint(args, "limit", 10, 100)?;
+    let limit = args::limit(a.limit, 10, 100)?;
     let _snapshot = snapshot(root)?;
-    crate::embeddings::answer(root, config, method, query, &filters, speaker, limit)
+    let answer = crate::search::answer(root, config, method, &a.query, &filters, a.speaker.as_deref(), limit)?;
+    Ok(serde_json::to_value(answer).expect("an answer serializes"))
 }
 
-fn get(root: &Path, args: &Value) -> Result<Value, Error> {
-    let given: Vec<(&str, &str)> = ["path", "block_id", "source_id", "anchor"]
-        .iter()
-        .filter_map(|k| opt_str(args, k).transpose().map(|v| v.map(|v| (*k, v))))
-        .collect::<Result<_, _>>()?;
+fn get(root: &Path, a: &args::GetArgs) -> Result<Value, Error> {
+    let given: Vec<(&str, &str)> = [("path", &a.path), ("block_id", &a.block_id), ("source_id", &a.source_id), ("anchor", &a.anchor)]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect();
     let [(key, value)] = given.as_slice() else {
         return Err(invalid("give exactly one of path, block_id, source_id, anchor"));
     };
@@ -260,7 +221,7 @@ fn get(root: &Path, args: &Value) -> Result<Value, Error> {
                 Found::V2(r) => {
                     let mut view = RecordView::of_record(r);
                     if r.is_pending() && promoted.contains(&r.id().text()) {
-                        view.trust = "trusted";
+                        view.trust = scriptorium_source_archive::json::Trust::Trusted;
                     }
                     view
                 }
@@ -288,21 +249,17 @@ fn status(root: &Path) -> Result<Value, Error> {
     Ok(serde_json::to_value(status).unwrap_or(Value::Null))
 }
 
-fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
+fn promote(root: &Path, a: args::PromoteArgs, caller: &Caller) -> Result<Value, Error> {
     if caller.tier != Tier::Owner || !caller.interactive {
         return Err(Error::new(
             Code::PermissionDenied,
             "memory_promote is for the owner at the keyboard; this caller is not",
         ));
     }
-    let ids: Vec<String> = match args.get("source_ids").and_then(Value::as_array) {
-        Some(a) if !a.is_empty() => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned))
-            .collect::<Option<_>>()
-            .ok_or_else(|| invalid("\"source_ids\" must be strings"))?,
-        _ => return Err(invalid("\"source_ids\" must be a non-empty array")),
-    };
+    let ids = a.source_ids;
+    if ids.is_empty() {
+        return Err(invalid("\"source_ids\" must be a non-empty array"));
+    }
     // The writer `write` would use, from the workspace's configuration: a
     // bad choice promotes nothing.
     let config =
@@ -313,14 +270,13 @@ fn promote(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
     Ok(serde_json::to_value(done).unwrap_or(Value::Null))
 }
 
-fn grep(root: &Path, args: &Value) -> Result<Value, Error> {
-    let pattern = opt_str(args, "regex")?.ok_or_else(|| invalid("\"regex\" is required"))?;
-    let re = regex::RegexBuilder::new(pattern)
+fn grep(root: &Path, a: &args::GrepArgs) -> Result<Value, Error> {
+    let re = regex::RegexBuilder::new(&a.regex)
         .size_limit(1 << 20)
         .build()
         .map_err(|e| invalid(format!("regex: {e}")))?;
-    let prefix = opt_str(args, "path_prefix")?.unwrap_or("");
-    let limit = opt_uint(args, "limit", 100, 1000)?;
+    let prefix = a.path_prefix.as_deref().unwrap_or("");
+    let limit = args::limit(a.limit, 100, 1000)?;
     let snapshot = snapshot(root)?;
     let mut files = Vec::new();
     for top in ["topics", "sources"] {

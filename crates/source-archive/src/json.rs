@@ -1,6 +1,8 @@
 //! Machine-readable shapes (FORMAT.md §5): one physical line per value.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use crate::legacy::LegacyRecord;
 use crate::record::SourceRecord;
@@ -21,8 +23,44 @@ pub fn escape_separators(s: String) -> String {
     s.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
 }
 
+/// Whether a record (or a block citing one) counts as trusted: `pending`
+/// until its speaker is paired or the owner promotes it (FORMAT §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// Counts as what its speaker said.
+    Trusted,
+    /// Kept, shown marked, and left out of recall.
+    Pending,
+}
+
+impl Trust {
+    /// `trusted` or `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Trusted => "trusted",
+            Trust::Pending => "pending",
+        }
+    }
+
+    /// `Pending` when `pending`.
+    pub fn of(pending: bool) -> Trust {
+        if pending {
+            Trust::Pending
+        } else {
+            Trust::Trusted
+        }
+    }
+}
+
+impl fmt::Display for Trust {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A source record as every `--json` command prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordView {
     /// `provider/thread/message`, encoded parts; `null` for a legacy record
     /// that names no id.
@@ -50,7 +88,7 @@ pub struct RecordView {
     /// shown as an identity).
     pub attribution: String,
     /// `trusted` or `pending`.
-    pub trust: &'static str,
+    pub trust: Trust,
     /// The body, verbatim.
     pub content: String,
     /// The workspace-relative archive path.
@@ -76,7 +114,7 @@ impl RecordView {
             speaker_label: speaker.map(|s| s.label().to_owned()),
             speaker_trusted: speaker.is_some(),
             attribution: r.attribution(),
-            trust: if r.is_pending() { "pending" } else { "trusted" },
+            trust: Trust::of(r.is_pending()),
             content: r.content().to_owned(),
             path: id.v2_path(),
             anchor: Some(id.anchor()),
@@ -104,7 +142,7 @@ impl RecordView {
             speaker_label: r.hint.as_ref().map(|h| h.label()),
             speaker_trusted: false,
             attribution: r.role.as_str().to_owned(),
-            trust: "trusted",
+            trust: Trust::Trusted,
             content: r.content.clone(),
             path: path.to_owned(),
             anchor: r.anchor.clone(),

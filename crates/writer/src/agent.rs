@@ -350,7 +350,7 @@ fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, boo
             Err(e) => e,
             Ok(q) => {
                 let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5).clamp(1, 20) as usize;
-                match scriptorium_bm25_index::workspace::search_lines(
+                match scriptorium_bm25_index::workspace::search(
                     job.root,
                     TokenizerConfig::default(),
                     &q,
@@ -359,8 +359,8 @@ fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, boo
                     limit,
                     Bm25::default(),
                 ) {
-                    Ok(lines) if lines.is_empty() => "no hits".to_owned(),
-                    Ok(lines) => lines.join("\n"),
+                    Ok(hits) if hits.is_empty() => "no hits".to_owned(),
+                    Ok(hits) => hits.iter().map(scriptorium_source_archive::json::to_line).collect::<Vec<_>>().join("\n"),
                     Err(e) => format!("error: {}", e.message()),
                 }
             }

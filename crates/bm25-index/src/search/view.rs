@@ -1,7 +1,7 @@
 //! The stack of segments a view searches: opening it (the head must name
 //! the segments below it), and finding live units and documents in it.
 
-use super::{Hit, View};
+use super::{Ranked, View};
 use crate::segment::{Damaged, Kind, Segment, Stored, UnitInfo};
 
 impl View {
@@ -85,7 +85,7 @@ impl View {
     }
 
     /// The stored fields of a hit.
-    pub fn stored(&self, hit: &Hit) -> Result<Stored<'_>, Damaged> {
+    pub fn stored(&self, hit: &Ranked) -> Result<Stored<'_>, Damaged> {
         match self.segs.get(hit.seg.0) {
             Some(s) => s.stored(hit.doc),
             None => Err(Damaged(format!("no segment {}", hit.seg.0))),

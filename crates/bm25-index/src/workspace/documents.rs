@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use scriptorium_source_archive::json::{to_line, RecordView};
+use scriptorium_source_archive::json::{to_line, RecordView, Trust};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
 use scriptorium_source_archive::{cited, pct, Error, ErrorKind, SourceId, SourceRecord};
@@ -41,7 +41,7 @@ pub(super) fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Docu
     let mut view = RecordView::of_record(r);
     if !pending {
         // Promoted by the owner: trusted from now on, as recall treats it.
-        view.trust = "trusted";
+        view.trust = Trust::Trusted;
     }
     Document {
         anchor: id.anchor(),
@@ -187,13 +187,14 @@ pub(super) fn legacy_unit(
     Ok(Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: deps.into_iter().collect(), docs })
 }
 
+/// What the index stores of a block: [`crate::hit::Block`], borrowed.
 #[derive(Serialize)]
 struct TopicPayload<'a> {
     path: &'a str,
     block_id: &'a str,
     text: &'a str,
     time: Option<&'a str>,
-    trust: &'static str,
+    trust: Trust,
 }
 
 /// Every topic file as a unit (or only those in `only`), checked against
@@ -249,7 +250,7 @@ pub(super) fn topic_units(
         let Some(block) = l.file.blocks.get(state.index) else { continue };
         let text = search_text(&l.file.block_text(block), Some(id));
         let newest = state.newest();
-        let trust = if state.pending { "pending" } else { "trusted" };
+        let trust = Trust::of(state.pending);
         let payload = to_line(&TopicPayload {
             path: &state.path,
             block_id: id,

@@ -84,7 +84,7 @@ mod tests {
     //! permissions, so the failure to write is made another way: the
     //! temporary folder is a file).
     use super::super::BASE;
-    use super::super::{open, open_scoped, search_lines, Action, DIR};
+    use super::super::{open, open_scoped, search, Action, DIR};
     use super::*;
     use crate::search::{Bm25, Filters};
     use std::path::Path;
@@ -111,7 +111,7 @@ mod tests {
     }
 
     fn hits(root: &Path, query: &str) -> usize {
-        search_lines(root, TokenizerConfig::default(), query, &Filters::default(), None, 10, Bm25::default())
+        search(root, TokenizerConfig::default(), query, &Filters::default(), None, 10, Bm25::default())
             .unwrap()
             .len()
     }

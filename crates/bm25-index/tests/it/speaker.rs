@@ -5,7 +5,8 @@ use std::path::Path;
 
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use scriptorium_bm25_index::workspace::search_lines;
+use scriptorium_bm25_index::hit::Found;
+use scriptorium_bm25_index::workspace::search;
 use scriptorium_source_archive::{append, input, ErrorKind};
 
 fn rec(msg: &str, id: Option<&str>, display: &str, content: &str) -> String {
@@ -22,7 +23,7 @@ fn in_thread(thread: &str, msg: &str, id: Option<&str>, display: &str, content: 
 }
 
 fn speaker(root: &Path, name: &str) -> Result<Vec<String>, scriptorium_source_archive::Error> {
-    let lines = search_lines(
+    let hits = search(
         root,
         TokenizerConfig::default(),
         "deploy",
@@ -31,10 +32,11 @@ fn speaker(root: &Path, name: &str) -> Result<Vec<String>, scriptorium_source_ar
         10,
         Bm25::default(),
     )?;
-    let mut messages: Vec<String> = lines
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].as_str().unwrap().to_owned()
+    let mut messages: Vec<String> = hits
+        .into_iter()
+        .map(|h| match h.found {
+            Found::Record(r) => r.message.clone().unwrap(),
+            Found::Block(b) => panic!("a speaker search found the block {}", b.block_id),
         })
         .collect();
     messages.sort();

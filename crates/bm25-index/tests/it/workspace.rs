@@ -8,7 +8,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::speaker::{id_key, resolve, Resolved};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use scriptorium_bm25_index::workspace::{self, hit_line, Action};
+use scriptorium_bm25_index::workspace::{self, hit, Action};
 use scriptorium_source_archive::{append, input};
 
 fn append(root: &Path, lines: &[&str]) {
@@ -43,7 +43,7 @@ fn answers(root: &Path) -> Vec<String> {
         let terms = view.query_terms(q);
         for f in &filters {
             for h in view.search(q, f, 10, Bm25::default()).unwrap() {
-                out.push(hit_line(view, &h, &terms).unwrap());
+                out.push(scriptorium_source_archive::json::to_line(&hit(view, &h, &terms).unwrap()));
             }
             out.push("--".into());
         }

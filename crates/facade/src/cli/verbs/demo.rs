@@ -14,7 +14,9 @@ use scriptorium::scheduler::{Scheduler, SqliteStore};
 use scriptorium::transaction::{self, Base, Edit, Patch, Tier};
 use scriptorium::writer::input::Turn;
 
+use scriptorium::archive::json;
 use scriptorium::config::Config;
+use scriptorium::search::Found;
 use scriptorium::{Code, Error};
 
 use crate::args::ModelArgs;
@@ -188,7 +190,7 @@ fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Res
         "## Search \"budget\" said by speaker 7391 (Ada): only her trusted turns, not Bo's forged label\n",
     );
     let filters = Filters { kind: Some(scriptorium::index::segment::Kind::Source), ..Filters::default() };
-    let lines = scriptorium::index::workspace::search_lines(
+    let found = scriptorium::index::workspace::search(
         root,
         TokenizerConfig::default(),
         "budget launch",
@@ -198,18 +200,19 @@ fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Res
         Bm25::default(),
     )?;
     let mut hits = Vec::new();
-    for l in &lines {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
-        show.line(&format!(
-            "- {} {} speaker_trusted={} speaker_id={} speaker_display={}: {}",
-            v["source_id"].as_str().unwrap_or(""),
-            v["attribution"].as_str().unwrap_or(""),
-            v["speaker_trusted"],
-            v["speaker_id"],
-            v["speaker_display"],
-            v["content"].as_str().unwrap_or("")
-        ));
-        hits.push(v);
+    for hit in &found {
+        if let Found::Record(r) = &hit.found {
+            show.line(&format!(
+                "- {} {} speaker_trusted={} speaker_id={} speaker_display={}: {}",
+                r.source_id.as_deref().unwrap_or(""),
+                r.attribution,
+                r.speaker_trusted,
+                json::to_line(&r.speaker_id),
+                json::to_line(&r.speaker_display),
+                r.content
+            ));
+        }
+        hits.push(serde_json::to_value(hit).expect("a hit serializes"));
     }
     show.keep(
         "speaker_search",

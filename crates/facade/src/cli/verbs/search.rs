@@ -4,12 +4,9 @@
 use std::io::{self, BufWriter, Write};
 
 use scriptorium::fence::Fenced;
-use scriptorium::index::{
-    self,
-    search::{Bm25, Filters},
-    segment::Kind,
-    tokenize::TokenizerConfig,
-};
+use scriptorium::archive::json::{self, Trust};
+use scriptorium::index::{self, search::Filters, segment::Kind};
+use scriptorium::search::{Hit, Method};
 use scriptorium::{snapshot, Code, Error};
 
 use super::Ctx;
@@ -44,11 +41,11 @@ fn search_filters(a: &SearchArgs) -> Result<Filters, Error> {
     })
 }
 
-fn method_name(m: MethodArg) -> &'static str {
+fn method(m: MethodArg) -> Method {
     match m {
-        MethodArg::Bm25 => "bm25",
-        MethodArg::Embedding => "embedding",
-        MethodArg::Hybrid => "hybrid",
+        MethodArg::Bm25 => Method::Bm25,
+        MethodArg::Embedding => Method::Embedding,
+        MethodArg::Hybrid => Method::Hybrid,
     }
 }
 
@@ -57,44 +54,30 @@ pub(super) fn search(ctx: &Ctx, a: &SearchArgs, as_json: bool) -> Outcome {
     if a.speaker.is_some() && a.method != MethodArg::Bm25 {
         return Err(Error::invalid(format!(
             "--speaker works only with --method bm25 (it matches archived records' trusted speaker fields), not {}",
-            method_name(a.method)
+            method(a.method).as_str()
         ))
         .into());
     }
-    snapshot::require(&ctx.root)?;
     let _snapshot = super::snapshot(&ctx.root)?;
     let filters = search_filters(a)?;
-    let lines = if a.method == MethodArg::Bm25 {
-        index::workspace::search_lines(
-            &ctx.root,
-            TokenizerConfig::default(),
-            &a.query,
-            &filters,
-            a.speaker.as_deref(),
-            a.limit,
-            Bm25::default(),
-        )?
-    } else {
-        let answer = scriptorium::embeddings::answer(
-            &ctx.root,
-            &ctx.config,
-            method_name(a.method),
-            &a.query,
-            &filters,
-            None,
-            a.limit,
-        )?;
-        if let Some(why) = answer["fallback"].as_str() {
-            report::note(&shown(why));
-        }
-        answer["hits"].as_array().into_iter().flatten().map(scriptorium::embeddings::hit_line).collect()
-    };
+    let answer = scriptorium::search::answer(
+        &ctx.root,
+        &ctx.config,
+        method(a.method),
+        &a.query,
+        &filters,
+        a.speaker.as_deref(),
+        a.limit,
+    )?;
+    if let Some(why) = &answer.fallback {
+        report::note(&shown(why));
+    }
     if a.speaker.is_some() && !as_json {
         report::note("--speaker searches archived records only");
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    for l in &lines {
-        let line = if as_json { l.clone() } else { human_hit(l) };
+    for hit in &answer.hits {
+        let line = if as_json { json::to_line(hit) } else { human_hit(hit) };
         writeln!(out, "{line}")?;
     }
     out.flush()?;
@@ -104,17 +87,11 @@ pub(super) fn search(ctx: &Ctx, a: &SearchArgs, as_json: bool) -> Outcome {
 /// `score  path#anchor  attribution  snippet` for a person reading a
 /// terminal (a record's attribution, FORMAT.md §2.3: who said it, shown so
 /// no impostor looks like the person it imitates).
-fn human_hit(line: &str) -> String {
-    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-    let anchor = shown(v["block_id"].as_str().or(v["anchor"].as_str()).unwrap_or(""));
-    let who = v["attribution"].as_str().map(|l| format!("  {}", shown(l))).unwrap_or_default();
-    let pending = if v["trust"] == "pending" { "  (pending)" } else { "" };
-    format!(
-        "{:.3}  {}#{anchor}{who}{pending}  {}",
-        v["score"].as_f64().unwrap_or(0.0),
-        shown(v["path"].as_str().unwrap_or("")),
-        shown(v["snippet"].as_str().unwrap_or(""))
-    )
+fn human_hit(hit: &Hit) -> String {
+    let anchor = shown(hit.anchor().unwrap_or(""));
+    let who = hit.attribution().map(|l| format!("  {}", shown(l))).unwrap_or_default();
+    let pending = if hit.trust() == Trust::Pending { "  (pending)" } else { "" };
+    format!("{:.3}  {}#{anchor}{who}{pending}  {}", hit.score, shown(hit.path()), shown(&hit.snippet))
 }
 
 fn print_fenced(f: &Fenced, hits: usize, as_json: bool) -> Outcome {
