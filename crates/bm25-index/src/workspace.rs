@@ -23,7 +23,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use scriptorium_source_archive::{trust, Error, ErrorKind};
+use scriptorium_source_archive::{trust, Error, Code};
 use serde::Serialize;
 
 use crate::delta::Refreshed;
@@ -122,7 +122,7 @@ pub struct Opened {
 }
 
 fn damaged(e: Damaged) -> Error {
-    Error::new(ErrorKind::Io, e.to_string())
+    Error::new(Code::Io, e.to_string())
 }
 
 pub(super) fn file_size(path: &Path) -> u64 {
@@ -133,7 +133,7 @@ fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Op
     let view = match open_existing(root, config)? {
         Ok(v) => v,
         Err(why) => {
-            return Err(Error::new(ErrorKind::Io, format!("the index just written is unusable: {why}")))
+            return Err(Error::new(Code::Io, format!("the index just written is unusable: {why}")))
         }
     };
     report.documents = view.len();
@@ -200,7 +200,7 @@ pub fn search(
     drop(opened);
     let rebuilt = build_because(root, config, Some(why), Save::IfPossible, &mut |_, _| {})?;
     answer(&rebuilt.view)
-        .map_err(|d| Error::new(ErrorKind::Io, format!("the rebuilt index is unusable: {d}")))?
+        .map_err(|d| Error::new(Code::Io, format!("the rebuilt index is unusable: {d}")))?
 }
 
 /// The refusal of a speaker name several identities have.
@@ -211,7 +211,7 @@ fn ambiguous(name: &str, who: &[String]) -> Error {
         who.len(),
         list.join(", ")
     );
-    Error::new(ErrorKind::InvalidArgument, message)
+    Error::new(Code::InvalidArgument, message)
 }
 
 /// Same bytes on disk, whenever they were read.

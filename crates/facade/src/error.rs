@@ -93,16 +93,10 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The code of a layer's error, whose type is its own until every layer
-/// shares [`Code`].
-fn code_of(text: &str) -> Code {
-    Code::parse(text).unwrap_or(Code::InvalidArgument)
-}
-
 impl From<transaction::Error> for Error {
     fn from(e: transaction::Error) -> Error {
         Error {
-            code: code_of(e.code.as_str()),
+            code: e.code,
             message: e.message,
             path: e.path,
             offset: e.offset,
@@ -116,7 +110,7 @@ impl From<transaction::Error> for Error {
 impl From<archive::Error> for Error {
     fn from(e: archive::Error) -> Error {
         Error {
-            code: code_of(e.code()),
+            code: e.code(),
             message: e.message().to_owned(),
             path: e.path().map(|p| p.to_string_lossy().into_owned()),
             offset: e.offset(),
@@ -130,7 +124,7 @@ impl From<archive::Error> for Error {
 impl From<scheduler::Error> for Error {
     fn from(e: scheduler::Error) -> Error {
         Error {
-            code: code_of(e.code.as_str()),
+            code: e.code,
             message: e.message,
             path: e.path,
             offset: None,
@@ -143,7 +137,7 @@ impl From<scheduler::Error> for Error {
 
 impl From<WriteFailure> for Error {
     fn from(f: WriteFailure) -> Error {
-        Error { retryable: Some(f.retryable), ..Error::new(code_of(f.code.as_str()), f.reason) }
+        Error { retryable: Some(f.retryable), ..Error::new(f.code, f.reason) }
     }
 }
 

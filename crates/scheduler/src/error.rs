@@ -6,72 +6,7 @@ use std::fmt;
 
 use scriptorium_transaction as transaction;
 
-/// The stable codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Code {
-    /// Bad input: a malformed transcript line, a bad value, bad configuration.
-    InvalidArgument,
-    /// A named session or node does not exist.
-    NotFound,
-    /// The operating system or the session database failed.
-    Io,
-    /// Another writer holds the workspace lock past the timeout.
-    Locked,
-    /// The workspace changed under the write.
-    Conflict,
-    /// Authentication or authority refused the write.
-    PermissionDenied,
-    /// The transaction refused the content.
-    ValidationFailed,
-    /// The model could not be reached, timed out, was rate-limited or
-    /// answered with something unusable.
-    ModelUnavailable,
-}
-
-impl Code {
-    /// `INVALID_ARGUMENT`, `NOT_FOUND`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::InvalidArgument => "INVALID_ARGUMENT",
-            Code::NotFound => "NOT_FOUND",
-            Code::Io => "IO",
-            Code::Locked => "LOCKED",
-            Code::Conflict => "CONFLICT",
-            Code::PermissionDenied => "PERMISSION_DENIED",
-            Code::ValidationFailed => "VALIDATION_FAILED",
-            Code::ModelUnavailable => "MODEL_UNAVAILABLE",
-        }
-    }
-
-    /// Parses [`Code::as_str`]'s output.
-    pub fn parse(s: &str) -> Option<Code> {
-        Some(match s {
-            "INVALID_ARGUMENT" => Code::InvalidArgument,
-            "NOT_FOUND" => Code::NotFound,
-            "IO" => Code::Io,
-            "LOCKED" => Code::Locked,
-            "CONFLICT" => Code::Conflict,
-            "PERMISSION_DENIED" => Code::PermissionDenied,
-            "VALIDATION_FAILED" => Code::ValidationFailed,
-            "MODEL_UNAVAILABLE" => Code::ModelUnavailable,
-            _ => return None,
-        })
-    }
-
-    /// Whether a later pass could finish what failed with this code: a held
-    /// lock, a conflict, an I/O error or an unavailable model can; refused
-    /// content, bad configuration or credentials cannot.
-    pub fn retryable(self) -> bool {
-        matches!(self, Code::Io | Code::Locked | Code::Conflict | Code::ModelUnavailable)
-    }
-}
-
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use scriptorium_source_archive::Code;
 
 /// An error of the session store or an importer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,16 +52,24 @@ impl Error {
         Error::new(Code::Io, format!("{what}: {e}"))
     }
 
+    /// The stable code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The file (or session) it concerns, if any.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// Whether a later attempt could succeed (what the code implies).
+    pub fn retryable(&self) -> bool {
+        self.code.retryable()
+    }
+
     /// An archive error (a bad identifier, timestamp or record).
     pub fn from_archive(e: scriptorium_source_archive::Error) -> Error {
-        let code = match e.code() {
-            "IO" => Code::Io,
-            "NOT_FOUND" => Code::NotFound,
-            "VALIDATION_FAILED" => Code::ValidationFailed,
-            "CONFLICT" => Code::Conflict,
-            _ => Code::InvalidArgument,
-        };
-        let mut out = Error::new(code, e.message().to_owned());
+        let mut out = Error::new(e.code(), e.message().to_owned());
         out.path = e.path().map(|p| p.display().to_string());
         out.line = e.line();
         out
@@ -187,15 +130,7 @@ impl From<Error> for WriteFailure {
 
 impl From<transaction::Error> for WriteFailure {
     fn from(e: transaction::Error) -> WriteFailure {
-        let code = match e.code {
-            transaction::Code::Locked => Code::Locked,
-            transaction::Code::Conflict => Code::Conflict,
-            transaction::Code::Io => Code::Io,
-            transaction::Code::PermissionDenied => Code::PermissionDenied,
-            transaction::Code::NotFound => Code::NotFound,
-            transaction::Code::ValidationFailed => Code::ValidationFailed,
-            _ => Code::InvalidArgument,
-        };
+        let code = e.code;
         let mut reason = match &e.path {
             Some(p) => format!("{p}: {}", e.message),
             None => e.message.clone(),

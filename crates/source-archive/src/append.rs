@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::code::Code;
+use crate::error::{Error, Result};
 use crate::id::fold_key;
 use crate::record::SourceRecord;
 use crate::v2::{self, Expect};
@@ -59,7 +60,7 @@ fn list_dir(dir: &Path) -> Result<Vec<(String, bool)>> {
 
 fn conflict(what: &str, a: &str, b: &str, place: &str) -> Error {
     Error::new(
-        ErrorKind::Conflict,
+        Code::Conflict,
         format!(
             "{what} names {a:?} and {b:?} are equal after NFC and case folding ({place}); the whole batch was refused and nothing was written"
         ),
@@ -146,7 +147,7 @@ pub fn plan(root: &Path, records: &[SourceRecord]) -> Result<AppendPlan> {
                 let parsed = v2::parse_prefix(bytes, Some(expect));
                 if let Some(d) = parsed.error {
                     return Err(Error::new(
-                        ErrorKind::ValidationFailed,
+                        Code::ValidationFailed,
                         format!(
                             "{rel} does not parse to its end (byte {}, line {}: {}); a damaged archive is never appended to, nothing was written",
                             d.offset, d.line, d.reason

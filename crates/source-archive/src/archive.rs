@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::code::Code;
+use crate::error::{Error, Result};
 use crate::fsio;
 use crate::id::SourceId;
 use crate::json::RecordView;
@@ -153,7 +154,7 @@ pub struct Dump {
 /// conversation; elsewhere (a copy, say) its first frame decides.
 pub fn dump(path: &Path) -> Result<Dump> {
     let meta = fs::metadata(path).map_err(|e| {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Io };
+        let kind = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::Io };
         Error::new(kind, format!("cannot read {}: {e}", path.display())).with_path(path)
     })?;
     if meta.is_dir() {
@@ -183,7 +184,7 @@ pub fn dump(path: &Path) -> Result<Dump> {
         let parsed = v2::parse_prefix(&bytes, expect);
         let records = parsed.frames.iter().map(|f| RecordView::of_record(&f.to_record())).collect();
         let error = parsed.error.map(|d| {
-            Error::new(ErrorKind::ValidationFailed, format!("{}: {}", path.display(), d))
+            Error::new(Code::ValidationFailed, format!("{}: {}", path.display(), d))
                 .with_path(path)
                 .with_offset(d.offset as u64)
                 .with_line(d.line)

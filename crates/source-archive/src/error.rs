@@ -3,41 +3,12 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// What kind of refusal or failure an [`Error`] is.
-///
-/// Each kind maps to one stable code of FORMAT.md §5 ([`ErrorKind::code`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// Bad input: malformed JSON, a missing field, an invalid value.
-    InvalidArgument,
-    /// Something named does not exist.
-    NotFound,
-    /// The input collides with what exists (e.g. an NFC/case-fold twin).
-    Conflict,
-    /// Bytes on disk do not satisfy the format (e.g. a damaged archive tail).
-    ValidationFailed,
-    /// The operating system refused an operation.
-    Io,
-}
+use crate::code::Code;
 
-impl ErrorKind {
-    /// The stable code printed by the CLI and the tools.
-    pub fn code(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
-            ErrorKind::NotFound => "NOT_FOUND",
-            ErrorKind::Conflict => "CONFLICT",
-            ErrorKind::ValidationFailed => "VALIDATION_FAILED",
-            ErrorKind::Io => "IO",
-        }
-    }
-}
-
-/// An error of the archive layer: a kind, a message, and where it happened.
+/// An error of the archive layer: a code, a message, and where it happened.
 #[derive(Debug)]
 pub struct Error {
-    kind: ErrorKind,
+    code: Code,
     message: String,
     path: Option<PathBuf>,
     line: Option<u64>,
@@ -46,18 +17,18 @@ pub struct Error {
 }
 
 impl Error {
-    /// An error of `kind` (layers above build theirs with the same codes).
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), path: None, line: None, offset: None, source: None }
+    /// An error with `code` (layers above build theirs with the same codes).
+    pub fn new(code: Code, message: impl Into<String>) -> Error {
+        Error { code, message: message.into(), path: None, line: None, offset: None, source: None }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::InvalidArgument, message)
+        Error::new(Code::InvalidArgument, message)
     }
 
     /// An I/O failure: `what` ("cannot read") and the path.
     pub fn io(err: std::io::Error, what: &str, path: &Path) -> Error {
-        let mut e = Error::new(ErrorKind::Io, format!("{what} {}: {err}", path.display()));
+        let mut e = Error::new(Code::Io, format!("{what} {}: {err}", path.display()));
         e.path = Some(path.to_path_buf());
         e.source = Some(err);
         e
@@ -79,14 +50,14 @@ impl Error {
         self
     }
 
-    /// The kind of error.
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
+    /// The stable code, e.g. `INVALID_ARGUMENT`.
+    pub fn code(&self) -> Code {
+        self.code
     }
 
-    /// The stable code, e.g. `INVALID_ARGUMENT`.
-    pub fn code(&self) -> &'static str {
-        self.kind.code()
+    /// Whether a later attempt could succeed (what the code implies).
+    pub fn retryable(&self) -> bool {
+        self.code.retryable()
     }
 
     /// The message without location.
@@ -112,7 +83,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.code(), self.message)?;
+        write!(f, "{}: {}", self.code, self.message)?;
         if let Some(line) = self.line {
             write!(f, " (line {line})")?;
         }

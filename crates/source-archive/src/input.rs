@@ -85,7 +85,7 @@ fn read_records_dyn(mut reader: Box<dyn BufRead + '_>) -> Result<Vec<SourceRecor
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
-            Error::new(crate::ErrorKind::Io, format!("reading input: {e}")).with_line(line + 1)
+            Error::new(crate::Code::Io, format!("reading input: {e}")).with_line(line + 1)
         })?;
         if n == 0 {
             break;
@@ -118,7 +118,7 @@ mod tests {
     fn reads_lines_and_reports_the_bad_one() {
         let input = format!("{OK}\n\n{OK}\n{{\"provider\":1}}\n");
         let e = err(&input);
-        assert_eq!(e.code(), "INVALID_ARGUMENT");
+        assert_eq!(e.code().as_str(), "INVALID_ARGUMENT");
         assert_eq!(e.line(), Some(4));
         assert_eq!(read_records(format!("{OK}\r\n{OK}").as_bytes()).unwrap().len(), 2);
     }
@@ -137,7 +137,7 @@ mod tests {
             (r#"["chat","t","m","user","2026-08-09T10:11:12Z","hi"]"#.to_owned(), "must be a JSON object"),
         ] {
             let e = err(&bad);
-            assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad}");
+            assert_eq!(e.code().as_str(), "INVALID_ARGUMENT", "{bad}");
             assert!(e.message().contains(needle), "{bad}: {}", e.message());
             assert_eq!(e.line(), Some(1));
         }

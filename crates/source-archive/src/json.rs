@@ -153,7 +153,7 @@ impl RecordView {
 /// An error as the CLI prints it: `{"error":{"code","message",…}}`.
 pub fn error_line(err: &crate::Error) -> String {
     let mut obj = serde_json::Map::new();
-    obj.insert("code".into(), err.code().into());
+    obj.insert("code".into(), err.code().as_str().into());
     obj.insert("message".into(), err.message().into());
     if let Some(o) = err.offset() {
         obj.insert("offset".into(), o.into());

@@ -63,7 +63,7 @@ pub mod v2;
 pub mod writer_input;
 
 pub use code::Code;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, Result};
 pub use id::SourceId;
 pub use record::{Role, SourceRecord, MAX_RECORD_LINES};
 pub use speaker::Speaker;

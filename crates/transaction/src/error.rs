@@ -3,40 +3,7 @@
 
 use std::fmt;
 
-/// The stable codes a transaction can refuse or fail with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Code {
-    /// Bad input: malformed patch, bad path, bad value.
-    InvalidArgument,
-    /// The tier may not do this.
-    PermissionDenied,
-    /// Another writer holds the lock past the timeout.
-    Locked,
-    /// The base revision is not current, or a `create` hits an existing file.
-    Conflict,
-    /// A named file or text does not exist.
-    NotFound,
-    /// The result would add a diagnostic.
-    ValidationFailed,
-    /// The operating system refused an operation.
-    Io,
-}
-
-impl Code {
-    /// `INVALID_ARGUMENT`, `PERMISSION_DENIED`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::InvalidArgument => "INVALID_ARGUMENT",
-            Code::PermissionDenied => "PERMISSION_DENIED",
-            Code::Locked => "LOCKED",
-            Code::Conflict => "CONFLICT",
-            Code::NotFound => "NOT_FOUND",
-            Code::ValidationFailed => "VALIDATION_FAILED",
-            Code::Io => "IO",
-        }
-    }
-}
+pub use scriptorium_source_archive::Code;
 
 /// A refusal or failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +43,22 @@ impl Error {
         self
     }
 
+    /// The stable code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The workspace-relative path or JSON location it concerns, if any.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// Whether a later attempt could succeed (what the code implies: a held
+    /// lock, a stale base, an I/O failure).
+    pub fn retryable(&self) -> bool {
+        self.code.retryable()
+    }
+
     /// An I/O failure doing `what` on `path`.
     pub fn io(e: &std::io::Error, what: &str, path: &std::path::Path) -> Error {
         Error::new(Code::Io, format!("{what} {}: {e}", path.display()))
@@ -95,14 +78,7 @@ impl std::error::Error for Error {}
 
 impl From<scriptorium_source_archive::Error> for Error {
     fn from(e: scriptorium_source_archive::Error) -> Error {
-        use scriptorium_source_archive::ErrorKind as K;
-        let code = match e.kind() {
-            K::InvalidArgument => Code::InvalidArgument,
-            K::NotFound => Code::NotFound,
-            K::Conflict => Code::Conflict,
-            K::ValidationFailed => Code::ValidationFailed,
-            _ => Code::Io,
-        };
+        let code = e.code();
         let path = e.path().map(|p| p.display().to_string());
         Error {
             code,

@@ -9,7 +9,7 @@ use std::path::Path;
 use scriptorium_source_archive::json::{to_line, RecordView, Trust};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{cited, pct, Error, ErrorKind, SourceId, SourceRecord};
+use scriptorium_source_archive::{cited, pct, Error, Code, SourceId, SourceRecord};
 use scriptorium_topic_markdown::parse::search_text;
 use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
 use serde::Serialize;
@@ -241,7 +241,7 @@ pub(super) fn topic_units(
         Resolver { sources, files: cited::Files::new(root), damaged: std::cell::RefCell::new(None) };
     let checked = validate::check(&loaded, &resolver);
     if let Some(d) = resolver.damaged.into_inner() {
-        return Err(Error::new(ErrorKind::Io, d.to_string()));
+        return Err(Error::new(Code::Io, d.to_string()));
     }
     let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
     for state in &checked.blocks {

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scriptorium_source_archive::{fsio, Error, ErrorKind};
+use scriptorium_source_archive::{fsio, Error, Code};
 
 use super::{BASE, DELTA, DIR, PROMOTED, REVISION};
 use crate::delta::Refreshed;
@@ -173,8 +173,8 @@ pub(super) fn save_refreshed(
     match refreshed {
         Refreshed::Delta(bytes) => {
             let head = Segment::open_vec(bytes.clone(), view.base().config())
-                .map_err(|d| Error::new(ErrorKind::Io, format!("the new delta is unusable: {d}")))?;
-            let stack = head.stack().map_err(|d| Error::new(ErrorKind::Io, d.to_string()))?;
+                .map_err(|d| Error::new(Code::Io, format!("the new delta is unusable: {d}")))?;
+            let stack = head.stack().map_err(|d| Error::new(Code::Io, d.to_string()))?;
             let below = &view.segments()[..stack.len().min(view.segments().len())];
             let ids: Vec<u64> = stack.iter().map(|s| s.0).collect();
             for seg in below.iter().skip(1) {

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use scriptorium_source_archive::{Error, ErrorKind};
+use scriptorium_source_archive::{Error, Code};
 
 use super::{Opened, Report};
 use crate::delta::Refreshed;
@@ -30,7 +30,7 @@ pub(super) enum Save {
 
 /// Why the index is kept in memory, or the error itself when it may not be.
 pub(super) fn reason(save: Save, e: Error) -> Result<String, Error> {
-    if save == Save::Required || e.kind() != ErrorKind::Io {
+    if save == Save::Required || e.code() != Code::Io {
         return Err(e);
     }
     Ok(format!("{}; the index is kept in memory for this process only", e.message()))
@@ -49,7 +49,7 @@ pub(super) fn keep(
 ) -> Result<Opened, Error> {
     let why = reason(save, e)?;
     let unusable =
-        |d: segment::Damaged| Error::new(ErrorKind::Io, format!("the index made in memory is unusable: {d}"));
+        |d: segment::Damaged| Error::new(Code::Io, format!("the index made in memory is unusable: {d}"));
     let segs = match (refreshed, old) {
         (Refreshed::Base(bytes), _) => {
             report.base_bytes = bytes.len() as u64;
@@ -69,7 +69,7 @@ pub(super) fn keep(
             segs
         }
         (Refreshed::Delta(_), None) => {
-            return Err(Error::new(ErrorKind::Io, "a delta was made without an index to amend"))
+            return Err(Error::new(Code::Io, "a delta was made without an index to amend"))
         }
     };
     let view = View::stack(segs).map_err(unusable)?;
@@ -130,7 +130,7 @@ mod tests {
         assert!(!root.join(DIR).join(BASE).exists());
         assert_eq!(hits(root, "budget"), 1);
         // A writer is refused instead.
-        assert_eq!(open_scoped(root, TokenizerConfig::default(), None).unwrap_err().kind(), ErrorKind::Io);
+        assert_eq!(open_scoped(root, TokenizerConfig::default(), None).unwrap_err().code(), Code::Io);
 
         // With an index on disk, a change is folded in as a delta in memory.
         std::fs::remove_file(root.join(scriptorium_source_archive::fsio::TMP_DIR)).unwrap();
@@ -151,10 +151,10 @@ mod tests {
 
     #[test]
     fn only_an_io_failure_of_a_reader_is_kept_in_memory() {
-        let io = || Error::new(ErrorKind::Io, "cannot create directory x: Read-only file system");
+        let io = || Error::new(Code::Io, "cannot create directory x: Read-only file system");
         assert!(reason(Save::IfPossible, io()).unwrap().starts_with("cannot create directory x"));
-        assert_eq!(reason(Save::Required, io()).unwrap_err().kind(), ErrorKind::Io);
-        let link = Error::new(ErrorKind::InvalidArgument, ".scriptorium/index is a symbolic link");
-        assert_eq!(reason(Save::IfPossible, link).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(reason(Save::Required, io()).unwrap_err().code(), Code::Io);
+        let link = Error::new(Code::InvalidArgument, ".scriptorium/index is a symbolic link");
+        assert_eq!(reason(Save::IfPossible, link).unwrap_err().code(), Code::InvalidArgument);
     }
 }

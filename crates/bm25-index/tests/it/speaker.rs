@@ -7,7 +7,7 @@ use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::hit::Found;
 use scriptorium_bm25_index::workspace::search;
-use scriptorium_source_archive::{append, input, ErrorKind};
+use scriptorium_source_archive::{append, input, Code};
 
 fn rec(msg: &str, id: Option<&str>, display: &str, content: &str) -> String {
     in_thread("g1", msg, id, display, content)
@@ -62,12 +62,12 @@ fn a_speaker_is_an_exact_id_or_the_one_identity_with_that_name() {
     assert_eq!(speaker(root, "7391\u{200b}").unwrap(), ["m3"]);
     // The label all three share is refused, naming each identity.
     let e = speaker(root, "Ada (7391)").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.code(), Code::InvalidArgument);
     for who in ["\"Ada [id 7391]\"", "\"Ada [id 7391\\u{200b}]\"", "\"Ada (7391) [no id]\""] {
         assert!(e.message().contains(who), "{who} missing from {}", e.message());
     }
     let e = speaker(root, "ada").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "two identities show the display Ada");
+    assert_eq!(e.code(), Code::InvalidArgument, "two identities show the display Ada");
     // An attribution names exactly one identity.
     assert_eq!(speaker(root, "Ada (7391) [no id]").unwrap(), ["m2"]);
     assert_eq!(speaker(root, "Ada [id 7391\\u{200b}]").unwrap(), ["m3"]);
@@ -91,7 +91,7 @@ fn an_id_that_is_another_persons_name_is_ambiguous() {
     append::append(root, &input::read_records(lines.join("\n").as_bytes()).unwrap()).unwrap();
     // Mallory's id is Ada's name: neither takes the other's searches.
     let e = speaker(root, "Ada").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.code(), Code::InvalidArgument);
     for who in ["\"Ada [id 7391]\"", "\"Mallory [id Ada]\""] {
         assert!(e.message().contains(who), "{who} missing from {}", e.message());
     }
@@ -112,7 +112,7 @@ fn an_identity_whose_records_are_gone_is_no_candidate() {
     ];
     let records = input::read_records(lines.join("\n").as_bytes()).unwrap();
     append::append(root, &records).unwrap();
-    assert_eq!(speaker(root, "Ada (7391)").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(speaker(root, "Ada (7391)").unwrap_err().code(), Code::InvalidArgument);
     // The impostor's file is removed by hand: the refreshed index (a delta
     // deleting its base documents) no longer counts it.
     std::fs::remove_file(root.join("sources/chat/_v2/g2.md")).unwrap();

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scriptorium_source_archive::{append, input, ErrorKind, SourceRecord};
+use scriptorium_source_archive::{append, input, Code, SourceRecord};
 
 use crate::{data, snapshot};
 
@@ -21,10 +21,10 @@ fn seeded() -> tempfile::TempDir {
     ws
 }
 
-fn refused(root: &Path, batch: &[SourceRecord], kind: ErrorKind) {
+fn refused(root: &Path, batch: &[SourceRecord], kind: Code) {
     let before = snapshot(root);
     let err = append::append(root, batch).unwrap_err();
-    assert_eq!(err.kind(), kind, "{err}");
+    assert_eq!(err.code(), kind, "{err}");
     assert_eq!(snapshot(root), before, "a refused batch changed bytes: {err}");
 }
 
@@ -33,19 +33,19 @@ fn collisions_refuse_the_whole_batch() {
     let ws = seeded();
     let root = ws.path();
     // Within the batch: the valid first record is not written either.
-    refused(root, &[rec("chat", "new", "1"), rec("x", "a", "1"), rec("X", "b", "1")], ErrorKind::Conflict);
+    refused(root, &[rec("chat", "new", "1"), rec("x", "a", "1"), rec("X", "b", "1")], Code::Conflict);
     refused(
         root,
         &[rec("chat", "new", "1"), rec("p", "Thread", "1"), rec("p", "thread", "1")],
-        ErrorKind::Conflict,
+        Code::Conflict,
     );
     // NFC: a decomposed é against a composed one.
-    refused(root, &[rec("caf\u{e9}", "t", "1"), rec("cafe\u{301}", "t", "1")], ErrorKind::Conflict);
+    refused(root, &[rec("caf\u{e9}", "t", "1"), rec("cafe\u{301}", "t", "1")], Code::Conflict);
     // Against disk: provider directories and _v2 thread files.
-    refused(root, &[rec("chat", "new", "1"), rec("CHAT", "t", "1")], ErrorKind::Conflict);
-    refused(root, &[rec("STRASSE", "t", "1")], ErrorKind::Conflict);
-    refused(root, &[rec("chat", "new", "1"), rec("chat", "TEAM-1", "1")], ErrorKind::Conflict);
-    refused(root, &[rec("Straße", "thread", "1")], ErrorKind::Conflict);
+    refused(root, &[rec("chat", "new", "1"), rec("CHAT", "t", "1")], Code::Conflict);
+    refused(root, &[rec("STRASSE", "t", "1")], Code::Conflict);
+    refused(root, &[rec("chat", "new", "1"), rec("chat", "TEAM-1", "1")], Code::Conflict);
+    refused(root, &[rec("Straße", "thread", "1")], Code::Conflict);
     // The same names in the same case are fine.
     let r = append::append(root, &[rec("Straße", "Thread", "m2"), rec("chat", "team-1", "m7")]).unwrap();
     assert_eq!(r.appended, 2);
@@ -62,7 +62,7 @@ fn a_damaged_archive_is_never_appended_to() {
     std::fs::write(&path, &bytes).unwrap();
     let before = snapshot(root);
     let err = append::append(root, &[rec("other", "t", "1"), rec("chat", "team-1", "new")]).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::ValidationFailed);
+    assert_eq!(err.code(), Code::ValidationFailed);
     assert_eq!(err.path().unwrap(), Path::new("sources/chat/_v2/team-1.md"));
     assert!(err.offset().is_some() && err.line().is_some());
     assert_eq!(snapshot(root), before);
@@ -93,10 +93,10 @@ fn never_writes_through_a_symbolic_link() {
     let outside = tempfile::tempdir().unwrap();
     let root = ws.path();
     std::os::unix::fs::symlink(outside.path(), root.join("sources/evil")).unwrap();
-    refused(root, &[rec("evil", "t", "1")], ErrorKind::InvalidArgument);
+    refused(root, &[rec("evil", "t", "1")], Code::InvalidArgument);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     std::fs::create_dir_all(root.join("sources/p/_v2")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("t.md"), root.join("sources/p/_v2/t.md")).unwrap();
-    refused(root, &[rec("p", "t", "1")], ErrorKind::InvalidArgument);
+    refused(root, &[rec("p", "t", "1")], Code::InvalidArgument);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

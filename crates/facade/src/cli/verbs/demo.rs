@@ -22,10 +22,6 @@ use scriptorium::{Code, Error};
 use crate::args::ModelArgs;
 use crate::report::{refusal, Exit, Outcome};
 
-/// An error with `code` and `message` and nothing else.
-fn bare(code: &str, message: impl Into<String>) -> Error {
-    Error::new(Code::parse(code).unwrap_or(Code::Io), message)
-}
 
 /// The bundled conversation: three trusted speakers, the assistant, and a
 /// label forged inside a body.
@@ -99,7 +95,7 @@ pub(super) fn run(workspace: Option<PathBuf>, config: &Config, model: &ModelArgs
         }
         None => match fresh_dir() {
             Ok(p) => p,
-            Err(e) => return Err(bare("IO", format!("cannot create a temporary folder: {e}")).into()),
+            Err(e) => return Err(Error::new(Code::Io, format!("cannot create a temporary folder: {e}")).into()),
         },
     };
     let root = std::fs::canonicalize(&root).unwrap_or(root);
@@ -121,20 +117,20 @@ pub(super) fn run(workspace: Option<PathBuf>, config: &Config, model: &ModelArgs
 fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Result<(), Error> {
     let ws = transaction::layout::ensure(root)?.id;
     let file = root.join(".scriptorium/tmp/demo-group.jsonl");
-    std::fs::write(&file, GROUP).map_err(|e| bare("IO", format!("cannot write {}: {e}", file.display())))?;
-    let transcripts = read(Format::Jsonl, &file).map_err(|e| bare(e.code.as_str(), e.message))?;
+    std::fs::write(&file, GROUP).map_err(|e| Error::new(Code::Io, format!("cannot write {}: {e}", file.display())))?;
+    let transcripts = read(Format::Jsonl, &file).map_err(|e| Error::new(e.code, e.message))?;
     let _ = std::fs::remove_file(&file);
-    let store = SqliteStore::open(&root.join(SESSIONS_DB)).map_err(|e| bare(e.code.as_str(), e.message))?;
-    import(&store, &transcripts).map_err(|e| bare(e.code.as_str(), e.message))?;
+    let store = SqliteStore::open(&root.join(SESSIONS_DB)).map_err(|e| Error::new(e.code, e.message))?;
+    import(&store, &transcripts).map_err(|e| Error::new(e.code, e.message))?;
     let mut chosen =
-        scriptorium::writers::choose(&model.flags(), config).map_err(|f| bare(f.code.as_str(), f.reason))?;
+        scriptorium::writers::choose(&model.flags(), config).map_err(|f| Error::new(f.code, f.reason))?;
     let mut sch = Scheduler::new(&store, root, &ws);
     sch.lock_timeout = Duration::from_secs(5);
-    let written = sch.write_all(chosen.batch_writer(), true).map_err(|f| bare(f.code.as_str(), f.reason))?;
+    let written = sch.write_all(chosen.batch_writer(), true).map_err(|f| Error::new(f.code, f.reason))?;
 
     // The owner records what an unpaired member said: the record is pending,
     // so the block citing it is pending too, and stays out of recall.
-    let pending = parse_record(UNPAIRED).map_err(|e| bare(e.code(), e.message().to_owned()))?;
+    let pending = parse_record(UNPAIRED).map_err(|e| Error::new(e.code(), e.message().to_owned()))?;
     let turn = Turn::of_record(&pending);
     let path = "topics/unpaired.md";
     let content = format!(
