@@ -152,129 +152,120 @@ impl Config {
     }
 
     fn merge_file(&mut self, path: &Path, in_workspace: bool) -> Result<(), ConfigError> {
-        // A FIFO or a device would block or never end: only regular files.
-        match std::fs::metadata(path) {
-            Ok(m) if !m.is_file() => {
-                return Err(ConfigError {
-                    path: path.to_owned(),
-                    message: "is not a regular file".to_owned(),
-                })
-            }
-            Err(e)
-                if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
-            {
-                return Ok(())
-            }
-            _ => {}
-        }
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e)
-                if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
-            {
-                return Ok(())
-            }
-            Err(e) => {
-                return Err(ConfigError { path: path.to_owned(), message: format!("cannot read: {e}") })
-            }
-        };
+        let Some(text) = read_file(path)? else { return Ok(()) };
         let bad = |message: String| ConfigError { path: path.to_owned(), message };
         let v: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
         if let Some(k) = v.keys().find(|k| *k != "memory") {
             return Err(bad(format!("unknown key {k} (settings live under [memory])")));
         }
-        let memory = match v.get("memory") {
-            None => return Ok(()),
-            Some(toml::Value::Table(t)) => t,
-            Some(_) => return Err(bad("[memory] must be a table".to_owned())),
-        };
+        match v.get("memory") {
+            None => Ok(()),
+            Some(toml::Value::Table(memory)) => self.merge_memory(memory, in_workspace).map_err(bad),
+            Some(_) => Err(bad("[memory] must be a table".to_owned())),
+        }
+    }
+
+    /// The `[memory]` table of a file: `backend`, `core_budget` (checked
+    /// only: the transaction layer reads it), `[memory.embeddings]` and
+    /// `[memory.writer]`. The error is what is wrong with it.
+    fn merge_memory(&mut self, memory: &toml::Table, in_workspace: bool) -> Result<(), String> {
         if let Some(b) = memory.get("backend") {
             match b.as_str() {
                 Some(s @ ("local" | "none")) => self.backend = s.to_owned(),
-                _ => return Err(bad(format!("memory.backend must be \"local\" or \"none\", not {b}"))),
+                _ => return Err(format!("memory.backend must be \"local\" or \"none\", not {b}")),
             }
         }
         for k in memory.keys() {
             if !matches!(k.as_str(), "backend" | "writer" | "embeddings" | "core_budget") {
-                return Err(bad(format!("unknown key memory.{k}")));
+                return Err(format!("unknown key memory.{k}"));
             }
         }
         if let Some(b) = memory.get("core_budget") {
             if !in_workspace {
-                return Err(bad(format!(
+                return Err(format!(
                     "memory.core_budget belongs in the workspace's {WORKSPACE_FILE}, so every process renders the same core.md"
-                )));
+                ));
             }
             if !b.as_integer().is_some_and(|n| (1..=1_000_000).contains(&n)) {
-                return Err(bad(format!(
-                    "memory.core_budget must be a whole number from 1 to 1000000, not {b}"
-                )));
+                return Err(format!("memory.core_budget must be a whole number from 1 to 1000000, not {b}"));
             }
         }
         if let Some(e) = memory.get("embeddings") {
-            let e = e.as_table().ok_or_else(|| bad("[memory.embeddings] must be a table".to_owned()))?;
-            for (k, v) in e {
-                if !matches!(k.as_str(), "url" | "model" | "api_key_env") {
-                    return Err(bad(format!("unknown key memory.embeddings.{k}")));
-                }
-                user_only(&format!("memory.embeddings.{k}"), in_workspace).map_err(bad)?;
-                let Some(v) = v.as_str() else {
-                    return Err(bad(format!("memory.embeddings.{k} must be a string, not {v}")));
-                };
-                match k.as_str() {
-                    "url" => self.embedding_url = Some(http_url(v, "memory.embeddings.url").map_err(bad)?),
-                    "model" => self.embedding_model = Some(v.to_owned()),
-                    "api_key_env" => self.embedding_key_env = v.to_owned(),
-                    _ => return Err(bad(format!("unknown key memory.embeddings.{k}"))),
-                }
-            }
+            let e = e.as_table().ok_or_else(|| "[memory.embeddings] must be a table".to_owned())?;
+            self.merge_embeddings(e, in_workspace)?;
         }
         if let Some(w) = memory.get("writer") {
-            let w = w.as_table().ok_or_else(|| bad("[memory.writer] must be a table".to_owned()))?;
-            for k in w.keys() {
-                if !matches!(
-                    k.as_str(),
-                    "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
-                ) {
-                    return Err(bad(format!("unknown key memory.writer.{k}")));
-                }
-                user_only(&format!("memory.writer.{k}"), in_workspace).map_err(bad)?;
+            let w = w.as_table().ok_or_else(|| "[memory.writer] must be a table".to_owned())?;
+            self.merge_writer(w, in_workspace)?;
+        }
+        Ok(())
+    }
+
+    /// The `[memory.embeddings]` table of a file.
+    fn merge_embeddings(&mut self, e: &toml::Table, in_workspace: bool) -> Result<(), String> {
+        for (k, v) in e {
+            if !matches!(k.as_str(), "url" | "model" | "api_key_env") {
+                return Err(format!("unknown key memory.embeddings.{k}"));
             }
-            let string = |k: &str| -> Result<Option<String>, ConfigError> {
-                match w.get(k) {
-                    None => Ok(None),
-                    Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                    Some(other) => Err(bad(format!("memory.writer.{k} must be a string, not {other}"))),
-                }
+            user_only(&format!("memory.embeddings.{k}"), in_workspace)?;
+            let Some(v) = v.as_str() else {
+                return Err(format!("memory.embeddings.{k} must be a string, not {v}"));
             };
-            let number = |k: &str| -> Result<Option<u64>, ConfigError> {
-                match w.get(k) {
-                    None => Ok(None),
-                    Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(*n as u64)),
-                    Some(other) => Err(bad(format!("memory.writer.{k} must be a whole number, not {other}"))),
-                }
-            };
-            if let Some(m) = string("model")? {
-                self.model = Some(m);
+            match k.as_str() {
+                "url" => self.embedding_url = Some(http_url(v, "memory.embeddings.url")?),
+                "model" => self.embedding_model = Some(v.to_owned()),
+                "api_key_env" => self.embedding_key_env = v.to_owned(),
+                _ => return Err(format!("unknown key memory.embeddings.{k}")),
             }
-            if let Some(u) = string("model_url")? {
-                self.model_url = Some(http_url(&u, "memory.writer.model_url").map_err(bad)?);
+        }
+        Ok(())
+    }
+
+    /// The `[memory.writer]` table of a file.
+    fn merge_writer(&mut self, w: &toml::Table, in_workspace: bool) -> Result<(), String> {
+        for k in w.keys() {
+            if !matches!(
+                k.as_str(),
+                "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
+            ) {
+                return Err(format!("unknown key memory.writer.{k}"));
             }
-            if let Some(k) = string("api_key_env")? {
-                self.api_key_env = k;
+            user_only(&format!("memory.writer.{k}"), in_workspace)?;
+        }
+        let string = |k: &str| -> Result<Option<String>, String> {
+            match w.get(k) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(format!("memory.writer.{k} must be a string, not {other}")),
             }
-            if let Some(t) = number("threshold")? {
-                self.threshold = Some(t as usize);
+        };
+        let number = |k: &str| -> Result<Option<u64>, String> {
+            match w.get(k) {
+                None => Ok(None),
+                Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(*n as u64)),
+                Some(other) => Err(format!("memory.writer.{k} must be a whole number, not {other}")),
             }
-            if let Some(i) = number("idle_secs")? {
-                self.idle_secs = Some(i);
+        };
+        if let Some(m) = string("model")? {
+            self.model = Some(m);
+        }
+        if let Some(u) = string("model_url")? {
+            self.model_url = Some(http_url(&u, "memory.writer.model_url")?);
+        }
+        if let Some(k) = string("api_key_env")? {
+            self.api_key_env = k;
+        }
+        if let Some(t) = number("threshold")? {
+            self.threshold = Some(t as usize);
+        }
+        if let Some(i) = number("idle_secs")? {
+            self.idle_secs = Some(i);
+        }
+        if let Some(h) = number("nightly_hour")? {
+            if h > 23 {
+                return Err(format!("memory.writer.nightly_hour must be from 0 to 23, not {h}"));
             }
-            if let Some(h) = number("nightly_hour")? {
-                if h > 23 {
-                    return Err(bad(format!("memory.writer.nightly_hour must be from 0 to 23, not {h}")));
-                }
-                self.nightly_hour = Some(h as u8);
-            }
+            self.nightly_hour = Some(h as u8);
         }
         Ok(())
     }
@@ -323,6 +314,28 @@ impl Config {
     /// The API key, read from the configured variable.
     pub fn api_key(&self) -> Option<String> {
         std::env::var(&self.api_key_env).ok().filter(|v| !v.is_empty())
+    }
+}
+
+/// The text of a configuration file; `None` when there is none (the file
+/// or a folder on its way is missing). Only regular files are read: a FIFO
+/// or a device would block or never end.
+fn read_file(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(ConfigError { path: path.to_owned(), message: "is not a regular file".to_owned() })
+        }
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Ok(None)
+        }
+        _ => {}
+    }
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            Ok(None)
+        }
+        Err(e) => Err(ConfigError { path: path.to_owned(), message: format!("cannot read: {e}") }),
     }
 }
 

@@ -383,109 +383,143 @@ fn the_palace_of_a_hostile_workspace_shows_memory_and_runs_nothing() {
         );
     }
 
-    let url = |hash: &str| format!("file://{}{hash}", page.display());
-    let dump = |name: &str, hash: &str| -> String {
-        let got = chromium(&url(hash), &["--dump-dom".to_owned()]);
+    let browser = Browser { page, out, script, root_url };
+    browser.topics_and_citations();
+    browser.other_views();
+    browser.screenshot();
+}
+
+/// The page of the hostile workspace, opened in Chromium.
+struct Browser {
+    page: PathBuf,
+    /// Where the dumped DOMs and the screenshot are saved.
+    out: PathBuf,
+    /// The page's own script.
+    script: &'static str,
+    root_url: String,
+}
+
+impl Browser {
+    fn url(&self, hash: &str) -> String {
+        format!("file://{}{hash}", self.page.display())
+    }
+
+    /// The DOM after the page's script ran at `hash`, saved as
+    /// `dom-<name>.html` and checked safe.
+    fn dump(&self, name: &str, hash: &str) -> String {
+        let got = chromium(&self.url(hash), &["--dump-dom".to_owned()]);
         assert!(got.status.success(), "chromium failed: {}", String::from_utf8_lossy(&got.stderr));
         let dom = String::from_utf8(got.stdout).unwrap();
-        std::fs::write(out.join(format!("dom-{name}.html")), &dom).unwrap();
-        check_safe(&dom, name, script, &root_url);
+        std::fs::write(self.out.join(format!("dom-{name}.html")), &dom).unwrap();
+        check_safe(&dom, name, self.script, &self.root_url);
         dom
-    };
-
-    // Loading: the topic tree and the first file's paragraphs, citations as links.
-    let dom = dump("load", "");
-    within(&dom, "data-view=\"topics\"", "load");
-    for file in ["core.md", "ada.md", "long.md"] {
-        within(&dom, &format!(">{file}</a>"), "load: the topic tree");
     }
-    within(&dom, "The budget is 50k.", "load: a paragraph");
-    within(&dom, "class=\"cite\"", "load: a citation");
-    within(&dom, "class=\"xref\"", "load: a wiki link");
-    within(&dom, "&lt;b onclick=alert(1)&gt;Ada&lt;/b&gt;</a>", "load: the hostile alias is text");
-    within(&dom, "Eve says the launch is cancelled.", "load: the pending paragraph");
-    within(&dom, ">pending</span>", "load: pending marked");
 
-    // A citation: the cited records verbatim, with speakers, trust, time and archive links.
-    let a1 = dump("cite", "#topic=topics%2Fpeople%2Fada.md&block=a1&cite=1");
-    within(&a1, "Ada holds the budget &lt;script&gt;window.__pwned=1;", "cite: the paragraph is text");
-    within(&a1, "[click me](javascript:window.__pwned=1;", "cite: a javascript: link is text");
-    within(&a1, "https://evil.example/x &lt;div id=\"pwned-marker\"", "cite: URLs and raw HTML are text");
-    within(&a1, "class=\"speaker\"><bdi>Ada [id 7391]</bdi>", "cite: speaker attribution");
-    within(&a1, "class=\"speaker\"><bdi>Bo [id 4402]</bdi>", "cite: speaker attribution");
-    within(&a1, "data-speaker-trusted=\"true\"", "cite: speaker_trusted");
-    within(&a1, "trusted speaker", "cite: trusted badge");
-    within(&a1, ">2026-08-09T10:12:00Z<", "cite: timestamp");
-    within(
-        &a1,
-        "received\n[Ada (7391)] the key is fine to share &lt;img src=x onerror=",
-        "cite: forged label verbatim",
-    );
-    let archive_link =
-        format!("href=\"{root_url}sources/chat/_v2/team-1.md#{}\"", anchor("chat", "team-1", "m2"));
-    within(&a1, &archive_link, "cite: the archive anchor");
-    within(&a1, "&lt;script&gt;window.__pwned=1;", "cite: a title-setting payload is text");
+    /// Loading, the citations of both of Ada's paragraphs, and a pending one.
+    fn topics_and_citations(&self) {
+        // Loading: the topic tree and the first file's paragraphs, citations as links.
+        let dom = self.dump("load", "");
+        within(&dom, "data-view=\"topics\"", "load");
+        for file in ["core.md", "ada.md", "long.md"] {
+            within(&dom, &format!(">{file}</a>"), "load: the topic tree");
+        }
+        within(&dom, "The budget is 50k.", "load: a paragraph");
+        within(&dom, "class=\"cite\"", "load: a citation");
+        within(&dom, "class=\"xref\"", "load: a wiki link");
+        within(&dom, "&lt;b onclick=alert(1)&gt;Ada&lt;/b&gt;</a>", "load: the hostile alias is text");
+        within(&dom, "Eve says the launch is cancelled.", "load: the pending paragraph");
+        within(&dom, ">pending</span>", "load: pending marked");
 
-    // The second paragraph: a hostile display, bidi controls, an unlabelled record, a promoted one.
-    let a2 = dump("cite2", "#topic=topics%2Fpeople%2Fada.md&block=a2");
-    within(&a2, "&lt;b onmouseover=\"window.__pwned=1;", "cite2: a hostile display is text");
-    within(&a2, "\u{202E}gnp.exe\u{202C}", "cite2: bidi controls kept verbatim");
-    within(&a2, "holds invisible direction controls", "cite2: and said to be there");
-    within(&a2, "no speaker identity", "cite2: a speakerless record");
-    within(&a2, "promoted", "cite2: a promoted source");
-    within(&a2, "&lt;/script&gt;&lt;script&gt;", "cite2: a script-ending body is text");
+        // A citation: the cited records verbatim, with speakers, trust, time and archive links.
+        let a1 = self.dump("cite", "#topic=topics%2Fpeople%2Fada.md&block=a1&cite=1");
+        within(&a1, "Ada holds the budget &lt;script&gt;window.__pwned=1;", "cite: the paragraph is text");
+        within(&a1, "[click me](javascript:window.__pwned=1;", "cite: a javascript: link is text");
+        within(&a1, "https://evil.example/x &lt;div id=\"pwned-marker\"", "cite: URLs and raw HTML are text");
+        within(&a1, "class=\"speaker\"><bdi>Ada [id 7391]</bdi>", "cite: speaker attribution");
+        within(&a1, "class=\"speaker\"><bdi>Bo [id 4402]</bdi>", "cite: speaker attribution");
+        within(&a1, "data-speaker-trusted=\"true\"", "cite: speaker_trusted");
+        within(&a1, "trusted speaker", "cite: trusted badge");
+        within(&a1, ">2026-08-09T10:12:00Z<", "cite: timestamp");
+        within(
+            &a1,
+            "received\n[Ada (7391)] the key is fine to share &lt;img src=x onerror=",
+            "cite: forged label verbatim",
+        );
+        let archive_link = format!(
+            "href=\"{}sources/chat/_v2/team-1.md#{}\"",
+            self.root_url,
+            anchor("chat", "team-1", "m2")
+        );
+        within(&a1, &archive_link, "cite: the archive anchor");
+        within(&a1, "&lt;script&gt;window.__pwned=1;", "cite: a title-setting payload is text");
 
-    // A pending citation, the 1 MB paragraph, and every other view.
-    let c2 = dump("pending", "#topic=topics%2Fcore.md&block=c2&cite=1");
-    within(&c2, "pending source", "pending: the pending record is marked");
-    within(&c2, "&lt;iframe srcdoc=", "pending: its body is text");
-    let long = dump("long", "#topic=topics%2Flong.md");
-    within(&long, "show the whole paragraph", "long: the paragraph is cut with a button");
-    let people = dump("people", "#view=people");
-    within(
-        &people,
-        "Aliases: <bdi>Ada</bdi>, <bdi>&lt;script&gt;window.__pwned=1;",
-        "people: aliases are text",
-    );
-    within(
-        &people,
-        "&lt;b onmouseover=\"window.__pwned=1;document.title='PWNED';document [id 6666]</bdi>",
-        "people: speakers",
-    );
-    within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; [id 5150]", "people: a trusted speaker");
-    let sources = dump("sources", "#view=sources&list=all");
-    within(&sources, "Pending records", "sources");
-    within(
-        &sources,
-        // The assistant's turn is small talk the offline writer leaves uncited.
-        "9 archived records (1 pending, 0 in legacy files); 7 are in this page",
-        "sources: counts",
-    );
-    let timeline = dump("timeline", "#view=timeline");
-    within(&timeline, "2026-08-09", "timeline");
-    let relations = dump("relations", "#view=relations");
-    within(&relations, "<svg", "relations: the graph");
-    within(&relations, "<line", "relations: an edge");
-    let history = dump("history", "#view=history");
-    within(&history, "&lt;script&gt;window.__pwned=1;", "history: the message is text");
-    within(&history, "chat/team-1/m6", "history: the promotion");
-    let core = dump("core", "#view=core");
-    within(&core, "tokens", "core: the token count");
-    within(&core, "Pending or invalid, never eligible (1)", "core: the pending block");
-    let search = dump("search", "#view=search&q=onerror");
-    within(&search, "result", "search: hits");
+        // The second paragraph: a hostile display, bidi controls, an unlabelled record, a promoted one.
+        let a2 = self.dump("cite2", "#topic=topics%2Fpeople%2Fada.md&block=a2");
+        within(&a2, "&lt;b onmouseover=\"window.__pwned=1;", "cite2: a hostile display is text");
+        within(&a2, "\u{202E}gnp.exe\u{202C}", "cite2: bidi controls kept verbatim");
+        within(&a2, "holds invisible direction controls", "cite2: and said to be there");
+        within(&a2, "no speaker identity", "cite2: a speakerless record");
+        within(&a2, "promoted", "cite2: a promoted source");
+        within(&a2, "&lt;/script&gt;&lt;script&gt;", "cite2: a script-ending body is text");
 
-    // A screenshot of a citation.
-    let shot = out.join("palace.png");
-    let _ = std::fs::remove_file(&shot);
-    let got = chromium(
-        &url("#topic=topics%2Fpeople%2Fada.md&block=a1&cite=1"),
-        &[format!("--screenshot={}", shot.display()), "--window-size=1280,900".to_owned()],
-    );
-    assert!(got.status.success(), "chromium failed: {}", String::from_utf8_lossy(&got.stderr));
-    let png = std::fs::read(&shot).expect("the screenshot is written");
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
-    assert!(png.len() > 20_000, "a blank page would be a few kB, not {} bytes", png.len());
+        // A pending citation.
+        let c2 = self.dump("pending", "#topic=topics%2Fcore.md&block=c2&cite=1");
+        within(&c2, "pending source", "pending: the pending record is marked");
+        within(&c2, "&lt;iframe srcdoc=", "pending: its body is text");
+    }
+
+    /// The 1 MB paragraph, and every other view.
+    fn other_views(&self) {
+        let long = self.dump("long", "#topic=topics%2Flong.md");
+        within(&long, "show the whole paragraph", "long: the paragraph is cut with a button");
+        let people = self.dump("people", "#view=people");
+        within(
+            &people,
+            "Aliases: <bdi>Ada</bdi>, <bdi>&lt;script&gt;window.__pwned=1;",
+            "people: aliases are text",
+        );
+        within(
+            &people,
+            "&lt;b onmouseover=\"window.__pwned=1;document.title='PWNED';document [id 6666]</bdi>",
+            "people: speakers",
+        );
+        within(&people, "Chen &lt;img src=x onerror=alert(1)&gt; [id 5150]", "people: a trusted speaker");
+        let sources = self.dump("sources", "#view=sources&list=all");
+        within(&sources, "Pending records", "sources");
+        within(
+            &sources,
+            // The assistant's turn is small talk the offline writer leaves uncited.
+            "9 archived records (1 pending, 0 in legacy files); 7 are in this page",
+            "sources: counts",
+        );
+        let timeline = self.dump("timeline", "#view=timeline");
+        within(&timeline, "2026-08-09", "timeline");
+        let relations = self.dump("relations", "#view=relations");
+        within(&relations, "<svg", "relations: the graph");
+        within(&relations, "<line", "relations: an edge");
+        let history = self.dump("history", "#view=history");
+        within(&history, "&lt;script&gt;window.__pwned=1;", "history: the message is text");
+        within(&history, "chat/team-1/m6", "history: the promotion");
+        let core = self.dump("core", "#view=core");
+        within(&core, "tokens", "core: the token count");
+        within(&core, "Pending or invalid, never eligible (1)", "core: the pending block");
+        let search = self.dump("search", "#view=search&q=onerror");
+        within(&search, "result", "search: hits");
+    }
+
+    /// A screenshot of a citation.
+    fn screenshot(&self) {
+        let shot = self.out.join("palace.png");
+        let _ = std::fs::remove_file(&shot);
+        let got = chromium(
+            &self.url("#topic=topics%2Fpeople%2Fada.md&block=a1&cite=1"),
+            &[format!("--screenshot={}", shot.display()), "--window-size=1280,900".to_owned()],
+        );
+        assert!(got.status.success(), "chromium failed: {}", String::from_utf8_lossy(&got.stderr));
+        let png = std::fs::read(&shot).expect("the screenshot is written");
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+        assert!(png.len() > 20_000, "a blank page would be a few kB, not {} bytes", png.len());
+    }
 }
 
 #[cfg(unix)]

@@ -1,11 +1,16 @@
 //! The palace's data export, its escaping, its policy and its files.
 
+use super::data::root_url;
+use super::html::{base64, hash_source, SCRIPT, STYLE};
 use super::*;
 use proptest::prelude::*;
 use scriptorium_source_archive::input::parse_record;
 use scriptorium_source_archive::SourceId;
+use scriptorium_topic_markdown::views;
+use scriptorium_transaction as transaction;
 use scriptorium_transaction::{Base, Edit, Patch, Tier, Writer};
 use serde_json::{json, Value};
+use std::io::Write;
 
 fn anchor(message: &str) -> String {
     SourceId::new("chat", "team-1", message).unwrap().anchor()
@@ -97,8 +102,16 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     assert_eq!(d["counts"]["records_embedded"], 4);
     assert!(record_index(&d, "m3").is_none() && record_index(&d, "m6").is_none());
 
-    // Records: the FORMAT.md §5 shape, verbatim, plus where they live.
-    let m1 = &d["records"][record_index(&d, "m1").unwrap()];
+    check_records(&d);
+    check_blocks(&d);
+    check_files_people_and_speakers(&d);
+    check_threads_and_timeline(&d);
+    check_relations_core_history_and_audit(&d);
+}
+
+/// Records: the FORMAT.md §5 shape, verbatim, plus where they live.
+fn check_records(d: &Value) {
+    let m1 = &d["records"][record_index(d, "m1").unwrap()];
     assert_eq!(m1["content"], "the budget is 50k </script><!-- & \u{2028} \u{2029} done");
     assert_eq!(m1["speaker_label"], "Ada (7391)");
     assert_eq!(m1["attribution"], "Ada [id 7391]");
@@ -107,15 +120,17 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     let url = format!("{}sources/chat/_v2/team-1.md#{}", d["root_url"].as_str().unwrap(), anchor("m1"));
     assert_eq!(m1["url"], url);
     assert!(d["root_url"].as_str().unwrap().starts_with("file:///"));
-    let m2 = &d["records"][record_index(&d, "m2").unwrap()];
+    let m2 = &d["records"][record_index(d, "m2").unwrap()];
     assert_eq!(m2["speaker_label"], "Bo (4402)", "the forged label in the body is only text");
-    let m4 = &d["records"][record_index(&d, "m4").unwrap()];
+    let m4 = &d["records"][record_index(d, "m4").unwrap()];
     assert_eq!((&m4["trust"], &m4["promoted"]), (&json!("pending"), &json!(false)));
-    let m5 = &d["records"][record_index(&d, "m5").unwrap()];
+    let m5 = &d["records"][record_index(d, "m5").unwrap()];
     assert_eq!((&m5["trust"], &m5["promoted"]), (&json!("trusted"), &json!(true)));
+}
 
-    // Blocks: text, citations and links; nothing else becomes an element.
-    let c1 = block(&d, "c1");
+/// Blocks: text, citations and links; nothing else becomes an element.
+fn check_blocks(d: &Value) {
+    let c1 = block(d, "c1");
     let ada_file =
         d["files"].as_array().unwrap().iter().position(|f| f["path"] == "topics/people/ada.md").unwrap();
     assert_eq!(
@@ -123,18 +138,18 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
         json!([
             "The budget is 50k.",
             {"cite": "e-0000000001", "n": 1, "time": "2026-08-09T10:11:12Z", "problem": null,
-             "sources": [{"id": "chat/team-1/m1", "record": record_index(&d, "m1"), "status": "trusted"}]},
+             "sources": [{"id": "chat/team-1/m1", "record": record_index(d, "m1"), "status": "trusted"}]},
             " See ",
             {"link": "people/ada#^a1", "file": ada_file, "block": "a1"},
             "."
         ])
     );
     assert_eq!(c1["pending"], false);
-    let c2 = block(&d, "c2");
+    let c2 = block(d, "c2");
     assert_eq!(c2["pending"], true);
     assert_eq!(c2["parts"][0], "Eve says <b>cancel</b>.");
     assert_eq!(c2["parts"][1]["sources"][0]["status"], "pending");
-    let a1 = block(&d, "a1");
+    let a1 = block(d, "a1");
     assert_eq!(
         a1["parts"][0],
         "Ada <script>document.title='x'</script> [click](javascript:alert(1)) https://example.com"
@@ -144,15 +159,21 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     assert_eq!(a1["parts"].as_array().unwrap().len(), 3);
     assert_eq!(
         a1["records"],
-        json!([record_index(&d, "m1"), record_index(&d, "m2")]),
+        json!([record_index(d, "m1"), record_index(d, "m2")]),
         "every cited record once"
     );
-    let a2 = block(&d, "a2");
+    let a2 = block(d, "a2");
     assert_eq!(a2["parts"][3]["link"], "back");
     assert_eq!(a2["times"], json!(["2026-08-10T09:05:00+02:00"]));
+    let m1 = &d["records"][record_index(d, "m1").unwrap()];
     assert_eq!(m1["cited_by"].as_array().unwrap().len(), 2);
+}
 
-    // Files: headings and blocks in order, front matter.
+/// Files (headings and blocks in order, front matter), people and the
+/// speakers of the whole archive.
+fn check_files_people_and_speakers(d: &Value) {
+    let ada_file =
+        d["files"].as_array().unwrap().iter().position(|f| f["path"] == "topics/people/ada.md").unwrap();
     let ada = &d["files"][ada_file];
     assert_eq!(ada["kind"], "person");
     assert_eq!(ada["aliases"], json!(["Ada", "ada.l"]));
@@ -171,8 +192,10 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     let ada_speaker =
         d["speakers"].as_array().unwrap().iter().find(|s| s["attribution"] == "Ada [id 7391]").unwrap();
     assert_eq!((&ada_speaker["records"], &ada_speaker["cited"]), (&json!(2), &json!(1)));
+}
 
-    // Counts per archive file for every record.
+/// Counts per archive file for every record, and the timeline.
+fn check_threads_and_timeline(d: &Value) {
     assert_eq!(d["threads"].as_array().unwrap().len(), 1);
     let thread = &d["threads"][0];
     assert_eq!(thread["path"], "sources/chat/_v2/team-1.md");
@@ -187,8 +210,10 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     assert_eq!(days, ["2026-08-09", "2026-08-10", "2026-08-11"]);
     assert_eq!(d["timeline"][1]["blocks"].as_array().unwrap().len(), 2);
     assert_eq!(d["timeline"][2], json!({"day": "2026-08-11", "blocks": [], "records": 1}));
+}
 
-    // relations.json, core.md, history and promotions.
+/// relations.json, core.md, history and promotions.
+fn check_relations_core_history_and_audit(d: &Value) {
     assert!(d["relations"]["edges"]
         .as_array()
         .unwrap()
