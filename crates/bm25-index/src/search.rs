@@ -106,7 +106,13 @@ impl View {
 
     /// The best `limit` live documents for `query` that pass `filters`,
     /// best first; ties broken by kind (topic first), path, then anchor.
-    pub fn search(&self, query: &str, filters: &Filters, limit: usize, p: Bm25) -> Result<Vec<Ranked>, Damaged> {
+    pub fn search(
+        &self,
+        query: &str,
+        filters: &Filters,
+        limit: usize,
+        p: Bm25,
+    ) -> Result<Vec<Ranked>, Damaged> {
         let terms = self.query_terms(query);
         if limit == 0 || terms.is_empty() {
             return Ok(Vec::new());

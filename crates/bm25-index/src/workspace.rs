@@ -23,7 +23,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use scriptorium_source_archive::{trust, Error, Code};
+use scriptorium_source_archive::{trust, Code, Error};
 use serde::Serialize;
 
 use crate::delta::Refreshed;
@@ -132,9 +132,7 @@ pub(super) fn file_size(path: &Path) -> u64 {
 fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Opened, Error> {
     let view = match open_existing(root, config)? {
         Ok(v) => v,
-        Err(why) => {
-            return Err(Error::new(Code::Io, format!("the index just written is unusable: {why}")))
-        }
+        Err(why) => return Err(Error::new(Code::Io, format!("the index just written is unusable: {why}"))),
     };
     report.documents = view.len();
     report.base_bytes = file_size(&index_dir(root).join(BASE));
@@ -199,8 +197,7 @@ pub fn search(
     };
     drop(opened);
     let rebuilt = build_because(root, config, Some(why), Save::IfPossible, &mut |_, _| {})?;
-    answer(&rebuilt.view)
-        .map_err(|d| Error::new(Code::Io, format!("the rebuilt index is unusable: {d}")))?
+    answer(&rebuilt.view).map_err(|d| Error::new(Code::Io, format!("the rebuilt index is unusable: {d}")))?
 }
 
 /// The refusal of a speaker name several identities have.

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use scriptorium_bm25_index::hit::{Found, Hit};
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use scriptorium_bm25_index::hit::{Found, Hit};
 
 use crate::fence::{fence_memory, Fenced};
 
@@ -102,7 +102,13 @@ fn piece(h: &Hit, cites: &mut cites::Cites) -> fold::Piece {
             let who = if r.attribution.is_empty() { r.role.clone() } else { r.attribution.clone() };
             let source_id = r.source_id.clone().filter(|id| !id.is_empty());
             let whole = !one_line_cut(&r.content).1;
-            fold::Piece::Record { source_id, timestamp: r.timestamp.clone(), who, content: r.content.clone(), whole }
+            fold::Piece::Record {
+                source_id,
+                timestamp: r.timestamp.clone(),
+                who,
+                content: r.content.clone(),
+                whole,
+            }
         }
     }
 }
@@ -201,7 +207,13 @@ mod tests {
     }
 
     fn block(id: &str, path: &str, text: &str) -> Hit {
-        let b = Block { path: path.into(), block_id: id.into(), text: text.into(), time: Some("t".into()), trust: Trust::Trusted };
+        let b = Block {
+            path: path.into(),
+            block_id: id.into(),
+            text: text.into(),
+            time: Some("t".into()),
+            trust: Trust::Trusted,
+        };
         hit(Kind::Topic, Found::Block(b))
     }
 

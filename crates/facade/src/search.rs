@@ -74,8 +74,15 @@ pub fn answer(
     limit: usize,
 ) -> Result<Answer> {
     let bm25 = || -> Result<Vec<Hit>> {
-        let hits =
-            index_ws::search(root, TokenizerConfig::default(), query, filters, speaker, limit, Bm25::default())?;
+        let hits = index_ws::search(
+            root,
+            TokenizerConfig::default(),
+            query,
+            filters,
+            speaker,
+            limit,
+            Bm25::default(),
+        )?;
         Ok(hits)
     };
     let answered = |method, fallback: Option<String>, hits| Answer { method, fallback, hits };

@@ -101,6 +101,17 @@ pub fn tool_specs() -> Vec<Value> {
 pub const TOOLS: [&str; 6] =
     ["memory_search", "memory_get", "memory_update", "memory_status", "memory_promote", "memory_grep"];
 
+/// A tool call with its arguments checked.
+enum Call {
+    Search(args::SearchArgs),
+    Get(args::GetArgs),
+    /// The patch is checked by the transaction.
+    Update,
+    Status(args::StatusArgs),
+    Promote(args::PromoteArgs),
+    Grep(args::GrepArgs),
+}
+
 /// Runs tool `name` with `args` (a JSON object) on the workspace at `root`.
 ///
 /// The configuration is read first (the user file, the workspace's
@@ -119,22 +130,30 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
     if !args.is_object() {
         return Err(invalid("the arguments must be a JSON object"));
     }
-    if !TOOLS.contains(&name) {
-        return Err(invalid(format!("there is no tool {name:?}")));
-    }
+    // The arguments are checked before the workspace is looked at.
+    let call = match name {
+        "memory_search" => Call::Search(args::parse(name, args)?),
+        "memory_get" => Call::Get(args::parse(name, args)?),
+        "memory_update" => Call::Update,
+        "memory_status" => Call::Status(args::parse(name, args)?),
+        "memory_promote" => {
+            // Who may promote is said before what is wrong with the call.
+            owner_at_the_keyboard(caller)?;
+            Call::Promote(args::parse(name, args)?)
+        }
+        "memory_grep" => Call::Grep(args::parse(name, args)?),
+        _ => return Err(invalid(format!("there is no tool {name:?}"))),
+    };
     if !root.is_dir() {
         return Err(Error::new(Code::NotFound, format!("no workspace at {}", root.display())));
     }
-    match name {
-        "memory_search" => search(root, &args::parse(name, args)?, &config),
-        "memory_get" => get(root, &args::parse(name, args)?),
-        "memory_update" => update(root, args, caller),
-        "memory_status" => {
-            args::parse::<args::StatusArgs>(name, args)?;
-            status(root)
-        }
-        "memory_promote" => promote(root, args::parse(name, args)?, caller),
-        _ => grep(root, &args::parse(name, args)?),
+    match call {
+        Call::Search(a) => search(root, &a, &config),
+        Call::Get(a) => get(root, &a),
+        Call::Update => update(root, args, caller),
+        Call::Status(args::StatusArgs {}) => status(root),
+        Call::Promote(a) => promote(root, a, caller),
+        Call::Grep(a) => grep(root, &a),
     }
 }
 
@@ -169,15 +188,17 @@ fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> 
     };
     let limit = args::limit(a.limit, 10, 100)?;
     let _snapshot = snapshot(root)?;
-    let answer = crate::search::answer(root, config, method, &a.query, &filters, a.speaker.as_deref(), limit)?;
+    let answer =
+        crate::search::answer(root, config, method, &a.query, &filters, a.speaker.as_deref(), limit)?;
     Ok(serde_json::to_value(answer).expect("an answer serializes"))
 }
 
 fn get(root: &Path, a: &args::GetArgs) -> Result<Value, Error> {
-    let given: Vec<(&str, &str)> = [("path", &a.path), ("block_id", &a.block_id), ("source_id", &a.source_id), ("anchor", &a.anchor)]
-        .into_iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
-        .collect();
+    let given: Vec<(&str, &str)> =
+        [("path", &a.path), ("block_id", &a.block_id), ("source_id", &a.source_id), ("anchor", &a.anchor)]
+            .into_iter()
+            .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+            .collect();
     let [(key, value)] = given.as_slice() else {
         return Err(invalid("give exactly one of path, block_id, source_id, anchor"));
     };
@@ -249,13 +270,19 @@ fn status(root: &Path) -> Result<Value, Error> {
     Ok(serde_json::to_value(status).unwrap_or(Value::Null))
 }
 
-fn promote(root: &Path, a: args::PromoteArgs, caller: &Caller) -> Result<Value, Error> {
+/// Only the owner at the keyboard may promote.
+fn owner_at_the_keyboard(caller: &Caller) -> Result<(), Error> {
     if caller.tier != Tier::Owner || !caller.interactive {
         return Err(Error::new(
             Code::PermissionDenied,
             "memory_promote is for the owner at the keyboard; this caller is not",
         ));
     }
+    Ok(())
+}
+
+fn promote(root: &Path, a: args::PromoteArgs, caller: &Caller) -> Result<Value, Error> {
+    owner_at_the_keyboard(caller)?;
     let ids = a.source_ids;
     if ids.is_empty() {
         return Err(invalid("\"source_ids\" must be a non-empty array"));

@@ -165,6 +165,8 @@ struct Scenario {
     demo_dir: regex::Regex,
     palace_dir: regex::Regex,
     index_state: regex::Regex,
+    /// `index_state` inside a JSON string, its quotes escaped.
+    index_state_escaped: regex::Regex,
 }
 
 /// One invocation being set up.
@@ -262,6 +264,10 @@ impl Scenario {
                 r#"(index"?:? ?\{"action":)"(?:fresh|refreshed|merged|built)","base_bytes":\d+,"delta_bytes":\d+"#,
             )
             .unwrap(),
+            index_state_escaped: regex::Regex::new(
+                r#"(index\\":\{\\"action\\":)\\"(?:fresh|refreshed|merged|built)\\",\\"base_bytes\\":\d+,\\"delta_bytes\\":\d+"#,
+            )
+            .unwrap(),
         }
     }
 
@@ -347,6 +353,10 @@ impl Scenario {
         let t = self.demo_dir.replace_all(&t, "scriptorium-demo-<STAMP>-$1");
         let t = self.palace_dir.replace_all(&t, "scriptorium-palace-<STAMP>-<PID>-$1");
         let t = self.index_state.replace_all(&t, r#"${1}"<ACTION>","base_bytes":<N>,"delta_bytes":<N>"#);
+        // The same inside a JSON string (an MCP answer's text).
+        let t = self
+            .index_state_escaped
+            .replace_all(&t, r#"${1}\"<ACTION>\",\"base_bytes\":<N>,\"delta_bytes\":<N>"#);
         t.into_owned()
     }
 

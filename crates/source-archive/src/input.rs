@@ -84,9 +84,9 @@ fn read_records_dyn(mut reader: Box<dyn BufRead + '_>) -> Result<Vec<SourceRecor
     let mut line = 0u64;
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
-            Error::new(crate::Code::Io, format!("reading input: {e}")).with_line(line + 1)
-        })?;
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::new(crate::Code::Io, format!("reading input: {e}")).with_line(line + 1))?;
         if n == 0 {
             break;
         }

@@ -360,7 +360,11 @@ fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, boo
                     Bm25::default(),
                 ) {
                     Ok(hits) if hits.is_empty() => "no hits".to_owned(),
-                    Ok(hits) => hits.iter().map(scriptorium_source_archive::json::to_line).collect::<Vec<_>>().join("\n"),
+                    Ok(hits) => hits
+                        .iter()
+                        .map(scriptorium_source_archive::json::to_line)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     Err(e) => format!("error: {}", e.message()),
                 }
             }

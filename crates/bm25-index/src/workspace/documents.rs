@@ -9,7 +9,7 @@ use std::path::Path;
 use scriptorium_source_archive::json::{to_line, RecordView, Trust};
 use scriptorium_source_archive::legacy::{self, LegacyRecord};
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{cited, pct, Error, Code, SourceId, SourceRecord};
+use scriptorium_source_archive::{cited, pct, Code, Error, SourceId, SourceRecord};
 use scriptorium_topic_markdown::parse::search_text;
 use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolution, SourceResolver};
 use serde::Serialize;

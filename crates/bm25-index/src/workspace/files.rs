@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scriptorium_source_archive::{fsio, Error, Code};
+use scriptorium_source_archive::{fsio, Code, Error};
 
 use super::{BASE, DELTA, DIR, PROMOTED, REVISION};
 use crate::delta::Refreshed;

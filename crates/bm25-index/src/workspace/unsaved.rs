@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use scriptorium_source_archive::{Error, Code};
+use scriptorium_source_archive::{Code, Error};
 
 use super::{Opened, Report};
 use crate::delta::Refreshed;

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use scriptorium_bm25_index::hit::Found;
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
-use scriptorium_bm25_index::hit::Found;
 use scriptorium_bm25_index::workspace::search;
 use scriptorium_source_archive::{append, input, Code};
 

@@ -181,7 +181,8 @@ mod tests {
         let p = &spec["function"]["parameters"];
         assert_eq!(p["additionalProperties"], false, "{tool} refuses unknown arguments");
         let props = p["properties"].as_object().unwrap().keys().cloned().collect();
-        let req = p["required"].as_array().into_iter().flatten().map(|v| v.as_str().unwrap().to_owned()).collect();
+        let req =
+            p["required"].as_array().into_iter().flatten().map(|v| v.as_str().unwrap().to_owned()).collect();
         (props, req)
     }
 
@@ -202,12 +203,17 @@ mod tests {
 
     #[test]
     fn unknown_and_mistyped_arguments_are_refused() {
-        let e = parse::<GrepArgs>("memory_grep", &serde_json::json!({"regex": "a", "glob": "*"})).unwrap_err();
+        let e =
+            parse::<GrepArgs>("memory_grep", &serde_json::json!({"regex": "a", "glob": "*"})).unwrap_err();
         assert!(e.message.starts_with("memory_grep: unknown field `glob`"), "{e}");
         let e = parse::<SearchArgs>("memory_search", &serde_json::json!({"query": 5})).unwrap_err();
         assert!(e.message.contains("invalid type"), "{e}");
-        let e = parse::<SearchArgs>("memory_search", &serde_json::json!({"query": "a", "method": "vibes"})).unwrap_err();
+        let e = parse::<SearchArgs>("memory_search", &serde_json::json!({"query": "a", "method": "vibes"}))
+            .unwrap_err();
         assert!(e.message.contains("unknown variant `vibes`"), "{e}");
-        assert_eq!(limit(Some(0), 10, 100).unwrap_err().message, "\"limit\" must be an integer from 1 to 100");
+        assert_eq!(
+            limit(Some(0), 10, 100).unwrap_err().message,
+            "\"limit\" must be an integer from 1 to 100"
+        );
     }
 }

@@ -179,7 +179,8 @@ impl Spoken<'_> {
         let found = scriptorium_source_archive::SourceId::parse(source).ok().and_then(|id| {
             let dump = scriptorium_source_archive::archive::dump(&self.root.join(id.v2_path())).ok()?;
             let v = dump.records.into_iter().find(|v| v.source_id.as_deref() == Some(source))?;
-            let trusted = v.trust != scriptorium_source_archive::json::Trust::Pending || promoted.contains(source);
+            let trusted =
+                v.trust != scriptorium_source_archive::json::Trust::Pending || promoted.contains(source);
             Some(Cited { who: unquoted(&opener(&v.attribution)), trusted })
         });
         self.records.insert(source.to_owned(), found.clone());

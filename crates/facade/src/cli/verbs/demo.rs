@@ -22,7 +22,6 @@ use scriptorium::{Code, Error};
 use crate::args::ModelArgs;
 use crate::report::{refusal, Exit, Outcome};
 
-
 /// The bundled conversation: three trusted speakers, the assistant, and a
 /// label forged inside a body.
 const GROUP: &str = include_str!("../../../demo/group.jsonl");
@@ -95,7 +94,9 @@ pub(super) fn run(workspace: Option<PathBuf>, config: &Config, model: &ModelArgs
         }
         None => match fresh_dir() {
             Ok(p) => p,
-            Err(e) => return Err(Error::new(Code::Io, format!("cannot create a temporary folder: {e}")).into()),
+            Err(e) => {
+                return Err(Error::new(Code::Io, format!("cannot create a temporary folder: {e}")).into())
+            }
         },
     };
     let root = std::fs::canonicalize(&root).unwrap_or(root);
@@ -117,7 +118,8 @@ pub(super) fn run(workspace: Option<PathBuf>, config: &Config, model: &ModelArgs
 fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Result<(), Error> {
     let ws = transaction::layout::ensure(root)?.id;
     let file = root.join(".scriptorium/tmp/demo-group.jsonl");
-    std::fs::write(&file, GROUP).map_err(|e| Error::new(Code::Io, format!("cannot write {}: {e}", file.display())))?;
+    std::fs::write(&file, GROUP)
+        .map_err(|e| Error::new(Code::Io, format!("cannot write {}: {e}", file.display())))?;
     let transcripts = read(Format::Jsonl, &file).map_err(|e| Error::new(e.code, e.message))?;
     let _ = std::fs::remove_file(&file);
     let store = SqliteStore::open(&root.join(SESSIONS_DB)).map_err(|e| Error::new(e.code, e.message))?;

@@ -3,8 +3,8 @@
 
 use std::io::{self, BufWriter, Write};
 
-use scriptorium::fence::Fenced;
 use scriptorium::archive::json::{self, Trust};
+use scriptorium::fence::Fenced;
 use scriptorium::index::{self, search::Filters, segment::Kind};
 use scriptorium::search::{Hit, Method};
 use scriptorium::{snapshot, Code, Error};
