@@ -250,7 +250,7 @@ impl MemoryBackend for LocalMemoryBackend {
     }
 
     fn status(&self) -> Result<Status, Error> {
-        Snapshot::open(&self.root, scriptorium_transaction::lock::INTERACTIVE_TIMEOUT)?.status()
+        Status::of(&Snapshot::open(&self.root, scriptorium_transaction::lock::INTERACTIVE_TIMEOUT)?)
     }
 }
 

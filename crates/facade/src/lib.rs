@@ -40,7 +40,6 @@ pub mod fence;
 pub mod palace;
 pub mod recall;
 pub mod search;
-pub mod snapshot;
 pub mod status;
 pub mod tools;
 pub mod writers;
@@ -66,6 +65,8 @@ pub fn core_report(
 
 pub use error::{Error, Result};
 pub use scriptorium_source_archive::Code;
+
+pub use scriptorium_transaction::snapshot;
 
 pub use scriptorium_bm25_index as index;
 pub use scriptorium_scheduler as scheduler;

@@ -11,7 +11,8 @@ use scriptorium_scheduler::status::Failure;
 use scriptorium_topic_markdown::views::CoreReport;
 
 use crate::error::Result;
-use crate::snapshot::Snapshot;
+pub use scriptorium_transaction::snapshot::ReadOnly;
+use scriptorium_transaction::snapshot::Snapshot;
 
 /// A workspace's status.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,18 +81,9 @@ pub struct WriterOutcomes {
     pub latest_failure: Option<Failure>,
 }
 
-/// Why a workspace is read as it is on disk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReadOnly {
-    /// Why it cannot be written.
-    pub reason: String,
-    /// Whether an interrupted install is left that could not be completed.
-    pub interrupted_install: bool,
-}
-
 impl Status {
     /// The status of what `snapshot` holds.
-    pub(crate) fn of(snapshot: &Snapshot) -> Result<Status> {
+    pub fn of(snapshot: &Snapshot) -> Result<Status> {
         let root = snapshot.root();
         let revision = snapshot.revision()?;
         let c = snapshot.checkup()?;

@@ -22,6 +22,7 @@ use scriptorium_transaction::{self as transaction, Base, Tier};
 
 use crate::error::Error;
 use crate::search::Method;
+use crate::status::Status;
 
 pub mod args;
 use crate::snapshot::{Checkup, Snapshot};
@@ -159,7 +160,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
 
 /// The workspace held for reading by a tool.
 fn snapshot(root: &Path) -> Result<Snapshot, Error> {
-    Snapshot::open(root, transaction::lock::INTERACTIVE_TIMEOUT)
+    Ok(Snapshot::open(root, transaction::lock::INTERACTIVE_TIMEOUT)?)
 }
 
 fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> Result<Value, Error> {
@@ -266,7 +267,7 @@ fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
 }
 
 fn status(root: &Path) -> Result<Value, Error> {
-    let status = snapshot(root)?.status()?;
+    let status = Status::of(&snapshot(root)?)?;
     Ok(serde_json::to_value(status).unwrap_or(Value::Null))
 }
 

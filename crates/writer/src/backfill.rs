@@ -20,12 +20,11 @@ use std::time::Duration;
 use serde::Serialize;
 
 use scriptorium_scheduler::{WriteFailure, Written};
-use scriptorium_source_archive::archive::Archive;
 use scriptorium_source_archive::legacy::LegacyRole;
 use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
-use scriptorium_source_archive::{trust, SourceId};
-use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
+use scriptorium_source_archive::SourceId;
 use scriptorium_transaction as transaction;
+use scriptorium_transaction::snapshot::Checkup;
 
 use crate::agent::ModelWriter;
 use crate::input::{footnote_time, Evidence, Input, Turn};
@@ -71,14 +70,7 @@ pub struct Backfilled {
 /// The uncited trusted records of the workspace, as writer turns, in
 /// archive order.
 pub fn uncited(root: &Path) -> Result<Vec<Turn>, WriteFailure> {
-    let archive =
-        Archive::scan(root).map_err(|e| WriteFailure::from(scriptorium_scheduler::Error::from_archive(e)))?;
-    let promoted = trust::promoted(root)
-        .map_err(|e| WriteFailure::from(scriptorium_scheduler::Error::from_archive(e)))?;
-    let (topics, _) = transaction::views::load_topics(root)?;
-    let mut resolver = ArchiveResolver::new(&archive);
-    resolver.promote(&promoted);
-    let checked = check(&topics, &resolver);
+    let Checkup { archive, promoted, checked, .. } = transaction::snapshot::checkup(root)?;
     let cited: HashSet<&str> =
         checked.blocks.iter().flat_map(|b| b.sources.iter().map(String::as_str)).collect();
     let mut out: Vec<(String, String, Turn)> = Vec::new();

@@ -17,8 +17,8 @@ use scriptorium_source_archive::archive::Archive;
 use scriptorium_source_archive::json::RecordView;
 use scriptorium_source_archive::trust;
 use scriptorium_topic_markdown::diag::Diagnostic;
-use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
 use scriptorium_transaction as transaction;
+use scriptorium_transaction::snapshot::Checkup;
 
 use super::{io_error, DATA_FORMAT};
 use crate::error::Error;
@@ -275,20 +275,17 @@ fn archive_problems(archive: &Archive) -> Vec<ProblemOut> {
 /// the document step by step.
 fn collect(root: &Path) -> Result<Data, Error> {
     let root_url = root_url(root);
-    let (topics, mut diagnostics) = transaction::views::load_topics(root)?;
-    let archive = Archive::scan(root)?;
-    let promoted = trust::promoted(root)?;
-    let mut resolver = ArchiveResolver::new(&archive);
-    resolver.promote(&promoted);
-    let checked = check(&topics, &resolver);
-    diagnostics.extend(checked.diagnostics.iter().cloned());
-    diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
+    let mut checkup = transaction::snapshot::checkup(root)?;
+    let diagnostics = std::mem::take(&mut checkup.diagnostics);
+    let resolver = checkup.resolver();
+    let Checkup { topics, archive, promoted, checked, .. } = &checkup;
+    let topics = &topics.loaded;
     let revision = transaction::revision::compute(root)?.hex;
     let budget = transaction::layout::core_budget(root)?;
 
-    let summary = archive::summarise(&archive, &topics::cited_ids(&topics), &promoted, &root_url);
+    let summary = archive::summarise(archive, &topics::cited_ids(topics), promoted, &root_url);
     let mut embedded = summary.embedded;
-    let index = topics::Index::new(&topics, &checked, &diagnostics);
+    let index = topics::Index::new(topics, checked, &diagnostics);
     let mut counts = Counts::default();
     let (files, blocks) = {
         let cx = topics::PartsContext {
@@ -297,19 +294,19 @@ fn collect(root: &Path) -> Result<Data, Error> {
             file_index: &index.file_index,
             blocks: &index.blocks_by_id,
         };
-        topics::files_and_blocks(&topics, &index, &cx, &root_url, &mut counts)
+        topics::files_and_blocks(topics, &index, &cx, &root_url, &mut counts)
     };
     topics::cite_back(&blocks, &mut embedded.records);
 
     let people = views::people(&files, &blocks, &embedded.records);
     let mut speakers = summary.speakers;
     views::count_cited(&mut speakers, &embedded.records);
-    let timeline = views::timeline(&checked, &index, &files, &blocks, &summary.records_per_day);
-    let relations = views::relations(&topics, &checked);
-    let core = views::core(root, &topics, &checked, budget, &index, &files, &blocks);
+    let timeline = views::timeline(checked, &index, &files, &blocks, &summary.records_per_day);
+    let relations = views::relations(topics, checked);
+    let core = views::core(root, topics, checked, budget, &index, &files, &blocks);
     let history = json_lines(&root.join(transaction::install::HISTORY))?;
     let audit = json_lines(&root.join(trust::AUDIT_FILE))?;
-    let archive_problems = archive_problems(&archive);
+    let archive_problems = archive_problems(archive);
 
     counts.topic_files = files.len();
     counts.blocks = blocks.len();

@@ -9,7 +9,7 @@ use crate::report::{self, Outcome};
 /// The revision, counts, index, `core.md` and writer of the workspace.
 pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
     let snapshot = super::snapshot(&ctx.root)?;
-    let s = snapshot.status()?;
+    let s = scriptorium::status::Status::of(&snapshot)?;
     let v = serde_json::to_value(&s).expect("a status serializes");
     if as_json {
         return report::json_line(&v);

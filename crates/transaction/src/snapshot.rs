@@ -1,20 +1,34 @@
 //! The read gateway: a [`Snapshot`] of a workspace, opened under the shared
 //! lock after any interrupted install is completed, that every reader (the
 //! CLI's `status`, `check`, `search`, `recall`, `prompt`, the tools, the
-//! palace) reads through.
+//! palace, backfill) reads through; and [`checkup`], the whole workspace
+//! checked against the archive with promotions applied, for a reader that
+//! holds the lock already.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Serialize;
+
 use scriptorium_source_archive::archive::Archive;
-use scriptorium_source_archive::{trust, Code};
+use scriptorium_source_archive::trust;
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Checked, Loaded};
-use scriptorium_transaction::{self as transaction, lock::WriteLock};
 
-use crate::error::{Error, Result};
-use crate::status::{ReadOnly, Status};
+use crate::error::{Code, Error};
+use crate::lock::WriteLock;
+
+type Result<T> = std::result::Result<T, Error>;
+
+/// Why a workspace is read as it is on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadOnly {
+    /// Why it cannot be written.
+    pub reason: String,
+    /// Whether an interrupted install is left that could not be completed.
+    pub interrupted_install: bool,
+}
 
 /// A workspace held for reading: no install runs while it lives.
 ///
@@ -55,21 +69,30 @@ pub struct Checkup {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl Checkup {
+    /// The archive as the check resolved it: promoted records trusted.
+    pub fn resolver(&self) -> ArchiveResolver<'_> {
+        let mut resolver = ArchiveResolver::new(&self.archive);
+        resolver.promote(&self.promoted);
+        resolver
+    }
+}
+
 impl Snapshot {
     /// Opens the workspace at `root`, waiting at most `wait` for a writer's
     /// lock. `NOT_FOUND` when there is no folder.
     pub fn open(root: &Path, wait: Duration) -> Result<Snapshot> {
         require(root)?;
-        let shared = transaction::lock::acquire_shared(root, wait)?;
-        let settled = !transaction::install::pending(root) && !transaction::views::stamp::views_torn(root);
+        let shared = crate::lock::acquire_shared(root, wait)?;
+        let settled = !crate::install::pending(root) && !crate::views::stamp::views_torn(root);
         if shared.held().not_writable().is_some() || settled {
             return Ok(Snapshot { root: root.to_owned(), lock: shared, superseded: Vec::new() });
         }
         drop(shared);
-        let writer = transaction::Writer::open(root, wait)?;
+        let writer = crate::Writer::open(root, wait)?;
         let superseded = writer.superseded.clone();
         drop(writer);
-        let lock = transaction::lock::acquire_shared(root, wait)?;
+        let lock = crate::lock::acquire_shared(root, wait)?;
         Ok(Snapshot { root: root.to_owned(), lock, superseded })
     }
 
@@ -83,7 +106,7 @@ impl Snapshot {
     pub fn read_only(&self) -> Option<ReadOnly> {
         self.lock.held().not_writable().map(|why| ReadOnly {
             reason: why.to_owned(),
-            interrupted_install: transaction::install::pending(&self.root),
+            interrupted_install: crate::install::pending(&self.root),
         })
     }
 
@@ -94,7 +117,7 @@ impl Snapshot {
 
     /// The revision (FORMAT §6).
     pub fn revision(&self) -> Result<String> {
-        Ok(transaction::revision::compute(&self.root)?.hex)
+        Ok(crate::revision::compute(&self.root)?.hex)
     }
 
     /// Every topic file, parsed.
@@ -111,17 +134,12 @@ impl Snapshot {
     pub fn checkup(&self) -> Result<Checkup> {
         checkup(&self.root)
     }
-
-    /// The revision, the counts, the index, `core.md` and the writer.
-    pub fn status(&self) -> Result<Status> {
-        Status::of(self)
-    }
 }
 
 /// Every topic file of the workspace at `root`, parsed, for a caller that
 /// holds its lock (a [`Snapshot`] or a writer).
 pub fn topics(root: &Path) -> Result<Topics> {
-    let (loaded, unreadable) = transaction::views::load_topics(root)?;
+    let (loaded, unreadable) = crate::views::load_topics(root)?;
     Ok(Topics { loaded, unreadable })
 }
 
@@ -131,9 +149,11 @@ pub fn checkup(root: &Path) -> Result<Checkup> {
     let topics = topics(root)?;
     let archive = Archive::scan(root)?;
     let promoted = trust::promoted(root)?;
-    let mut resolver = ArchiveResolver::new(&archive);
-    resolver.promote(&promoted);
-    let checked = check(&topics.loaded, &resolver);
+    let checked = {
+        let mut resolver = ArchiveResolver::new(&archive);
+        resolver.promote(&promoted);
+        check(&topics.loaded, &resolver)
+    };
     let mut diagnostics = topics.unreadable.clone();
     diagnostics.extend(checked.diagnostics.iter().cloned());
     sort(&mut diagnostics);
