@@ -30,6 +30,7 @@ use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
 use crate::install::{self, Recovered};
 use crate::lock::{self, WriteLock};
+use crate::observe::{Installed, Provenance};
 use crate::patch::{self, Patch, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
@@ -198,8 +199,22 @@ impl<'f> Writer<'f> {
         Disk::new(self.faults)
     }
 
-    /// Commits `patch` as `tier` (see the module documentation).
+    /// Commits `patch` as `tier` (see the module documentation), made by
+    /// an unnamed caller (`external`).
     pub fn commit(&mut self, patch: &Patch, tier: Tier, base: Base) -> Result<Committed, Error> {
+        self.commit_as(patch, tier, base, &Provenance::by("external"))
+    }
+
+    /// [`Writer::commit`], saying who or what made the change: every
+    /// registered [`crate::observe::Observer`] is told of it once it is
+    /// installed.
+    pub fn commit_as(
+        &mut self,
+        patch: &Patch,
+        tier: Tier,
+        base: Base,
+        provenance: &Provenance,
+    ) -> Result<Committed, Error> {
         let root = self.root.clone();
         let root = root.as_path();
         check_patch(root, patch, tier)?;
@@ -259,6 +274,15 @@ impl<'f> Writer<'f> {
         committed.revision = after;
         committed.appended = appended;
         self.derive_after_commit(root, &index_of_topics, &mut committed);
+        crate::observe::notify(&Installed {
+            root,
+            revision_before: &committed.revision_before,
+            revision: &committed.revision,
+            changed: &committed.changed,
+            tier,
+            message: &patch.message,
+            provenance,
+        });
         Ok(committed)
     }
 

@@ -41,6 +41,7 @@ pub mod error;
 pub mod install;
 pub mod layout;
 pub mod lock;
+pub mod observe;
 pub mod patch;
 pub mod revision;
 pub mod snapshot;

@@ -8,6 +8,7 @@ use scriptorium_topic_markdown::convert::{Converted, CORE_PATH};
 use super::{Base, Writer};
 use crate::core_md::{CoreMigration, Plan};
 use crate::error::Error;
+use crate::observe::Provenance;
 use crate::patch::{Edit, Patch, Tier};
 
 impl Writer<'_> {
@@ -23,7 +24,7 @@ impl Writer<'_> {
                     sources: Vec::new(),
                     edits: vec![Edit::Create { path: CORE_PATH.into(), content: text }],
                 };
-                match self.commit(&p, Tier::Owner, Base::Any) {
+                match self.commit_as(&p, Tier::Owner, Base::Any, &Provenance::by("migration")) {
                     Ok(_) => "moved to topics/core.md".to_owned(),
                     Err(e) => format!("could not be moved to topics/core.md ({e}): set aside"),
                 }
@@ -72,7 +73,7 @@ impl Writer<'_> {
             } else {
                 format!("not a valid topic file: converted into {} block(s) of topics/core.md", c.blocks)
             };
-            match self.commit(&p, Tier::Owner, Base::Any) {
+            match self.commit_as(&p, Tier::Owner, Base::Any, &Provenance::by("migration")) {
                 Ok(_) => return format!("{done}, each citing it as archived in {at}"),
                 Err(e) => tracing::warn!(error = %e, "the converted core.md was refused; archiving it alone"),
             }
@@ -83,7 +84,7 @@ impl Writer<'_> {
             sources: vec![record],
             edits: Vec::new(),
         };
-        match self.commit(&p, Tier::Owner, Base::Any) {
+        match self.commit_as(&p, Tier::Owner, Base::Any, &Provenance::by("migration")) {
             Ok(_) => format!("not a valid topic file and not convertible: archived as evidence in {at}"),
             Err(e) => format!("not a valid topic file and not archivable ({e}): set aside"),
         }
