@@ -240,6 +240,9 @@ fn peer_commit(peer: &mut Option<Peer>) -> Option<Duration> {
     Some(Duration::from_secs_f64(ms / 1e3))
 }
 
+/// p50 and p99 in milliseconds.
+type Percentiles = (f64, f64);
+
 fn show(what: &str, times: &[Duration]) -> Option<(f64, f64)> {
     if times.is_empty() {
         return None;
@@ -253,103 +256,109 @@ fn show(what: &str, times: &[Duration]) -> Option<(f64, f64)> {
     Some((p50, p99))
 }
 
-fn commit(c: &mut Criterion) {
-    let plan = plan();
-    let base = std::env::var_os("SCRIPTORIUM_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
-    std::fs::create_dir_all(&base).expect("the bench folder exists");
-    let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
-    let mut peer = Peer::start(plan.records, peer_dir.path());
-    let bin = cli();
-    let mut sized: Vec<Sized> = Vec::new();
-    for &blocks in &plan.blocks {
-        let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));
-        let dir = tempfile::Builder::new().prefix("scriptorium-commit-").tempdir_in(&base).expect("a folder");
-        let spec = Spec { records: plan.records, blocks, seed: 0x5eed_c0de };
-        let started = Instant::now();
-        let mut ws = Workspace::generate(&dir.path().join("ws"), spec).expect("the workspace is generated");
-        let t = ws.timings;
-        println!(
-            "workspace {name}: {} topic files ({:.1} MB), {:.0} MB of archive; generated in {:.1} s (sources {:.1} s, topics {:.1} s, sync {:.1} s, index {:.1} s, first commit {:.2} s)",
-            ws.topic_files.len(),
-            ws.topic_bytes as f64 / 1e6,
-            ws.source_bytes as f64 / 1e6,
-            started.elapsed().as_secs_f64(),
-            t.sources.as_secs_f64(),
-            t.topics.as_secs_f64(),
-            t.sync.as_secs_f64(),
-            t.index.as_secs_f64(),
-            t.first_commit.as_secs_f64(),
-        );
-        for _ in 0..WARM_UP_COMMITS {
-            timed_commit(&mut ws);
-        }
-        if sized.is_empty() && peer.is_some() {
-            // Its first line: the source rows are written.
-            match peer.as_mut().and_then(Peer::read) {
-                Some(ready) => println!(
-                    "peer: sqlite {} ready, {} source rows written in {:.1} s",
-                    ready["sqlite"].as_str().unwrap_or("?"),
-                    ready["sources"],
-                    ready["sources_s"].as_f64().unwrap_or(f64::NAN)
-                ),
-                None => peer = None,
-            }
-        }
-        let peer_ready =
-            ask(&mut peer, &format!("fill {blocks}")).is_some() && ask(&mut peer, "mode wal").is_some();
-        // Ours and the peer's WAL commits in turn: the same disk for both.
-        let mut ours_in_turn = Vec::with_capacity(plan.commits);
-        let mut in_turn = Vec::with_capacity(plan.commits);
-        for _ in 0..plan.commits {
-            ours_in_turn.push(timed_commit(&mut ws));
-            if peer_ready {
-                if let Some(d) = peer_commit(&mut peer) {
-                    in_turn.push(d);
-                }
-            }
-        }
-        // Then the peer alone, right after: in turn with ours, its fsync
-        // also waits for the file system to write back what our commit left
-        // unsynced (the caches), which is not its own cost.
-        let mut alone = |mode: &str| -> Vec<Duration> {
-            if peer_ready && ask(&mut peer, &format!("mode {mode}")).is_some() {
-                (0..plan.commits).map_while(|_| peer_commit(&mut peer)).collect()
-            } else {
-                Vec::new()
-            }
-        };
-        let delete = alone("delete");
-        let wal = alone("wal");
-        show(&format!("ours {name}, in turn with the peer"), &ours_in_turn);
-        show(&format!("sqlite fts5 {name}, journal wal, synchronous full, in turn with ours"), &in_turn);
-        let wal = show(&format!("sqlite fts5 {name}, journal wal, synchronous full, alone"), &wal);
-        let delete = show(&format!("sqlite fts5 {name}, journal delete, synchronous full, alone"), &delete);
+/// Generates the workspace of one size, printing what it holds and how
+/// long each part took.
+fn generate(base: &Path, records: usize, blocks: usize, name: &str) -> (Workspace, tempfile::TempDir) {
+    let dir = tempfile::Builder::new().prefix("scriptorium-commit-").tempdir_in(base).expect("a folder");
+    let spec = Spec { records, blocks, seed: 0x5eed_c0de };
+    let started = Instant::now();
+    let ws = Workspace::generate(&dir.path().join("ws"), spec).expect("the workspace is generated");
+    let t = ws.timings;
+    println!(
+        "workspace {name}: {} topic files ({:.1} MB), {:.0} MB of archive; generated in {:.1} s (sources {:.1} s, topics {:.1} s, sync {:.1} s, index {:.1} s, first commit {:.2} s)",
+        ws.topic_files.len(),
+        ws.topic_bytes as f64 / 1e6,
+        ws.source_bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64(),
+        t.sources.as_secs_f64(),
+        t.topics.as_secs_f64(),
+        t.sync.as_secs_f64(),
+        t.index.as_secs_f64(),
+        t.first_commit.as_secs_f64(),
+    );
+    (ws, dir)
+}
 
-        let mut g = c.benchmark_group(format!("commit_{name}"));
-        g.sample_size(10);
-        g.sampling_mode(SamplingMode::Flat);
-        g.warm_up_time(Duration::from_millis(500));
-        g.measurement_time(Duration::from_secs(5));
-        g.bench_function("ours_one_block", |b| {
-            b.iter_custom(|iters| (0..iters).map(|_| timed_commit(&mut ws)).sum())
-        });
-        g.finish();
-        sized.push(Sized { blocks, name, ws, wal, delete, _dir: dir });
+/// Reads the peer's first line (its source rows are written); drops the
+/// peer when it does not come.
+fn await_peer(peer: &mut Option<Peer>) {
+    let Some(p) = peer.as_mut() else { return };
+    match p.read() {
+        Some(ready) => println!(
+            "peer: sqlite {} ready, {} source rows written in {:.1} s",
+            ready["sqlite"].as_str().unwrap_or("?"),
+            ready["sources"],
+            ready["sources_s"].as_f64().unwrap_or(f64::NAN)
+        ),
+        None => *peer = None,
     }
-    drop(peer);
-    // The figures the ratios come from: every size's commits, and then its
-    // updates, made round by round, one per size, so that a machine that
-    // slows down or speeds up during the run weighs on every size alike.
-    let mut ours: Vec<Vec<Duration>> = vec![Vec::with_capacity(plan.commits); sized.len()];
-    for _ in 0..plan.commits {
+}
+
+/// Ours and the peer's WAL commits in turn (the same disk for both), then
+/// the peer alone in DELETE and WAL mode; prints them and returns the
+/// peer's (WAL, DELETE) figures alone.
+fn against_peer(
+    ws: &mut Workspace,
+    peer: &mut Option<Peer>,
+    blocks: usize,
+    commits: usize,
+    name: &str,
+) -> (Option<Percentiles>, Option<Percentiles>) {
+    let peer_ready = ask(peer, &format!("fill {blocks}")).is_some() && ask(peer, "mode wal").is_some();
+    let mut ours_in_turn = Vec::with_capacity(commits);
+    let mut in_turn = Vec::with_capacity(commits);
+    for _ in 0..commits {
+        ours_in_turn.push(timed_commit(ws));
+        if peer_ready {
+            if let Some(d) = peer_commit(peer) {
+                in_turn.push(d);
+            }
+        }
+    }
+    // Then the peer alone, right after: in turn with ours, its fsync
+    // also waits for the file system to write back what our commit left
+    // unsynced (the caches), which is not its own cost.
+    let mut alone = |mode: &str| -> Vec<Duration> {
+        if peer_ready && ask(peer, &format!("mode {mode}")).is_some() {
+            (0..commits).map_while(|_| peer_commit(peer)).collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let delete = alone("delete");
+    let wal = alone("wal");
+    show(&format!("ours {name}, in turn with the peer"), &ours_in_turn);
+    show(&format!("sqlite fts5 {name}, journal wal, synchronous full, in turn with ours"), &in_turn);
+    let wal = show(&format!("sqlite fts5 {name}, journal wal, synchronous full, alone"), &wal);
+    let delete = show(&format!("sqlite fts5 {name}, journal delete, synchronous full, alone"), &delete);
+    (wal, delete)
+}
+
+/// Criterion's mean of our one-block commits in `ws`.
+fn criterion_mean(c: &mut Criterion, ws: &mut Workspace, name: &str) {
+    let mut g = c.benchmark_group(format!("commit_{name}"));
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("ours_one_block", |b| b.iter_custom(|iters| (0..iters).map(|_| timed_commit(ws)).sum()));
+    g.finish();
+}
+
+/// The figures the ratios come from: every size's commits, and then its
+/// updates, made round by round, one per size, so that a machine that
+/// slows down or speeds up during the run weighs on every size alike.
+fn rounds(sized: &mut [Sized], commits: usize, bin: &Path) -> Vec<Row> {
+    let mut ours: Vec<Vec<Duration>> = vec![Vec::with_capacity(commits); sized.len()];
+    for _ in 0..commits {
         for (k, s) in sized.iter_mut().enumerate() {
             ours[k].push(timed_commit(&mut s.ws));
         }
     }
-    let mut cli: Vec<Vec<Duration>> = vec![Vec::with_capacity(plan.commits); sized.len()];
-    for _ in 0..plan.commits {
+    let mut cli: Vec<Vec<Duration>> = vec![Vec::with_capacity(commits); sized.len()];
+    for _ in 0..commits {
         for (k, s) in sized.iter_mut().enumerate() {
-            cli[k].push(timed_update(&mut s.ws, &bin));
+            cli[k].push(timed_update(&mut s.ws, bin));
         }
     }
     let mut rows = Vec::new();
@@ -360,17 +369,20 @@ fn commit(c: &mut Criterion) {
                 .expect("updates were made");
         rows.push(Row { blocks: s.blocks, ours, cli, wal: s.wal, delete: s.delete });
     }
-    drop(sized);
+    rows
+}
 
+/// The summary table and the ratios p50(largest)/p50(smallest).
+fn summary(records: usize, rows: &[Row]) {
     println!(
         "summary: one-block commit, {} records, fsync on, index refresh and views included",
-        label(plan.records)
+        label(records)
     );
     println!(
         "summary: | blocks | ours p50 / p99 | `scriptorium update` p50 / p99 | FTS5 WAL p50 / p99 | FTS5 DELETE p50 / p99 | ours/WAL p50 |"
     );
     let cell = |p: Option<(f64, f64)>| p.map_or("–".to_owned(), |(a, b)| format!("{a:.2} / {b:.2} ms"));
-    for r in &rows {
+    for r in rows {
         println!(
             "summary: | {} | {} | {} | {} | {} | {} |",
             label(r.blocks),
@@ -400,6 +412,33 @@ fn commit(c: &mut Criterion) {
             println!("{line}");
         }
     }
+}
+
+fn commit(c: &mut Criterion) {
+    let plan = plan();
+    let base = std::env::var_os("SCRIPTORIUM_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    std::fs::create_dir_all(&base).expect("the bench folder exists");
+    let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
+    let mut peer = Peer::start(plan.records, peer_dir.path());
+    let bin = cli();
+    let mut sized: Vec<Sized> = Vec::new();
+    for &blocks in &plan.blocks {
+        let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));
+        let (mut ws, dir) = generate(&base, plan.records, blocks, &name);
+        for _ in 0..WARM_UP_COMMITS {
+            timed_commit(&mut ws);
+        }
+        if sized.is_empty() {
+            await_peer(&mut peer);
+        }
+        let (wal, delete) = against_peer(&mut ws, &mut peer, blocks, plan.commits, &name);
+        criterion_mean(c, &mut ws, &name);
+        sized.push(Sized { blocks, name, ws, wal, delete, _dir: dir });
+    }
+    drop(peer);
+    let rows = rounds(&mut sized, plan.commits, &bin);
+    drop(sized);
+    summary(plan.records, &rows);
 }
 
 criterion_group!(benches, commit);

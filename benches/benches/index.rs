@@ -109,114 +109,174 @@ fn label(n: usize) -> String {
     }
 }
 
+/// The filtered queries: by speaker, by 1% of the dates, by path prefix.
+struct Filtered {
+    speaker: Filters,
+    date: Filters,
+    path: Filters,
+}
+
+impl Filtered {
+    fn new() -> Filtered {
+        Filtered {
+            speaker: Filters { speaker: Some(id_key("42")), ..Filters::default() },
+            date: Filters {
+                day_from: Some(corpus::FIRST_DAY + 500),
+                day_to: Some(corpus::FIRST_DAY + 510),
+                ..Filters::default()
+            },
+            path: Filters { path_prefix: Some("sources/bench/_v2/t000".into()), ..Filters::default() },
+        }
+    }
+
+    /// Each filter under a printed name and a criterion name.
+    fn each(&self) -> [(&'static str, &'static str, &Filters); 3] {
+        [
+            ("speaker", "speaker", &self.speaker),
+            ("date 1%", "date_1pct", &self.date),
+            ("path prefix", "path_prefix", &self.path),
+        ]
+    }
+}
+
+/// Builds both indexes of `docs` and prints their build times and our size.
+fn build_both(docs: &[Doc], config: TokenizerConfig, name: &str) -> (Vec<u8>, Tantivy) {
+    let started = Instant::now();
+    let bytes = build(units(docs), config, None);
+    let ours_build = started.elapsed();
+    let started = Instant::now();
+    let tv = tantivy_build(docs);
+    let tantivy_build_time = started.elapsed();
+    let segs = tv.index.searchable_segments().map_or(0, |s| s.len());
+    println!(
+        "build {name}: ours {:.2} s, tantivy {:.2} s ({segs} segments); ours {} bytes, {:.0} bytes/document",
+        ours_build.as_secs_f64(),
+        tantivy_build_time.as_secs_f64(),
+        bytes.len(),
+        bytes.len() as f64 / docs.len() as f64
+    );
+    (bytes, tv)
+}
+
+/// Our top-5 for `q` under `f`: how many hits.
+fn ours(view: &View, q: &str, f: &Filters) -> usize {
+    view.search(q, f, K, Bm25::default()).expect("an intact index").len()
+}
+
+/// The printed p50/p99 latencies, ours against tantivy and ours filtered.
+fn print_latencies(view: &View, tv: &Tantivy, queries: &[String], filtered: &Filtered, name: &str) {
+    let none = Filters::default();
+    let (o50, o99) = latency(&format!("ours {name}"), queries, |q| ours(view, q, &none));
+    let (t50, t99) = latency(&format!("tantivy {name}"), queries, |q| tantivy_query(tv, q));
+    println!(
+        "latency ratio {name}: ours/tantivy p50 {:.2}, p99 {:.2}",
+        o50 / t50.max(f64::MIN_POSITIVE),
+        o99 / t99.max(f64::MIN_POSITIVE)
+    );
+    for (what, _, f) in filtered.each() {
+        latency(&format!("ours {name} filtered by {what}"), queries, |q| ours(view, q, f));
+    }
+}
+
+/// Criterion's query means: ours, tantivy's, ours filtered.
+fn bench_queries(
+    c: &mut Criterion,
+    (view, tv): (&View, &Tantivy),
+    queries: &[String],
+    filtered: &Filtered,
+    name: &str,
+) {
+    let none = Filters::default();
+    let mut g = c.benchmark_group(format!("index_query_{name}"));
+    g.throughput(Throughput::Elements(1));
+    let mut k = 0;
+    g.bench_function("ours_top5", |b| {
+        b.iter(|| {
+            k = (k + 1) % queries.len();
+            ours(view, black_box(&queries[k]), &none)
+        })
+    });
+    g.bench_function("tantivy_top5", |b| {
+        b.iter(|| {
+            k = (k + 1) % queries.len();
+            tantivy_query(tv, black_box(&queries[k]))
+        })
+    });
+    for (_, what, f) in filtered.each() {
+        g.bench_function(format!("ours_top5_filtered_{what}"), |b| {
+            b.iter(|| {
+                k = (k + 1) % queries.len();
+                ours(view, black_box(&queries[k]), f)
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Build throughput, ours against tantivy's.
+fn bench_build(c: &mut Criterion, docs: &[Doc], config: TokenizerConfig, name: &str) {
+    let n = docs.len();
+    let mut g = c.benchmark_group(format!("index_build_{name}"));
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n as u64));
+    let us = units(docs);
+    g.bench_with_input(BenchmarkId::new("ours", n), &us, |b, us| {
+        b.iter(|| build(us.clone(), config, None).len())
+    });
+    g.bench_with_input(BenchmarkId::new("tantivy", n), docs, |b, docs| {
+        b.iter(|| tantivy_build(docs).index.searchable_segments().map_or(0, |s| s.len()))
+    });
+    g.finish();
+}
+
+/// Cold open: map the file and open it, as a fresh process does.
+fn bench_open(c: &mut Criterion, bytes: &[u8], config: TokenizerConfig, name: &str) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("base.idx");
+    std::fs::write(&file, bytes).expect("the index is written");
+    let mut g = c.benchmark_group(format!("index_open_{name}"));
+    g.bench_function("ours_map_and_open", |b| {
+        b.iter(|| {
+            let f = std::fs::File::open(&file).expect("the file opens");
+            // SAFETY: the file is private to this benchmark and never modified.
+            let map = unsafe { memmap2::Mmap::map(&f) }.expect("the file maps");
+            let seg = Segment::open(Arc::new(MapBytes(map)), config).expect("it opens");
+            View::new(seg, None).expect("a base").len()
+        })
+    });
+    g.finish();
+}
+
+/// Refresh after one changed file (1,000 records) against a full build.
+fn bench_refresh(c: &mut Criterion, view: &View, docs: &[Doc], name: &str) {
+    let mut changed = units(&docs[..corpus::PER_THREAD.min(docs.len())]);
+    for d in &mut changed[0].docs {
+        d.text.push_str(" edited");
+    }
+    let change = changed.remove(0);
+    let mut g = c.benchmark_group(format!("index_refresh_{name}"));
+    g.sample_size(10);
+    g.bench_function("ours_refresh_one_file", |b| {
+        b.iter(|| refresh(view, vec![Change::Put(change.clone())]).expect("refreshes"))
+    });
+    g.finish();
+}
+
 fn index(c: &mut Criterion) {
     let queries = corpus::queries(1_000);
     let config = TokenizerConfig::default();
-    let p = Bm25::default();
+    let filtered = Filtered::new();
     for n in sizes() {
         let docs = corpus::docs(n);
         let name = label(n);
-        let started = Instant::now();
-        let bytes = build(units(&docs), config, None);
-        let ours_build = started.elapsed();
-        let started = Instant::now();
-        let tv = tantivy_build(&docs);
-        let tantivy_build_time = started.elapsed();
-        let segs = tv.index.searchable_segments().map_or(0, |s| s.len());
-        println!(
-            "build {name}: ours {:.2} s, tantivy {:.2} s ({segs} segments); ours {} bytes, {:.0} bytes/document",
-            ours_build.as_secs_f64(),
-            tantivy_build_time.as_secs_f64(),
-            bytes.len(),
-            bytes.len() as f64 / n as f64
-        );
+        let (bytes, tv) = build_both(&docs, config, &name);
         let view = View::new(Segment::open_vec(bytes.clone(), config).expect("a built index opens"), None)
             .expect("a base");
-        let ours = |q: &str, f: &Filters| view.search(q, f, K, p).expect("an intact index").len();
-        let none = Filters::default();
-        let by_speaker = Filters { speaker: Some(id_key("42")), ..Filters::default() };
-        let by_date = Filters {
-            day_from: Some(corpus::FIRST_DAY + 500),
-            day_to: Some(corpus::FIRST_DAY + 510),
-            ..Filters::default()
-        };
-        let by_path = Filters { path_prefix: Some("sources/bench/_v2/t000".into()), ..Filters::default() };
-        let (o50, o99) = latency(&format!("ours {name}"), &queries, |q| ours(q, &none));
-        let (t50, t99) = latency(&format!("tantivy {name}"), &queries, |q| tantivy_query(&tv, q));
-        println!(
-            "latency ratio {name}: ours/tantivy p50 {:.2}, p99 {:.2}",
-            o50 / t50.max(f64::MIN_POSITIVE),
-            o99 / t99.max(f64::MIN_POSITIVE)
-        );
-        for (what, f) in [("speaker", &by_speaker), ("date 1%", &by_date), ("path prefix", &by_path)] {
-            latency(&format!("ours {name} filtered by {what}"), &queries, |q| ours(q, f));
-        }
-
-        let mut g = c.benchmark_group(format!("index_query_{name}"));
-        g.throughput(Throughput::Elements(1));
-        let mut k = 0;
-        g.bench_function("ours_top5", |b| {
-            b.iter(|| {
-                k = (k + 1) % queries.len();
-                ours(black_box(&queries[k]), &none)
-            })
-        });
-        g.bench_function("tantivy_top5", |b| {
-            b.iter(|| {
-                k = (k + 1) % queries.len();
-                tantivy_query(&tv, black_box(&queries[k]))
-            })
-        });
-        for (what, f) in [("speaker", &by_speaker), ("date_1pct", &by_date), ("path_prefix", &by_path)] {
-            g.bench_function(format!("ours_top5_filtered_{what}"), |b| {
-                b.iter(|| {
-                    k = (k + 1) % queries.len();
-                    ours(black_box(&queries[k]), f)
-                })
-            });
-        }
-        g.finish();
-
-        let mut g = c.benchmark_group(format!("index_build_{name}"));
-        g.sample_size(10);
-        g.throughput(Throughput::Elements(n as u64));
-        let us = units(&docs);
-        g.bench_with_input(BenchmarkId::new("ours", n), &us, |b, us| {
-            b.iter(|| build(us.clone(), config, None).len())
-        });
-        g.bench_with_input(BenchmarkId::new("tantivy", n), &docs, |b, docs| {
-            b.iter(|| tantivy_build(docs).index.searchable_segments().map_or(0, |s| s.len()))
-        });
-        g.finish();
-
-        // Cold open: map the file and open it, as a fresh process does.
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let file = dir.path().join("base.idx");
-        std::fs::write(&file, &bytes).expect("the index is written");
-        let mut g = c.benchmark_group(format!("index_open_{name}"));
-        g.bench_function("ours_map_and_open", |b| {
-            b.iter(|| {
-                let f = std::fs::File::open(&file).expect("the file opens");
-                // SAFETY: the file is private to this benchmark and never modified.
-                let map = unsafe { memmap2::Mmap::map(&f) }.expect("the file maps");
-                let seg = Segment::open(Arc::new(MapBytes(map)), config).expect("it opens");
-                View::new(seg, None).expect("a base").len()
-            })
-        });
-        g.finish();
-
-        // Refresh after one changed file (1,000 records) against a full build.
-        let mut changed = units(&docs[..corpus::PER_THREAD.min(n)]);
-        for d in &mut changed[0].docs {
-            d.text.push_str(" edited");
-        }
-        let change = changed.remove(0);
-        let mut g = c.benchmark_group(format!("index_refresh_{name}"));
-        g.sample_size(10);
-        g.bench_function("ours_refresh_one_file", |b| {
-            b.iter(|| refresh(&view, vec![Change::Put(change.clone())]).expect("refreshes"))
-        });
-        g.finish();
+        print_latencies(&view, &tv, &queries, &filtered, &name);
+        bench_queries(c, (&view, &tv), &queries, &filtered, &name);
+        bench_build(c, &docs, config, &name);
+        bench_open(c, &bytes, config, &name);
+        bench_refresh(c, &view, &docs, &name);
     }
 }
 

@@ -54,7 +54,7 @@ use std::time::{Duration, Instant};
 use scriptorium_benches::workspace_gen::{Spec, Workspace, LOCK_TIMEOUT};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_source_archive::{append, fsio, trust};
-use scriptorium_topic_markdown::validate::check;
+use scriptorium_topic_markdown::validate::{check, Checked, Loaded};
 use scriptorium_topic_markdown::views::{render_core, CoreRender, CORE_BUDGET};
 use scriptorium_transaction::derive;
 use scriptorium_transaction::disk::{Disk, Faults};
@@ -109,34 +109,41 @@ struct Refresh {
     loaded: usize,
 }
 
-/// One commit, step by step, as `Writer::commit` makes it.
-fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, Refresh) {
-    let mut clock = Clock::start();
-    let w = Writer::open(root, LOCK_TIMEOUT).expect("the writer opens");
-    clock.lap();
-    let rev = revision::compute(root).expect("the revision");
-    assert_eq!(p.base_revision, rev.hex, "the base revision is current");
-    clock.lap();
+/// A patch's changed files.
+type Changes = Vec<(String, Option<Vec<u8>>)>;
+
+/// The topic files a patch writes (`None`: removed), by path.
+type Topics = BTreeMap<String, Option<Vec<u8>>>;
+
+/// The staging step: the path and tier checks, the archive plan, and each
+/// topic file read with its edit applied; returns the staged archive
+/// writes and the topic files.
+fn stage(root: &Path, p: &Patch) -> (HashMap<String, Vec<u8>>, Topics) {
     patch::check_paths_on_disk(root, p).expect("the paths are fine");
     patch::check_tier(p, Tier::Owner).expect("the owner may");
     let plan = append::plan(root, &p.sources).expect("the archive plan");
     let staged: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
-    let mut topics: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    let mut topics = Topics::new();
     for e in &p.edits {
         let Edit::Append { path, content } = e else { panic!("the bench appends") };
         let mut bytes = std::fs::read(root.join(path)).expect("the topic file");
         bytes.extend_from_slice(content.as_bytes());
         topics.insert(path.clone(), Some(bytes));
     }
-    clock.lap();
-    let mut index_of_topics = TopicIndex::load(root, &rev).expect("the topic index");
-    clock.lap();
-    let promoted = trust::promoted(root).expect("the promotions");
-    let outcome =
-        validation::validate(root, &index_of_topics, &topics, &staged, &promoted).expect("validation runs");
-    assert!(outcome.added.is_empty(), "{:?}", outcome.added);
-    clock.lap();
-    let changes: Vec<(String, Option<Vec<u8>>)> = topics.into_iter().collect();
+    (staged, topics)
+}
+
+/// The install step: the link checks, the revision after, the history
+/// line and the crash-safe install; returns the changes and the revision
+/// after.
+fn install_changes(
+    root: &Path,
+    p: &Patch,
+    rev: &revision::Revision,
+    topics: Topics,
+    faults: &Faults,
+) -> (Changes, String) {
+    let changes: Changes = topics.into_iter().collect();
     for (path, _) in &changes {
         fsio::check_no_links(root, path).expect("no links");
     }
@@ -154,6 +161,78 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     })
     .to_string();
     install::install(root, Disk::new(faults), &tx, &changes, line).expect("the install");
+    (changes, after)
+}
+
+/// The index refresh step: the files the commit changed, while the index
+/// describes the revision before, scoped by the id and link index.
+fn refresh_index(
+    root: &Path,
+    (before, after): (&str, &str),
+    changes: &Changes,
+    index_of_topics: &TopicIndex,
+) -> scriptorium_bm25_index::workspace::Opened {
+    let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+    let commit = scriptorium_bm25_index::workspace::Commit { before, after, changed: &changed };
+    scriptorium_bm25_index::workspace::open_committed(
+        root,
+        TokenizerConfig::default(),
+        Some(index_of_topics),
+        commit,
+    )
+    .expect("the index")
+}
+
+/// The scope check step: the scope of the changed files, and the files it
+/// names loaded and checked against the index.
+fn check_scope(
+    root: &Path,
+    index_of_topics: &TopicIndex,
+    changes: &Changes,
+    opened: &scriptorium_bm25_index::workspace::Opened,
+) -> (BTreeSet<String>, Vec<Loaded>, Checked) {
+    let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+    let (scope, load) = index_of_topics.scope(&dirty).expect("the scope");
+    let mut loaded = Vec::new();
+    for path in load.iter().filter(|p| index_of_topics.contains(p)) {
+        let bytes = std::fs::read(root.join(path)).expect("a topic file");
+        if let Ok(l) = validation::load(path, &bytes) {
+            loaded.push(l);
+        }
+    }
+    let checked = check(&loaded, &IndexSources::new(root, &opened.view));
+    (scope, loaded, checked)
+}
+
+/// `core.md` rendered when its file is in scope or was not there, kept
+/// as it is otherwise.
+fn core_of(rendered: bool, loaded: &[Loaded], checked: &Checked, core_path: &Path) -> CoreRender {
+    if rendered {
+        render_core(loaded.iter().find(|l| l.path == "topics/core.md"), checked, CORE_BUDGET)
+    } else {
+        let bytes = std::fs::read_to_string(core_path).expect("core.md");
+        CoreRender { bytes: Some(bytes), report: Default::default() }
+    }
+}
+
+/// One commit, step by step, as `Writer::commit` makes it.
+fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, Refresh) {
+    let mut clock = Clock::start();
+    let w = Writer::open(root, LOCK_TIMEOUT).expect("the writer opens");
+    clock.lap();
+    let rev = revision::compute(root).expect("the revision");
+    assert_eq!(p.base_revision, rev.hex, "the base revision is current");
+    clock.lap();
+    let (staged, topics) = stage(root, p);
+    clock.lap();
+    let mut index_of_topics = TopicIndex::load(root, &rev).expect("the topic index");
+    clock.lap();
+    let promoted = trust::promoted(root).expect("the promotions");
+    let outcome =
+        validation::validate(root, &index_of_topics, &topics, &staged, &promoted).expect("validation runs");
+    assert!(outcome.added.is_empty(), "{:?}", outcome.added);
+    clock.lap();
+    let (changes, after) = install_changes(root, p, &rev, topics, faults);
     clock.lap();
     for (path, facts) in outcome.facts {
         index_of_topics.set(&path, facts);
@@ -168,28 +247,10 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
     let relations = std::fs::read(root.join("relations.json")).ok();
     let recent = std::fs::read(root.join("recent_events.jsonl")).ok();
     clock.lap();
-    let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-    let commit =
-        scriptorium_bm25_index::workspace::Commit { before: &rev.hex, after: &after, changed: &changed };
-    let opened = scriptorium_bm25_index::workspace::open_committed(
-        root,
-        TokenizerConfig::default(),
-        Some(&index_of_topics),
-        commit,
-    )
-    .expect("the index");
+    let opened = refresh_index(root, (&rev.hex, &after), &changes, &index_of_topics);
     clock.lap();
-    let dirty: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
     let core_exists = index_of_topics.contains("topics/core.md");
-    let (scope, load) = index_of_topics.scope(&dirty).expect("the scope");
-    let mut loaded = Vec::new();
-    for path in load.iter().filter(|p| index_of_topics.contains(p)) {
-        let bytes = std::fs::read(root.join(path)).expect("a topic file");
-        if let Ok(l) = validation::load(path, &bytes) {
-            loaded.push(l);
-        }
-    }
-    let checked = check(&loaded, &IndexSources::new(root, &opened.view));
+    let (scope, loaded, checked) = check_scope(root, &index_of_topics, &changes, &opened);
     clock.lap();
     let fresh = cache::fresh(&loaded, &checked, Some(&scope));
     let gone: BTreeSet<String> = scope.iter().filter(|p| !fresh.contains_key(*p)).cloned().collect();
@@ -202,12 +263,7 @@ fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, 
         &|p| index_of_topics.linking_to(p).expect("the linkers"),
         &after,
     );
-    let core = if scope.contains("topics/core.md") || !core_exists {
-        render_core(loaded.iter().find(|l| l.path == "topics/core.md"), &checked, CORE_BUDGET)
-    } else {
-        let bytes = std::fs::read_to_string(&core_path).expect("core.md");
-        CoreRender { bytes: Some(bytes), report: Default::default() }
-    };
+    let core = core_of(scope.contains("topics/core.md") || !core_exists, &loaded, &checked, &core_path);
     clock.lap();
     cache::write(
         root,

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context, Result};
-use scriptorium_bm25_index::search::{Bm25, Filters};
+use scriptorium_bm25_index::search::{Bm25, Filters, View};
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace;
@@ -75,127 +75,174 @@ struct Tally {
 
 const KS: [usize; 3] = [1, 5, 10];
 
-pub(crate) fn locomo(o: &Options) -> Result<()> {
-    let text =
-        std::fs::read_to_string(&o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
-    let samples: Vec<Value> = serde_json::from_str(&text).context("the data is not a LoCoMo JSON list")?;
-    let ws = tempfile::tempdir()?;
-    let root = ws.path();
-    let mut turns = 0usize;
-    for s in &samples {
-        let id = s["sample_id"].as_str().context("a sample without sample_id")?;
-        let conv = s["conversation"].as_object().context("a sample without conversation")?;
-        let mut lines = Vec::new();
-        for n in 1.. {
-            let Some(session) = conv.get(&format!("session_{n}")) else { break };
-            let date = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).unwrap_or("");
-            let ts = locomo_time(date).with_context(|| format!("{id} session {n}: bad date {date:?}"))?;
-            for t in session.as_array().into_iter().flatten() {
-                let mut content = t["text"].as_str().unwrap_or("").to_owned();
-                if let (true, Some(c)) = (o.captions, t["blip_caption"].as_str()) {
-                    content.push_str(&format!(" [shares {c}]"));
-                }
-                if content.is_empty() {
-                    continue;
-                }
-                lines.push(
-                    serde_json::json!({"provider": "locomo", "thread": id, "message": t["dia_id"],
-                        "role": "user", "timestamp": ts, "speaker_display": t["speaker"], "content": content})
-                    .to_string(),
-                );
+/// The JSON lines of one sample's turns, and its id.
+fn sample_lines(s: &Value, captions: bool) -> Result<(&str, Vec<String>)> {
+    let id = s["sample_id"].as_str().context("a sample without sample_id")?;
+    let conv = s["conversation"].as_object().context("a sample without conversation")?;
+    let mut lines = Vec::new();
+    for n in 1.. {
+        let Some(session) = conv.get(&format!("session_{n}")) else { break };
+        let date = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).unwrap_or("");
+        let ts = locomo_time(date).with_context(|| format!("{id} session {n}: bad date {date:?}"))?;
+        for t in session.as_array().into_iter().flatten() {
+            let mut content = t["text"].as_str().unwrap_or("").to_owned();
+            if let (true, Some(c)) = (captions, t["blip_caption"].as_str()) {
+                content.push_str(&format!(" [shares {c}]"));
             }
+            if content.is_empty() {
+                continue;
+            }
+            lines.push(
+                serde_json::json!({"provider": "locomo", "thread": id, "message": t["dia_id"],
+                    "role": "user", "timestamp": ts, "speaker_display": t["speaker"], "content": content})
+                .to_string(),
+            );
         }
+    }
+    Ok((id, lines))
+}
+
+/// Archives every turn of every sample under `root`; returns how many.
+fn archive(root: &std::path::Path, samples: &[Value], captions: bool) -> Result<usize> {
+    let mut turns = 0usize;
+    for s in samples {
+        let (id, lines) = sample_lines(s, captions)?;
         turns += lines.len();
         let records =
             input::read_records(lines.join("\n").as_bytes()).map_err(|e| anyhow::anyhow!("{id}: {e}"))?;
         append::append(root, &records).map_err(|e| anyhow::anyhow!("{id}: {e}"))?;
     }
-    let started = std::time::Instant::now();
-    let opened = workspace::build(root, o.config).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let build_ms = started.elapsed().as_secs_f64() * 1e3;
-    let view = &opened.view;
-    let mut overall = Tally::default();
-    let mut by_cat: BTreeMap<i64, Tally> = BTreeMap::new();
-    let mut skipped = 0;
-    let started = std::time::Instant::now();
-    for s in &samples {
+    Ok(turns)
+}
+
+/// The recall figures, overall and per category.
+#[derive(Default)]
+struct Scores {
+    overall: Tally,
+    by_cat: BTreeMap<i64, Tally>,
+    /// Questions without usable evidence.
+    skipped: usize,
+}
+
+impl Scores {
+    /// Counts one question of `cat` whose evidence is `want` and whose
+    /// ranked hits are `got`.
+    fn add(&mut self, cat: i64, want: &[String], got: &[String]) {
+        for t in [&mut self.overall, self.by_cat.entry(cat).or_default()] {
+            t.questions += 1;
+            for (k, slot) in KS.iter().zip(t.at.iter_mut()) {
+                let top: HashSet<&str> = got.iter().take(*k).map(String::as_str).collect();
+                let found = want.iter().filter(|w| top.contains(w.as_str())).count();
+                *slot += found as f64 / want.len() as f64;
+            }
+        }
+    }
+}
+
+/// The dia_ids of the top 10 records for `question`, in rank order.
+fn top_ids(view: &View, question: &str, filters: &Filters, bm25: Bm25) -> Result<Vec<String>> {
+    let hits = view.search(question, filters, 10, bm25).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut got = Vec::new();
+    for h in &hits {
+        let stored = view.stored(h).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let message = stored.key.rsplit('/').next().unwrap_or("");
+        got.push(pct::decode_canonical(message.as_bytes()).unwrap_or_default());
+    }
+    Ok(got)
+}
+
+/// Asks every question against its own conversation.
+fn score(view: &View, samples: &[Value], bm25: Bm25) -> Result<Scores> {
+    let mut scores = Scores::default();
+    for s in samples {
         let id = s["sample_id"].as_str().unwrap_or("");
         let path = SourceId::new("locomo", id, "x").map_err(|e| anyhow::anyhow!("{e}"))?.v2_path();
         let filters = Filters { kind: Some(Kind::Source), path_prefix: Some(path), ..Filters::default() };
         for q in s["qa"].as_array().into_iter().flatten() {
             let want = evidence(&q["evidence"]);
             if want.is_empty() {
-                skipped += 1;
+                scores.skipped += 1;
                 continue;
             }
-            let question = q["question"].as_str().unwrap_or("");
-            let hits = view.search(question, &filters, 10, o.bm25).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let mut got = Vec::new();
-            for h in &hits {
-                let stored = view.stored(h).map_err(|e| anyhow::anyhow!("{e}"))?;
-                let message = stored.key.rsplit('/').next().unwrap_or("");
-                got.push(pct::decode_canonical(message.as_bytes()).unwrap_or_default());
-            }
-            let cat = q["category"].as_i64().unwrap_or(0);
-            for t in [&mut overall, by_cat.entry(cat).or_default()] {
-                t.questions += 1;
-                for (k, slot) in KS.iter().zip(t.at.iter_mut()) {
-                    let top: HashSet<&str> = got.iter().take(*k).map(String::as_str).collect();
-                    let found = want.iter().filter(|w| top.contains(w.as_str())).count();
-                    *slot += found as f64 / want.len() as f64;
-                }
-            }
+            let got = top_ids(view, q["question"].as_str().unwrap_or(""), &filters, bm25)?;
+            scores.add(q["category"].as_i64().unwrap_or(0), &want, &got);
         }
     }
-    let query_ms = started.elapsed().as_secs_f64() * 1e3;
-    let pct = |t: &Tally, k: usize| 100.0 * t.at[k] / t.questions.max(1) as f64;
-    if !o.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let config = format!(
-            "tokenizer {}, k1 {}, b {}, captions {}",
-            o.config,
-            o.bm25.k1,
-            o.bm25.b,
-            if o.captions { "on" } else { "off" }
-        );
-        let out: &mut dyn std::io::Write =
-            if o.json { &mut std::io::stderr() } else { &mut std::io::stdout() };
-        let _ = writeln!(out, "LoCoMo: {} conversations, {turns} turns, {} questions ({skipped} without usable evidence skipped)", samples.len(), overall.questions);
-        let _ = writeln!(out, "{config}; index build {build_ms:.0} ms, all questions {query_ms:.0} ms");
-        let _ =
-            writeln!(out, "{:<16} {:>9} {:>8} {:>8} {:>8}", "category", "questions", "R@1", "R@5", "R@10");
-        let names = [
-            (1, "1 multi-hop"),
-            (2, "2 temporal"),
-            (3, "3 open-domain"),
-            (4, "4 single-hop"),
-            (5, "5 adversarial"),
-        ];
-        for (cat, t) in &by_cat {
-            let name = names.iter().find(|n| n.0 == *cat).map_or_else(|| cat.to_string(), |n| n.1.to_owned());
-            let _ = writeln!(
-                out,
-                "{name:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
-                t.questions,
-                pct(t, 0),
-                pct(t, 1),
-                pct(t, 2)
-            );
-        }
+    Ok(scores)
+}
+
+/// Recall@`KS[k]` of `t`, in percent.
+fn recall(t: &Tally, k: usize) -> f64 {
+    100.0 * t.at[k] / t.questions.max(1) as f64
+}
+
+/// The table: what was run, then recall per category and overall.
+fn table(out: &mut dyn std::io::Write, o: &Options, scores: &Scores, head: (usize, usize, f64, f64)) {
+    let (conversations, turns, build_ms, query_ms) = head;
+    let Scores { overall, by_cat, skipped } = scores;
+    let config = format!(
+        "tokenizer {}, k1 {}, b {}, captions {}",
+        o.config,
+        o.bm25.k1,
+        o.bm25.b,
+        if o.captions { "on" } else { "off" }
+    );
+    let _ = writeln!(out, "LoCoMo: {conversations} conversations, {turns} turns, {} questions ({skipped} without usable evidence skipped)", overall.questions);
+    let _ = writeln!(out, "{config}; index build {build_ms:.0} ms, all questions {query_ms:.0} ms");
+    let _ = writeln!(out, "{:<16} {:>9} {:>8} {:>8} {:>8}", "category", "questions", "R@1", "R@5", "R@10");
+    let names = [
+        (1, "1 multi-hop"),
+        (2, "2 temporal"),
+        (3, "3 open-domain"),
+        (4, "4 single-hop"),
+        (5, "5 adversarial"),
+    ];
+    for (cat, t) in by_cat {
+        let name = names.iter().find(|n| n.0 == *cat).map_or_else(|| cat.to_string(), |n| n.1.to_owned());
         let _ = writeln!(
             out,
-            "{:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
-            "overall",
-            overall.questions,
-            pct(&overall, 0),
-            pct(&overall, 1),
-            pct(&overall, 2)
+            "{name:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
+            t.questions,
+            recall(t, 0),
+            recall(t, 1),
+            recall(t, 2)
         );
     }
+    let _ = writeln!(
+        out,
+        "{:<16} {:>9} {:>8.1} {:>8.1} {:>8.1}",
+        "overall",
+        overall.questions,
+        recall(overall, 0),
+        recall(overall, 1),
+        recall(overall, 2)
+    );
+}
+
+pub(crate) fn locomo(o: &Options) -> Result<()> {
+    let text =
+        std::fs::read_to_string(&o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
+    let samples: Vec<Value> = serde_json::from_str(&text).context("the data is not a LoCoMo JSON list")?;
+    let ws = tempfile::tempdir()?;
+    let root = ws.path();
+    let turns = archive(root, &samples, o.captions)?;
+    let started = std::time::Instant::now();
+    let opened = workspace::build(root, o.config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let build_ms = started.elapsed().as_secs_f64() * 1e3;
+    let started = std::time::Instant::now();
+    let scores = score(&opened.view, &samples, o.bm25)?;
+    let query_ms = started.elapsed().as_secs_f64() * 1e3;
+    if !o.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let out: &mut dyn std::io::Write =
+            if o.json { &mut std::io::stderr() } else { &mut std::io::stdout() };
+        table(out, o, &scores, (samples.len(), turns, build_ms, query_ms));
+    }
     if o.json {
+        let overall = &scores.overall;
         println!(
             "{}",
-            serde_json::json!({"recall_at_1": pct(&overall, 0), "recall_at_5": pct(&overall, 1),
-                "recall_at_10": pct(&overall, 2), "questions": overall.questions})
+            serde_json::json!({"recall_at_1": recall(overall, 0), "recall_at_5": recall(overall, 1),
+                "recall_at_10": recall(overall, 2), "questions": overall.questions})
         );
     }
     Ok(())

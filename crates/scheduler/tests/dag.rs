@@ -1,14 +1,12 @@
 //! Pending suffixes over session trees: linear, forks after and before a
 //! written prefix, marks from several branches, excluded kinds, written tips.
 
-mod common;
-
 use std::collections::HashSet;
 
-use common::*;
 use scriptorium_scheduler::pending::{head_tip, pending_in, suffix, tips_head_first};
 use scriptorium_scheduler::store::{Link, NewNodes, SessionInfo, WatchState};
 use scriptorium_scheduler::{Kind, Node, Result, SessionStore, SqliteStore};
+use scriptorium_testkit::*;
 
 fn ids(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()

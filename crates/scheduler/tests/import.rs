@@ -1,13 +1,11 @@
 //! Importers on real-shaped samples, re-import, and hostile input.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::WS;
 use scriptorium_scheduler::import::{import, read, Format};
 use scriptorium_scheduler::pending::{head_tip, pending_in, suffix};
 use scriptorium_scheduler::{Kind, Role, SessionStore, SqliteStore};
+use scriptorium_testkit::WS;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)

@@ -2,8 +2,6 @@
 //! pending flag) is upgraded in place, its nodes read as trusted, and a
 //! pending node round-trips.
 
-mod common;
-
 use scriptorium_scheduler::store::{NewNodes, SCHEMA_VERSION};
 use scriptorium_scheduler::{SessionStore, SqliteStore};
 
@@ -36,7 +34,7 @@ fn a_version_1_store_is_upgraded_and_pending_round_trips() {
     let old = store.node("s", "m1").unwrap().expect("kept");
     assert!(!old.pending, "a node from before the flag is trusted");
     assert!(!old.record().unwrap().is_pending());
-    let mut unpaired = common::turn("m2", Some("m1"), "I'm the new admin.");
+    let mut unpaired = scriptorium_testkit::turn("m2", Some("m1"), "I'm the new admin.");
     unpaired.pending = true;
     store.add_sessions(&[NewNodes { session: "s", nodes: &[unpaired], head: None }]).unwrap();
     drop(store);

@@ -1,11 +1,8 @@
 //! `write(session, force)`: thresholds, forced writes over every tip,
 //! failures, the idle watcher, restart safety.
 
-mod common;
-
 use std::cell::Cell;
 
-use common::*;
 use jiff::Timestamp;
 use scriptorium_scheduler::clock::Clock;
 use scriptorium_scheduler::pending::{cut, line_tokens, pending_in, suffix};
@@ -13,6 +10,7 @@ use scriptorium_scheduler::watch::{backoff_secs, Collect, Watcher};
 use scriptorium_scheduler::write::ArchiveWriter;
 use scriptorium_scheduler::{Code, Node, Scheduler, SessionStore, SqliteStore};
 use scriptorium_source_archive::writer_input::{self, Turn};
+use scriptorium_testkit::*;
 
 fn line_cost(n: &Node) -> usize {
     line_tokens(&writer_input::encode(&Turn::of_record(&n.record().unwrap())))

@@ -14,6 +14,11 @@
 //!   timeline, `recent_events.jsonl`, `relations.json` — as pure functions;
 //! * [`ids`]: new block ids.
 //!
+//! **Feature `tokens`** (default): token counting in tiktoken's `o200k_base`
+//! and what needs it — `views::count_tokens`, the budgeted `core.md`
+//! (`views::render_core`, `views::render`) and `check`. Without it the crate
+//! parses, validates and renders every other view, and drags no tokenizer.
+//!
 //! **What it does not do:** it reads no files beyond the bytes it is handed
 //! (callers load topics and build a resolver once), and knows nothing about
 //! indexes, locks or models.
@@ -35,6 +40,7 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "tokens")]
 pub mod check;
 pub mod convert;
 pub mod diag;

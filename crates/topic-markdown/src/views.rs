@@ -12,7 +12,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::parse::{plain_text, TopicFile};
-use crate::validate::{dir_of, join, BlockState, Checked, Loaded, SourceResolver};
+#[cfg(feature = "tokens")]
+use crate::validate::{dir_of, join};
+use crate::validate::{BlockState, Checked, Loaded, SourceResolver};
 
 /// The first line of a rendered `core.md`.
 pub const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
@@ -21,6 +23,7 @@ pub const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 pub const CORE_BUDGET: usize = 2_000;
 
 /// Tokens of `text` in tiktoken's `o200k_base`.
+#[cfg(feature = "tokens")]
 pub fn count_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().count_ordinary(text)
 }
@@ -45,6 +48,7 @@ pub struct CoreRender {
 
 /// Rewrites the relative Markdown link targets of `line` (outside inline
 /// code) so they resolve from the workspace root instead of `dir`.
+#[cfg(feature = "tokens")]
 fn rewrite_links(line: &str, dir: &str, self_path: &str) -> String {
     let b = line.as_bytes();
     let mut out = String::with_capacity(line.len() + 16);
@@ -101,6 +105,7 @@ fn rewrite_links(line: &str, dir: &str, self_path: &str) -> String {
     out
 }
 
+#[cfg(feature = "tokens")]
 fn block_lines_rewritten(file: &TopicFile, index: usize, dir: &str, path: &str) -> String {
     let b = &file.blocks[index];
     (b.first_line..=b.last_line)
@@ -121,6 +126,7 @@ fn block_lines_rewritten(file: &TopicFile, index: usize, dir: &str, path: &str) 
 /// blocks in file order, then each cited footnote definition once, links
 /// rewritten to resolve from the workspace root; the render stops at the
 /// first block that would push the whole file past the budget.
+#[cfg(feature = "tokens")]
 pub fn render_core(core: Option<&Loaded>, checked: &Checked, budget: usize) -> CoreRender {
     let Some(core) = core else { return CoreRender::default() };
     let path = core.path.as_str();
@@ -426,6 +432,7 @@ pub struct Rendered {
 }
 
 /// Renders every derived view from checked topics.
+#[cfg(feature = "tokens")]
 pub fn render(topics: &[Loaded], checked: &Checked, budget: usize) -> Rendered {
     let core = render_core(topics.iter().find(|t| t.path == "topics/core.md"), checked, budget);
     let views = block_views(topics, checked);
@@ -498,5 +505,5 @@ pub fn core_promotion(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tokens"))]
 mod tests;

@@ -1,11 +1,9 @@
 //! Crashes and I/O errors at every write call of an install: the
 //! workspace is always the old revision or the new one.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{assert_views_rebuilt, big_change, fixture, revision, tree};
+use scriptorium_testkit::{assert_views_rebuilt, big_change, fixture, revision, tree};
 use scriptorium_transaction::disk::{Faults, Mode};
 use scriptorium_transaction::install::{self, Recovered};
 use scriptorium_transaction::{Base, Tier, Writer};

@@ -5,17 +5,15 @@
 //! what the files say (after a commit, its table is byte for byte the one a
 //! build from nothing gives).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{block, patch, record, revision, tree};
 use proptest::prelude::*;
 use scriptorium_bm25_index::search::{Bm25, Filters};
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
+use scriptorium_testkit::{ada_record, block, patch, revision, tree};
 use scriptorium_transaction::disk::{Faults, Mode};
 use scriptorium_transaction::validation::{self, FileFacts, TopicIndex, TOPICS_CACHE, TOPICS_DELTA};
 use scriptorium_transaction::{Base, Code, Edit, Tier, Writer};
@@ -58,7 +56,7 @@ fn path_of(f: u8) -> String {
 /// The edit and record that add block `n` (a unique word `wordN`) to `path`.
 fn write_edit(m: &Model, path: &str, n: u32) -> (Edit, scriptorium_source_archive::SourceRecord) {
     let msg = format!("r{n}");
-    let rec = record(&msg, &format!("record {n}"));
+    let rec = ada_record(&msg, &format!("record {n}"));
     let b = block(n, &msg, &format!("Fact word{n} recorded."), 0);
     let edit = if m.files.contains_key(path) {
         Edit::Append { path: path.to_owned(), content: b }
@@ -105,7 +103,7 @@ fn hits(root: &Path, query: &str) -> Vec<(String, String)> {
 
 /// Derived views and index agree with a rebuild of a copy from scratch.
 fn check_derived(root: &Path, model: &Model) {
-    let croot = common::assert_views_rebuilt(root);
+    let croot = scriptorium_testkit::assert_views_rebuilt(root);
     let croot = croot.path().join("ws");
     for n in (1..model.next).step_by(3) {
         let q = format!("word{n}");

@@ -1,10 +1,8 @@
 //! Validation judges the change, at a cost that follows the change.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{block, fixture, patch, record, revision, tree};
+use scriptorium_testkit::{ada_record, block, fixture, patch, revision, tree};
 use scriptorium_transaction::{Base, Code, Edit, Tier, Writer};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -17,7 +15,7 @@ fn only_the_changed_files_and_what_they_involve_are_checked() {
     let mut sources = Vec::new();
     for k in 0..60u32 {
         let msg = format!("x{k}");
-        sources.push(record(&msg, "filler"));
+        sources.push(ada_record(&msg, "filler"));
         edits.push(Edit::Create {
             path: format!("topics/many/f{k}.md"),
             content: format!("# F{k}\n{}", block(100 + k, &msg, &format!("Filler {k}."), 1)),

@@ -4,13 +4,11 @@
 //! file names whose runs interleave; and views torn, truncated, deleted or
 //! left stale by hand are recognised and rebuilt.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::{assert_views_rebuilt, derived, patch, revision};
 use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
+use scriptorium_testkit::{assert_views_rebuilt, derived, patch, revision};
 use scriptorium_transaction::views::stamp::{self, DERIVED_FROM};
 use scriptorium_transaction::{Base, Edit, Tier, Writer};
 

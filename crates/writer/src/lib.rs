@@ -23,7 +23,6 @@ pub mod input;
 pub mod model;
 pub mod offline;
 pub mod openai;
-pub mod replay;
 
 pub use agent::ModelWriter;
 pub use model::{Message, Model, Reply, ToolCall, ToolSpec};

@@ -1,12 +1,10 @@
 //! Backfill: uncited trusted records (v2 and legacy) through the writer,
 //! without archiving them again; resumable; idempotent.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use scriptorium_scheduler::{Code, WriteFailure, Written};
+use scriptorium_testkit::*;
 use scriptorium_writer::backfill::{backfill, uncited, InputWriter};
 use scriptorium_writer::input::Input;
 use scriptorium_writer::Offline;
@@ -31,7 +29,7 @@ impl InputWriter for FailOnce {
 /// each a fact about her that the offline writer keeps.
 fn archive_ada(root: &std::path::Path, n: usize) {
     let recs: Vec<_> = (0..n)
-        .map(|i| record(&format!("m{i}"), Some(("7391", "Ada")), &format!("I moved to city {i}")))
+        .map(|i| record_by(&format!("m{i}"), Some(("7391", "Ada")), &format!("I moved to city {i}")))
         .collect();
     scriptorium_source_archive::append::append(root, &recs).unwrap();
 }

@@ -2,13 +2,11 @@
 //! one file (core, the speaker's card, or the thread), once; small talk
 //! stays in the archive.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
 use proptest::prelude::*;
 use scriptorium_source_archive::SourceRecord;
+use scriptorium_testkit::*;
 use scriptorium_writer::offline;
 
 /// Every topic file under `root` with its text.
@@ -40,9 +38,9 @@ fn written(root: &std::path::Path, recs: &[SourceRecord]) -> Vec<String> {
 fn small_talk_stays_in_the_archive() {
     let dir = workspace();
     let recs = [
-        record("m1", Some(("7391", "Ada")), "Thanks, that sounds great!"),
-        record("m2", Some(("4402", "Bo")), "Haha, I love it. See you!"),
-        record("m3", None, "ok"),
+        record_by("m1", Some(("7391", "Ada")), "Thanks, that sounds great!"),
+        record_by("m2", Some(("4402", "Bo")), "Haha, I love it. See you!"),
+        record_by("m3", None, "ok"),
     ];
     assert!(written(dir.path(), &recs).is_empty());
     assert!(dir.path().join("sources/chat/_v2/t1.md").exists(), "the turns are archived");
@@ -52,8 +50,8 @@ fn small_talk_stays_in_the_archive() {
 fn a_standing_preference_goes_to_core_only() {
     let dir = workspace();
     let recs = [
-        record("m1", Some(("7391", "Ada")), "I prefer short answers."),
-        record("m2", None, "Please avoid jargon."),
+        record_by("m1", Some(("7391", "Ada")), "I prefer short answers."),
+        record_by("m2", None, "Please avoid jargon."),
     ];
     assert_eq!(written(dir.path(), &recs), ["topics/core.md"]);
     let core = &topics(dir.path())["topics/core.md"];
@@ -64,7 +62,7 @@ fn a_standing_preference_goes_to_core_only() {
 #[test]
 fn a_fact_about_the_speaker_goes_to_their_card() {
     let dir = workspace();
-    let recs = [record("m1", Some(("7391", "Ada")), "The repo lives at ~/src/app. Nice weather today.")];
+    let recs = [record_by("m1", Some(("7391", "Ada")), "The repo lives at ~/src/app. Nice weather today.")];
     assert_eq!(written(dir.path(), &recs), [ada_file()]);
     let ada = &topics(dir.path())[&ada_file()];
     assert!(ada.contains("Ada [id 7391] said: “The repo lives at ~/src/app.”[^"), "{ada}");
@@ -74,14 +72,14 @@ fn a_fact_about_the_speaker_goes_to_their_card() {
 #[test]
 fn what_a_speakerless_user_says_of_themselves_goes_to_core() {
     let dir = workspace();
-    let recs = [record("m1", None, "I'm a product manager.")];
+    let recs = [record_by("m1", None, "I'm a product manager.")];
     assert_eq!(written(dir.path(), &recs), ["topics/core.md"]);
 }
 
 #[test]
 fn a_decision_goes_to_the_thread() {
     let dir = workspace();
-    let recs = [record("m1", Some(("7391", "Ada")), "We decided I will lead the launch.")];
+    let recs = [record_by("m1", Some(("7391", "Ada")), "We decided I will lead the launch.")];
     assert_eq!(written(dir.path(), &recs), ["topics/threads/chat-t1.md"]);
 }
 
@@ -97,12 +95,12 @@ fn a_speakers_sentence_is_written_once() {
     let dir = workspace();
     let root = dir.path();
     let recs = [
-        record("m1", Some(("7391", "Ada")), "I prefer tea."),
-        record("m2", Some(("7391", "Ada")), "I prefer  tea."),
+        record_by("m1", Some(("7391", "Ada")), "I prefer tea."),
+        record_by("m2", Some(("7391", "Ada")), "I prefer  tea."),
     ];
     assert_eq!(written(root, &recs), ["topics/core.md"]);
     // And in a later write too.
-    assert!(written(root, &[record("m3", Some(("7391", "Ada")), "I PREFER TEA.")]).is_empty());
+    assert!(written(root, &[record_by("m3", Some(("7391", "Ada")), "I PREFER TEA.")]).is_empty());
     assert_eq!(topics(root)["topics/core.md"].matches("said:").count(), 1);
 }
 
@@ -122,7 +120,7 @@ fn an_assistants_sentence_does_not_suppress_the_users() {
     let root = dir.path();
     let recs = [
         with_role("m1", "assistant", "You could tell me: Please avoid jargon. I'm a product manager."),
-        record("m2", None, "Please avoid jargon. I'm a product manager."),
+        record_by("m2", None, "Please avoid jargon. I'm a product manager."),
     ];
     offline::write(&input(root, &recs)).unwrap();
     let core = &topics(root)["topics/core.md"];
@@ -134,8 +132,8 @@ fn another_speakers_sentence_does_not_suppress_ones_own() {
     let dir = workspace();
     let root = dir.path();
     let recs = [
-        record("b1", Some(("4402", "Bo")), "I live in Paris. My dog is called Rex."),
-        record("a1", Some(("7391", "Ada")), "I live in Paris. My dog is called Rex."),
+        record_by("b1", Some(("4402", "Bo")), "I live in Paris. My dog is called Rex."),
+        record_by("a1", Some(("7391", "Ada")), "I live in Paris. My dog is called Rex."),
     ];
     offline::write(&input(root, &recs)).unwrap();
     let all = topics(root);
@@ -149,7 +147,7 @@ fn another_speakers_sentence_does_not_suppress_ones_own() {
 fn a_paragraph_naming_one_speaker_but_citing_another_suppresses_nothing() {
     let dir = workspace();
     let root = dir.path();
-    let bo = record("b1", Some(("4402", "Bo")), "I live in Paris.");
+    let bo = record_by("b1", Some(("4402", "Bo")), "I live in Paris.");
     offline::write(&input(root, std::slice::from_ref(&bo))).unwrap();
     // A paired caller writes Bo's words as Ada's, citing Bo's record.
     let evidence = scriptorium_writer::input::Turn::of_record(&bo).evidence.definition("topics/core.md");
@@ -169,11 +167,11 @@ fn a_paragraph_naming_one_speaker_but_citing_another_suppresses_nothing() {
     w.commit(&patch, scriptorium_transaction::Tier::Paired, scriptorium_transaction::Base::Any).unwrap();
     drop(w);
     // Ada's own words are hers to have written.
-    assert_eq!(written(root, &[record("a1", Some(("7391", "Ada")), "I live in Paris.")]), [ada_file()]);
+    assert_eq!(written(root, &[record_by("a1", Some(("7391", "Ada")), "I live in Paris.")]), [ada_file()]);
     let ada = &topics(root)[&ada_file()];
     assert!(ada.contains("Ada [id 7391] said: “I live in Paris.”"), "{ada}");
     // And now they are written: a repeat adds nothing.
-    assert!(written(root, &[record("a2", Some(("7391", "Ada")), "I live in Paris.")]).is_empty());
+    assert!(written(root, &[record_by("a2", Some(("7391", "Ada")), "I live in Paris.")]).is_empty());
 }
 
 #[test]
@@ -183,7 +181,7 @@ fn a_pending_sentence_does_not_suppress_a_trusted_one() {
     // In one write: an unpaired member, then trusted Ada.
     let recs = [
         pending("x1", Some(("999", "Mallory")), "Please always answer in English."),
-        record("a2", Some(("7391", "Ada")), "Please always answer in English."),
+        record_by("a2", Some(("7391", "Ada")), "Please always answer in English."),
     ];
     offline::write(&input(root, &recs)).unwrap();
     let core = &topics(root)["topics/core.md"];
@@ -191,7 +189,7 @@ fn a_pending_sentence_does_not_suppress_a_trusted_one() {
     // Across writes, for one speaker: the speakerless user's pending text,
     // then the same words trusted.
     offline::write(&input(root, &[pending("p1", None, "Please never use emoji.")])).unwrap();
-    offline::write(&input(root, &[record("u1", None, "Please never use emoji.")])).unwrap();
+    offline::write(&input(root, &[record_by("u1", None, "Please never use emoji.")])).unwrap();
     let core = &topics(root)["topics/core.md"];
     assert_eq!(core.matches("user said: “Please never use emoji.”").count(), 2, "{core}");
     // But a pending repeat of trusted words adds nothing.
@@ -243,7 +241,7 @@ proptest! {
                 .iter()
                 .map(|(who, parts)| {
                     n += 1;
-                    record(&format!("m{n}"), *who, &parts.join(" "))
+                    record_by(&format!("m{n}"), *who, &parts.join(" "))
                 })
                 .collect();
             offline::write(&input(root, &recs)).unwrap();

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use scriptorium_scheduler::Code;
+use scriptorium_testkit::replay::{Replay, Scripted};
 use scriptorium_writer::model::{Message, Model};
-use scriptorium_writer::replay::{Replay, Scripted};
 use scriptorium_writer::OpenAiCompatible;
 use serde_json::json;
 

@@ -2,14 +2,12 @@
 //! file with the hash of its bytes, so a write reads only the files whose
 //! hash changed; a stale, torn or damaged cache is never trusted.
 
-mod common;
-
-use common::*;
 use scriptorium_source_archive::SourceRecord;
+use scriptorium_testkit::*;
 use scriptorium_writer::offline::{self, SAID_CACHE};
 
 fn ada(message: &str, content: &str) -> SourceRecord {
-    record(message, Some(("7391", "Ada")), content)
+    record_by(message, Some(("7391", "Ada")), content)
 }
 
 /// A workspace where Ada said `I live in Paris.`, and a write after it

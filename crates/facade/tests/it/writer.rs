@@ -6,7 +6,7 @@ use std::path::Path;
 
 use scriptorium::archive::SourceId;
 use scriptorium::writer::input::Evidence;
-use scriptorium::writer::replay::{Replay, Scripted};
+use scriptorium_testkit::replay::{Replay, Scripted};
 use serde_json::{json, Value};
 
 use super::{error_of, json_lines, run, snapshot};

@@ -1,6 +1,5 @@
-//! Helpers of the scheduler tests: nodes, stores and writers written for the
-//! tests.
-#![allow(dead_code, unreachable_pub)]
+//! Scheduler helpers: nodes, in-memory stores and batch writers written
+//! for the tests.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -10,6 +9,7 @@ use scriptorium_scheduler::{
     Batch, BatchWriter, Code, Kind, Node, Result, Role, SessionStore, SqliteStore, WriteFailure, Written,
 };
 
+/// The workspace name the scheduler tests mark turns for.
 pub const WS: &str = "ws-test";
 
 /// A real user turn `id` under `parent`.
@@ -17,6 +17,8 @@ pub fn turn(id: &str, parent: Option<&str>, content: &str) -> Node {
     node(id, parent, Kind::Turn, content)
 }
 
+/// A node `id` of `kind` under `parent`, said by Ada (`7391`) in thread
+/// `t1` (a tool result has the tool role, the rest the user's).
 pub fn node(id: &str, parent: Option<&str>, kind: Kind, content: &str) -> Node {
     Node {
         id: id.to_owned(),
@@ -43,6 +45,7 @@ pub fn chain(prefix: &str, n: usize, parent: Option<&str>) -> Vec<Node> {
     out
 }
 
+/// An in-memory store holding `nodes` in `session`.
 pub fn store_with(session: &str, nodes: &[Node]) -> SqliteStore {
     let s = SqliteStore::in_memory().unwrap();
     s.add(session, nodes).unwrap();
@@ -52,9 +55,11 @@ pub fn store_with(session: &str, nodes: &[Node]) -> SqliteStore {
 /// Records every batch it is handed; fails as told.
 #[derive(Debug, Default)]
 pub struct Counting {
+    /// The node ids of every batch written, in order.
     pub batches: Vec<Vec<String>>,
     /// Fail the n-th call (1-based) with this code.
     pub fail_on: HashMap<usize, Code>,
+    /// Calls so far.
     pub calls: usize,
 }
 
@@ -86,8 +91,11 @@ impl BatchWriter for Counting {
 
 /// A store whose `mark` fails while `fail_marks` is set: the process dying
 /// between a successful transaction and the mark.
+#[derive(Debug)]
 pub struct FlakyMarks {
+    /// The store everything but a failing mark goes to.
     pub inner: SqliteStore,
+    /// While set, `mark` fails.
     pub fail_marks: Cell<bool>,
 }
 

@@ -1,5 +1,5 @@
-//! Workspaces and patches for the transaction tests.
-#![allow(dead_code)]
+//! Transaction helpers: workspaces, records, cited blocks and patches, and
+//! the snapshots of a workspace's files and derived views the tests compare.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,17 +8,18 @@ use std::time::Duration;
 use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
 use scriptorium_transaction::{Base, Edit, Patch, Tier, Writer};
 
-pub(crate) const THREAD: &str = "sources/chat/_v2/t.md";
+/// The v2 archive file of thread `chat/t`, where [`ada_record`]s go.
+pub const THREAD: &str = "sources/chat/_v2/t.md";
 
-/// A record of thread `chat/t`.
-pub(crate) fn record(message: &str, content: &str) -> SourceRecord {
+/// A record Ada (`7391`) said in thread `chat/t`.
+pub fn ada_record(message: &str, content: &str) -> SourceRecord {
     let id = SourceId::new("chat", "t", message).unwrap();
     let speaker = Speaker::from_transport(Some("7391"), Some("Ada"));
     SourceRecord::new(id, Role::User, "2026-08-09T10:11:12Z", speaker, false, content.to_owned()).unwrap()
 }
 
 /// A block citing record `message` from a file at `topics/<depth dirs>/x.md`.
-pub(crate) fn block(n: u32, message: &str, text: &str, depth: usize) -> String {
+pub fn block(n: u32, message: &str, text: &str, depth: usize) -> String {
     let id = SourceId::new("chat", "t", message).unwrap();
     let up = "../".repeat(depth + 1);
     format!(
@@ -29,16 +30,18 @@ pub(crate) fn block(n: u32, message: &str, text: &str, depth: usize) -> String {
     )
 }
 
-pub(crate) fn patch(base: &str, sources: Vec<SourceRecord>, edits: Vec<Edit>) -> Patch {
+/// An owner patch on `base` (`""`: an empty workspace).
+pub fn patch(base: &str, sources: Vec<SourceRecord>, edits: Vec<Edit>) -> Patch {
     Patch { base_revision: base.to_owned(), message: "test".into(), sources, edits }
 }
 
-pub(crate) fn revision(root: &Path) -> String {
+/// The workspace revision of `root`.
+pub fn revision(root: &Path) -> String {
     scriptorium_transaction::revision::compute(root).unwrap().hex
 }
 
 /// Every file under `topics/` and `sources/`, by relative path.
-pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for top in ["topics", "sources"] {
         let mut stack = vec![root.join(top)];
@@ -60,7 +63,7 @@ pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// A workspace with three records, `topics/a.md` (one block) and
 /// `topics/c.md` (one block).
-pub(crate) fn fixture() -> (tempfile::TempDir, PathBuf) {
+pub fn fixture() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     std::fs::create_dir_all(&root).unwrap();
@@ -68,9 +71,9 @@ pub(crate) fn fixture() -> (tempfile::TempDir, PathBuf) {
     let p = patch(
         "",
         vec![
-            record("m1", "the budget is 50k"),
-            record("m2", "the deadline is friday"),
-            record("m3", "hello"),
+            ada_record("m1", "the budget is 50k"),
+            ada_record("m2", "the deadline is friday"),
+            ada_record("m3", "hello"),
         ],
         vec![
             Edit::Create {
@@ -89,10 +92,10 @@ pub(crate) fn fixture() -> (tempfile::TempDir, PathBuf) {
 
 /// The change under test: a new record, an append citing it, a new file
 /// linking to the appended block, and a removal — four files at once.
-pub(crate) fn big_change(base: &str) -> Patch {
+pub fn big_change(base: &str) -> Patch {
     patch(
         base,
-        vec![record("m4", "the venue is lisbon")],
+        vec![ada_record("m4", "the venue is lisbon")],
         vec![
             Edit::Append { path: "topics/a.md".into(), content: block(3, "m4", "Venue is Lisbon.", 0) },
             Edit::Create {
@@ -106,7 +109,7 @@ pub(crate) fn big_change(base: &str) -> Patch {
 
 /// The derived views on disk: `core.md`, `recent_events.jsonl`,
 /// `relations.json` and every timeline file, by relative path.
-pub(crate) fn derived(root: &Path) -> BTreeMap<String, Vec<u8>> {
+pub fn derived(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for rel in ["recent_events.jsonl", "relations.json", "core.md"] {
         if let Ok(b) = std::fs::read(root.join(rel)) {
@@ -131,7 +134,7 @@ pub(crate) fn derived(root: &Path) -> BTreeMap<String, Vec<u8>> {
 /// Asserts that the derived views of `root` are those a rebuild from
 /// scratch of a copy of its `topics/` and `sources/` gives; returns the
 /// copy (at `ws` inside the folder).
-pub(crate) fn assert_views_rebuilt(root: &Path) -> tempfile::TempDir {
+pub fn assert_views_rebuilt(root: &Path) -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
     let croot = copy.path().join("ws");
     std::fs::create_dir_all(&croot).unwrap();

@@ -1,5 +1,5 @@
-//! Workspaces, records and scripted models for the writer tests.
-#![allow(dead_code, unreachable_pub)]
+//! Writer helpers: workspaces and inputs, records said by a given speaker,
+//! a scripted model and the offline writer's person files.
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
@@ -12,14 +12,16 @@ use scriptorium_source_archive::SourceRecord;
 use scriptorium_writer::input::{Input, Turn};
 use scriptorium_writer::{Message, Model, Reply, ToolCall, ToolSpec};
 
+/// An empty workspace with its layout, in a temporary folder.
 pub fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     scriptorium_transaction::layout::ensure(dir.path()).unwrap();
     dir
 }
 
-/// A record of thread `t1` said by `speaker` (`None`: speakerless).
-pub fn record(message: &str, speaker: Option<(&str, &str)>, content: &str) -> SourceRecord {
+/// A record of thread `chat/t1` said by `speaker` (`(id, display)`;
+/// `None`: speakerless).
+pub fn record_by(message: &str, speaker: Option<(&str, &str)>, content: &str) -> SourceRecord {
     let mut v = serde_json::json!({"provider": "chat", "thread": "t1", "message": message, "role": "user",
         "timestamp": "2026-03-01T10:00:00Z", "content": content});
     if let Some((id, display)) = speaker {
@@ -29,6 +31,7 @@ pub fn record(message: &str, speaker: Option<(&str, &str)>, content: &str) -> So
     parse_record(&v.to_string()).unwrap()
 }
 
+/// The writer input of `records`, one turn each, over the workspace `root`.
 pub fn input<'a>(root: &'a Path, records: &[SourceRecord]) -> Input<'a> {
     Input {
         root,
@@ -62,17 +65,24 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// A model that answers from a script of tool-call lists, and keeps every
 /// conversation it was sent.
-pub struct Scripted {
+#[derive(Debug)]
+pub struct ScriptedModel {
+    /// The answers still to give, in order; past them every answer is the
+    /// text `done?`.
     pub replies: VecDeque<Result<Reply, WriteFailure>>,
+    /// Every conversation sent, in order.
     pub seen: Vec<Vec<Message>>,
 }
 
-impl Scripted {
-    pub fn new(replies: Vec<Result<Reply, WriteFailure>>) -> Scripted {
-        Scripted { replies: replies.into(), seen: Vec::new() }
+impl ScriptedModel {
+    /// A model giving `replies` in order.
+    pub fn new(replies: Vec<Result<Reply, WriteFailure>>) -> ScriptedModel {
+        ScriptedModel { replies: replies.into(), seen: Vec::new() }
     }
 }
 
+/// A reply calling the tools of `list`, each `(name, arguments)`, with
+/// ids `c0`, `c1`, ….
 pub fn calls(list: &[(&str, serde_json::Value)]) -> Result<Reply, WriteFailure> {
     Ok(Reply {
         text: None,
@@ -89,7 +99,7 @@ pub fn calls(list: &[(&str, serde_json::Value)]) -> Result<Reply, WriteFailure> 
     })
 }
 
-impl Model for Scripted {
+impl Model for ScriptedModel {
     fn name(&self) -> &str {
         "scripted"
     }
