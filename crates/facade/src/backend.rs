@@ -265,7 +265,7 @@ impl MemoryBackend for DisabledBackend {
     }
 
     fn search(&self, _args: &Value) -> Result<Value, Error> {
-        Err(disabled())
+        Err(Error::disabled())
     }
 }
 
@@ -290,11 +290,6 @@ pub fn open_configured(root: &Path) -> Result<Arc<dyn MemoryBackend>, crate::con
         return Ok(Arc::new(DisabledBackend));
     }
     Ok(Arc::new(LocalMemoryBackend::new(root)))
-}
-
-/// The refusal of a disabled backend.
-pub fn disabled() -> Error {
-    Error::new(ErrorCode::MemoryDisabled, "memory is disabled (memory.backend = \"none\")")
 }
 
 static BACKEND: RwLock<Option<Arc<dyn MemoryBackend>>> = RwLock::new(None);

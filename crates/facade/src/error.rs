@@ -63,6 +63,12 @@ impl Error {
         self
     }
 
+    /// `MEMORY_DISABLED`: the refusal of every verb, tool and backend call
+    /// when `memory.backend = "none"`.
+    pub fn disabled() -> Error {
+        Error::new(Code::MemoryDisabled, "memory is disabled (memory.backend = \"none\")")
+    }
+
     /// The stable code.
     pub fn code(&self) -> Code {
         self.code

@@ -126,7 +126,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
         t
     })?;
     if config.disabled() {
-        return Err(crate::backend::disabled());
+        return Err(Error::disabled());
     }
     if !args.is_object() {
         return Err(invalid("the arguments must be a JSON object"));

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use scriptorium::config::Config;
 use scriptorium::snapshot::Snapshot;
-use scriptorium::{transaction, Code, Error};
+use scriptorium::{transaction, Error};
 
 use crate::args::{ArchiveCommand, Cli, Command, IndexCommand, SessionCommand, TopicCommand};
 use crate::report::{self, shown, Outcome};
@@ -37,7 +37,7 @@ pub(crate) fn run(cli: Cli) -> Outcome {
     // before reading stdin or touching the workspace.
     let config = Config::load(&root).map_err(Error::from)?;
     if config.disabled() {
-        return Err(Error::new(Code::MemoryDisabled, "memory is disabled (memory.backend = \"none\")").into());
+        return Err(Error::disabled().into());
     }
     let ctx = Ctx { root, config };
     match cli.command {
