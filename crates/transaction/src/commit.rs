@@ -10,8 +10,10 @@
 //! ([`crate::install`]), then the search index and the derived views, then
 //! the history line (written with the install, see there). A refusal
 //! writes nothing under `topics/` or `sources/`.
+//!
+//! Staging a patch is in `stage`, promoting sources in `promote`, carrying
+//! out the migration of a hand-written `core.md` in `core_migration`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,18 +21,24 @@ use serde::Serialize;
 
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_bm25_index::workspace as index;
-use scriptorium_source_archive::{append, fsio, timestamp, trust, SourceId};
+use scriptorium_source_archive::{fsio, timestamp, trust};
 use scriptorium_topic_markdown::views::RenderReport;
 
+use crate::core_md;
 use crate::derive;
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
 use crate::install::{self, Recovered};
 use crate::lock::{self, WriteLock};
-use crate::patch::{self, Edit, Patch, Tier};
+use crate::patch::{self, Patch, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
 use crate::views::{self, IndexSources};
+use stage::StagedPatch;
+
+mod core_migration;
+mod promote;
+mod stage;
 
 /// Whether a commit must name the current revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,10 +151,6 @@ fn history_line(
     })
 }
 
-fn not_found(k: usize, path: &str, what: &str) -> Error {
-    Error::new(Code::NotFound, format!("edits[{k}]: {what}")).at(path)
-}
-
 impl<'f> Writer<'f> {
     /// Takes the write lock of the workspace at `root` (waiting at most
     /// `timeout`) and recovers an interrupted install. The folder must
@@ -198,13 +202,7 @@ impl<'f> Writer<'f> {
     pub fn commit(&mut self, patch: &Patch, tier: Tier, base: Base) -> Result<Committed, Error> {
         let root = self.root.clone();
         let root = root.as_path();
-        for (k, e) in patch.edits.iter().enumerate() {
-            patch::check_path(e.path())
-                .map_err(|err| Error { path: Some(format!("edits[{k}].path")), ..err })?;
-        }
-        patch::check_paths_on_disk(root, patch)?;
-        // Re-checked here for callers that built the patch themselves.
-        patch::check_tier(patch, tier)?;
+        check_patch(root, patch, tier)?;
         let rev = revision::compute(root)?;
         if base == Base::Check && patch.base_revision != rev.hex {
             return Err(Error::new(
@@ -215,123 +213,36 @@ impl<'f> Writer<'f> {
                 ),
             ));
         }
-        // Stage: the archive plan, then the edits on private copies.
-        // Which refusal wins: CONFLICT, then NOT_FOUND, then
-        // VALIDATION_FAILED; so every edit is tried, and the first of each
-        // kind kept.
-        let mut conflict: Option<Error> = None;
-        let mut missing: Option<Error> = None;
-        let mut damaged: Option<Error> = None;
-        let plan = match append::plan(root, &patch.sources) {
-            Ok(p) => p,
-            Err(e) => {
-                let e = Error::from(e);
-                match e.code {
-                    Code::Conflict => conflict = Some(e),
-                    Code::ValidationFailed => damaged = Some(e),
-                    _ => return Err(e),
-                }
-                append::AppendPlan { writes: Vec::new(), report: Default::default() }
-            }
-        };
-        let staged_sources: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
-        let mut topics: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
-        let mut originals: HashMap<String, Option<Vec<u8>>> = HashMap::new();
-        for (k, edit) in patch.edits.iter().enumerate() {
-            let path = edit.path();
-            if !topics.contains_key(path) {
-                let current = read_topic(root, path)?;
-                originals.insert(path.to_owned(), current.clone());
-                topics.insert(path.to_owned(), current);
-            }
-            let slot = topics.get_mut(path).expect("just inserted");
-            let refused = match (edit, slot.as_mut()) {
-                (Edit::Create { .. }, Some(_)) => Some(
-                    Error::new(Code::Conflict, format!("edits[{k}]: create {path}: the file already exists"))
-                        .at(path),
-                ),
-                (Edit::Create { content, .. }, None) => {
-                    *slot = Some(content.as_bytes().to_vec());
-                    None
-                }
-                (Edit::Append { content, .. }, Some(bytes)) => {
-                    bytes.extend_from_slice(content.as_bytes());
-                    None
-                }
-                (Edit::Replace { content, .. }, Some(bytes)) => {
-                    *bytes = content.as_bytes().to_vec();
-                    None
-                }
-                (Edit::StrReplace { old, new, .. }, Some(bytes)) => {
-                    match memchr::memmem::find(bytes, old.as_bytes()) {
-                        Some(at) => {
-                            bytes.splice(at..at + old.len(), new.as_bytes().iter().copied());
-                            None
-                        }
-                        None => {
-                            Some(not_found(k, path, &format!("str_replace in {path}: `old` does not occur")))
-                        }
-                    }
-                }
-                (Edit::Delete { .. }, Some(_)) => {
-                    *slot = None;
-                    None
-                }
-                (e, None) => Some(not_found(k, path, &format!("{} {path}: no such file", e.op()))),
-            };
-            match refused {
-                Some(e) if e.code == Code::Conflict => {
-                    conflict.get_or_insert(e);
-                }
-                Some(e) => {
-                    missing.get_or_insert(e);
-                }
-                None => {}
-            }
-        }
-        if let Some(e) = conflict.or(missing).or(damaged) {
-            return Err(e);
-        }
-        topics.retain(|p, new| originals.get(p) != Some(new));
+        let staged = stage::stage(root, patch)?;
         // Validate against the current workspace.
         let mut index_of_topics = TopicIndex::load(root, &rev)?;
-        let promoted = trust::promoted(root)?;
-        let outcome = validation::validate(root, &index_of_topics, &topics, &staged_sources, &promoted)?;
-        if !outcome.added.is_empty() {
-            let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
-            return Err(Error::new(
-                Code::ValidationFailed,
-                format!(
-                    "the patch would add {} diagnostic(s); nothing was written:\n{}",
-                    listed.len(),
-                    listed.join("\n")
-                ),
-            )
-            .with_diagnostics(outcome.added));
-        }
+        let outcome = validate(root, &index_of_topics, &staged)?;
+        let StagedPatch { plan, topics, .. } = staged;
         let mut changes: Vec<(String, Option<Vec<u8>>)> =
-            plan.writes.iter().map(|(p, b)| (p.clone(), Some(b.clone()))).collect();
+            plan.writes.into_iter().map(|(p, b)| (p, Some(b))).collect();
         changes.extend(topics);
         changes.sort_by(|a, b| a.0.cmp(&b.0));
         let changed: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+        let mut committed = Committed {
+            revision: rev.hex.clone(),
+            revision_before: rev.hex.clone(),
+            changed,
+            appended: 0,
+            duplicates: plan.report.duplicates,
+            files_checked: outcome.files_checked,
+            rebuilt_views: false,
+            warnings: Vec::new(),
+        };
         if changes.is_empty() {
-            return Ok(Committed {
-                revision: rev.hex.clone(),
-                revision_before: rev.hex,
-                changed,
-                appended: 0,
-                duplicates: plan.report.duplicates,
-                files_checked: outcome.files_checked,
-                rebuilt_views: false,
-                warnings: Vec::new(),
-            });
+            return Ok(committed);
         }
         for (p, _) in &changes {
             fsio::check_no_links(root, p)?;
         }
         let after = rev.after(&changes);
         let tx = install::new_tx_id();
-        let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &changed, plan.report.appended);
+        let appended = plan.report.appended;
+        let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &committed.changed, appended);
         install::install(root, self.disk(), &tx, &changes, line)?;
         for (path, facts) in outcome.facts {
             index_of_topics.set(&path, facts);
@@ -340,22 +251,30 @@ impl<'f> Writer<'f> {
         tracing::info!(
             revision = %after,
             tier = tier.as_str(),
-            paths = changed.len(),
-            appended = plan.report.appended,
+            paths = committed.changed.len(),
+            appended,
             why = ?patch.message,
             "committed"
         );
-        let mut warnings = Vec::new();
+        committed.revision = after;
+        committed.appended = appended;
+        self.derive_after_commit(root, &index_of_topics, &mut committed);
+        Ok(committed)
+    }
+
+    /// Brings the index and the views up to date with a commit just
+    /// installed; what fails is a warning (the change is installed).
+    fn derive_after_commit(&mut self, root: &Path, index_of_topics: &TopicIndex, committed: &mut Committed) {
         let done = derive::after_commit(
             root,
             self.disk(),
             self.budget,
-            &index_of_topics,
-            &rev.hex,
-            &after,
-            &changed,
+            index_of_topics,
+            &committed.revision_before,
+            &committed.revision,
+            &committed.changed,
         );
-        let rebuilt_views = done == Ok(derive::AfterCommit::Rebuild);
+        committed.rebuilt_views = done == Ok(derive::AfterCommit::Rebuild);
         let done = match done {
             Ok(derive::AfterCommit::Done) => Ok(()),
             Ok(derive::AfterCommit::Rebuild) => self.rebuild_all(false).map(|_| ()),
@@ -363,19 +282,11 @@ impl<'f> Writer<'f> {
         };
         if let Err(e) = done {
             tracing::warn!(error = %e, "installed, but rebuilding the index or views failed");
-            warnings.push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
+            committed
+                .warnings
+                .push(format!("the change is installed, but rebuilding the index or views failed: {e}"));
         }
-        warnings.extend(views::CoreSlot::of(root).warning());
-        Ok(Committed {
-            revision: after,
-            revision_before: rev.hex,
-            changed,
-            appended: plan.report.appended,
-            duplicates: plan.report.duplicates,
-            files_checked: outcome.files_checked,
-            rebuilt_views,
-            warnings,
-        })
+        committed.warnings.extend(views::CoreSlot::of(root).warning());
     }
 
     /// What `render` does: refreshes the search index, moves a
@@ -401,7 +312,7 @@ impl<'f> Writer<'f> {
             let bytes = std::fs::read(&core_path).map_err(|e| Error::io(&e, "cannot read", &core_path))?;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let resolver = IndexSources::new(&root, &opened.view);
-            let plan = crate::core_md::plan(&bytes, &text, &checkup.topics, &resolver);
+            let plan = core_md::plan(&bytes, &text, &checkup.topics, &resolver);
             drop(checkup);
             drop(opened);
             let done = self.promote_core(plan);
@@ -411,113 +322,37 @@ impl<'f> Writer<'f> {
         derived.views = derive::rebuild_all(&root, self.disk(), self.budget)?;
         Ok(derived)
     }
-
-    /// Promotes pending sources (owner only): one line in
-    /// `.scriptorium/audit.jsonl`, after which they and the blocks citing
-    /// them count as trusted. Every id must be archived (`NOT_FOUND`).
-    pub fn promote(&mut self, ids: &[String], by: &str) -> Result<Promoted, Error> {
-        let root = self.root.clone();
-        let already = trust::promoted(&root)?;
-        let mut promoted = Vec::new();
-        let mut already_trusted = Vec::new();
-        let mut seen = BTreeSet::new();
-        // Every id must be well formed before any is looked up.
-        let mut parsed = Vec::with_capacity(ids.len());
-        for text in ids {
-            parsed.push(SourceId::parse(text).map_err(|e| {
-                Error::new(Code::InvalidArgument, format!("{text:?} is not a source id: {}", e.message()))
-            })?);
-        }
-        for id in parsed {
-            let key = id.text();
-            if !seen.insert(key.clone()) {
-                continue;
-            }
-            let pending = match archived_pending(&root, &id)? {
-                Some(p) => p,
-                None => {
-                    return Err(
-                        Error::new(Code::NotFound, format!("no archived record {key}")).at(id.v2_path())
-                    )
-                }
-            };
-            if pending && !already.contains(&key) {
-                promoted.push(key);
-            } else {
-                already_trusted.push(key);
-            }
-        }
-        let rev = revision::compute(&root)?;
-        if !promoted.is_empty() {
-            #[derive(Serialize)]
-            struct Line<'a> {
-                time: String,
-                action: &'a str,
-                who: &'a str,
-                sources: &'a [String],
-                revision: &'a str,
-            }
-            let mut line = scriptorium_source_archive::json::to_line(&Line {
-                time: timestamp::now(),
-                action: "promote",
-                who: by,
-                sources: &promoted,
-                revision: &rev.hex,
-            })
-            .into_bytes();
-            line.push(b'\n');
-            let path = root.join(trust::AUDIT_FILE);
-            fsio::check_no_links(&root, trust::AUDIT_FILE)?;
-            // A torn last line (a crash mid-append) is ended first.
-            if std::fs::read(&path).ok().and_then(|b| b.last().copied()).is_some_and(|b| b != b'\n') {
-                line.insert(0, b'\n');
-            }
-            self.disk().append(&path, &line).map_err(|e| Error::io(&e, "cannot append to", &path))?;
-            self.rebuild_all(false)?;
-        }
-        Ok(Promoted { promoted, already_trusted, revision: rev.hex })
-    }
 }
 
-/// The pending flag of the archived v2 record `id`, `None` when absent.
-fn archived_pending(root: &Path, id: &SourceId) -> Result<Option<bool>, Error> {
-    let rel = id.v2_path();
-    fsio::check_no_links(root, &rel)?;
-    let bytes = match std::fs::read(root.join(&rel)) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&e, "cannot read", &root.join(&rel))),
-    };
-    let expect = scriptorium_source_archive::v2::Expect { provider: id.provider(), thread: id.thread() };
-    let anchor = id.anchor();
-    let key = id.text();
-    for f in scriptorium_source_archive::v2::parse_prefix(&bytes, Some(expect)).frames {
-        let r = f.to_record();
-        if r.id().anchor() == anchor && r.id().text() == key {
-            return Ok(Some(r.is_pending()));
-        }
+/// The checks of a patch made under the lock, before anything is read:
+/// every path (again: callers may build patches themselves), the paths
+/// against the disk, the tier.
+fn check_patch(root: &Path, patch: &Patch, tier: Tier) -> Result<(), Error> {
+    for (k, e) in patch.edits.iter().enumerate() {
+        patch::check_path(e.path()).map_err(|err| Error { path: Some(format!("edits[{k}].path")), ..err })?;
     }
-    Ok(None)
+    patch::check_paths_on_disk(root, patch)?;
+    // Re-checked here for callers that built the patch themselves.
+    patch::check_tier(patch, tier)?;
+    Ok(())
 }
 
-/// The current bytes of a topic file, `None` when it does not exist;
-/// `INVALID_ARGUMENT` when the path is a folder or not a regular file.
-fn read_topic(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
-    let full = root.join(path);
-    match std::fs::symlink_metadata(&full) {
-        Ok(m) if m.is_file() => {
-            std::fs::read(&full).map(Some).map_err(|e| Error::io(&e, "cannot read", &full))
-        }
-        Ok(_) => {
-            Err(Error::new(Code::InvalidArgument, format!("{path} exists and is not a regular file"))
-                .at(path))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(Error::new(
-            Code::InvalidArgument,
-            format!("{path}: a component of the path is a file, not a folder"),
+/// Validates the staged change against the current workspace (`index`):
+/// `VALIDATION_FAILED` with every diagnostic it would add.
+fn validate(root: &Path, index: &TopicIndex, staged: &StagedPatch) -> Result<validation::Outcome, Error> {
+    let promoted = trust::promoted(root)?;
+    let outcome = validation::validate(root, index, &staged.topics, &staged.sources, &promoted)?;
+    if !outcome.added.is_empty() {
+        let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
+        return Err(Error::new(
+            Code::ValidationFailed,
+            format!(
+                "the patch would add {} diagnostic(s); nothing was written:\n{}",
+                listed.len(),
+                listed.join("\n")
+            ),
         )
-        .at(path)),
-        Err(e) => Err(Error::io(&e, "cannot stat", &full)),
+        .with_diagnostics(outcome.added));
     }
+    Ok(outcome)
 }

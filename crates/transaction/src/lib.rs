@@ -43,6 +43,7 @@ pub mod layout;
 pub mod lock;
 pub mod patch;
 pub mod revision;
+mod topic_facts;
 mod topic_index;
 mod topic_layers;
 mod topic_table;

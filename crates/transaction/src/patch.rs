@@ -1,11 +1,17 @@
 //! The patch, a transaction's input (FORMAT.md §6), and the checks made
-//! before the write lock is taken: its shape, every path, the tier.
+//! before the write lock is taken: its shape, every path, the tier. The
+//! checks of the paths against the disk, made under the lock, are in
+//! `on_disk`.
 
 use serde::Deserialize;
 
 use scriptorium_source_archive::{input, SourceRecord};
 
 use crate::error::{Code, Error};
+
+mod on_disk;
+
+pub use on_disk::check_paths_on_disk;
 
 /// One edit of a topic file.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -385,191 +391,6 @@ mod tests {
         ] {
             let e = parse(&bad, Tier::Owner).unwrap_err();
             assert_eq!(e.code, Code::InvalidArgument, "{bad}");
-        }
-    }
-}
-
-/// The checks of the edit paths against the disk (made under the lock,
-/// before staging): nothing on the way to a path is a symbolic link, and no
-/// path is an NFC/case-fold twin of an existing path, on any prefix, or of
-/// another path of the same patch.
-pub fn check_paths_on_disk(root: &std::path::Path, patch: &Patch) -> Result<(), Error> {
-    use scriptorium_source_archive::id::fold_key;
-    // Within the patch: every prefix (folder or file) is spelled one way,
-    // and no file path is also a folder of another path.
-    let mut spelled: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    let mut files: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut folders: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for (k, e) in patch.edits.iter().enumerate() {
-        let at = || format!("edits[{k}].path");
-        let path = e.path();
-        let parts: Vec<&str> = path.split('/').collect();
-        for i in 0..parts.len() {
-            let prefix = parts[..=i].join("/");
-            let key = fold_key(&prefix);
-            match spelled.get(&key) {
-                Some(other) if *other != prefix => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{prefix} and {other} differ only in case or Unicode normalisation"),
-                    )
-                    .at(at()));
-                }
-                Some(_) => {}
-                None => {
-                    spelled.insert(key, prefix.clone());
-                }
-            }
-            if i + 1 < parts.len() {
-                if files.contains(prefix.as_str()) {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{prefix} is a file of this patch and cannot also be a folder"),
-                    )
-                    .at(at()));
-                }
-                folders.insert(prefix);
-            }
-        }
-        if folders.contains(path) {
-            return Err(Error::new(
-                Code::InvalidArgument,
-                format!("{path} is a folder of this patch and cannot also be a file"),
-            )
-            .at(at()));
-        }
-        files.insert(path);
-    }
-    for (k, e) in patch.edits.iter().enumerate() {
-        let at = format!("edits[{k}].path");
-        let path = e.path();
-        let mut dir = root.to_path_buf();
-        let parts: Vec<&str> = path.split('/').collect();
-        for (i, part) in parts.iter().enumerate() {
-            let here = dir.join(part);
-            match std::fs::symlink_metadata(&here) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{} is a symbolic link; edits never go through links", parts[..=i].join("/")),
-                    )
-                    .at(at));
-                }
-                Ok(m) if i + 1 < parts.len() && !m.is_dir() => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{} is a file, not a folder", parts[..=i].join("/")),
-                    )
-                    .at(at));
-                }
-                Ok(m) if i + 1 == parts.len() && !m.is_file() => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{} exists and is not a regular file", parts.join("/")),
-                    )
-                    .at(at));
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("a component of {} is a file, not a folder", parts[..=i].join("/")),
-                    )
-                    .at(at));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    // A new name: it must not be a twin of a sibling.
-                    let want = fold_key(part);
-                    if let Ok(rd) = std::fs::read_dir(&dir) {
-                        for entry in rd.flatten() {
-                            let name = entry.file_name();
-                            let name = name.to_string_lossy();
-                            if name != *part && fold_key(&name) == want {
-                                return Err(Error::new(
-                                    Code::InvalidArgument,
-                                    format!(
-                                        "{} is a case or Unicode-normalisation twin of the existing {}",
-                                        parts[..=i].join("/"),
-                                        parts[..i]
-                                            .iter()
-                                            .chain(std::iter::once(&&*name))
-                                            .copied()
-                                            .collect::<Vec<_>>()
-                                            .join("/")
-                                    ),
-                                )
-                                .at(at));
-                            }
-                        }
-                    }
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
-                    return Err(Error::new(
-                        Code::InvalidArgument,
-                        format!("{path}: the name is too long or invalid here"),
-                    )
-                    .at(at));
-                }
-                Err(e) => return Err(Error::io(&e, "cannot stat", &here)),
-            }
-            dir = here;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod disk_tests {
-    //! Twins and links against a real folder.
-    use super::*;
-
-    fn with_edits(paths: &[&str]) -> Patch {
-        Patch {
-            base_revision: String::new(),
-            message: String::new(),
-            sources: Vec::new(),
-            edits: paths
-                .iter()
-                .map(|p| Edit::Create { path: (*p).to_owned(), content: String::new() })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn twins_and_links_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("topics/People")).unwrap();
-        std::fs::write(root.join("topics/People/Ada.md"), "x").unwrap();
-        std::fs::write(root.join("topics/caf\u{e9}.md"), "x").unwrap();
-        let ok = |p: &[&str]| check_paths_on_disk(root, &with_edits(p));
-        assert!(ok(&["topics/People/Ada.md"]).is_ok(), "the same path is no twin");
-        assert!(ok(&["topics/People/bo.md", "topics/new/x.md"]).is_ok());
-        // Within one patch: twin folders on the way, a file that is also a folder.
-        for bad in [
-            &["topics/q/r/a.md", "topics/q/R/b.md"][..],
-            &["topics/caf\u{e9}x/a.md", "topics/cafe\u{301}x/b.md"],
-            &["topics/x.md", "topics/x.md/b.md"],
-            &["topics/x.md/b.md", "topics/x.md"],
-            &["topics/x.md/b.md", "topics/X.md"],
-        ] {
-            assert_eq!(ok(bad).unwrap_err().code, Code::InvalidArgument, "{bad:?}");
-        }
-        for twin in
-            ["topics/people/x.md", "topics/People/ada.md", "topics/cafe\u{301}.md", "topics/CAF\u{c9}.md"]
-        {
-            assert_eq!(ok(&[twin]).unwrap_err().code, Code::InvalidArgument, "{twin}");
-        }
-        assert_eq!(ok(&["topics/n/a.md", "topics/N/a.md"]).unwrap_err().code, Code::InvalidArgument);
-        #[cfg(unix)]
-        {
-            let outside = tempfile::tempdir().unwrap();
-            std::os::unix::fs::symlink(outside.path(), root.join("topics/out")).unwrap();
-            assert_eq!(ok(&["topics/out/x.md"]).unwrap_err().code, Code::InvalidArgument);
-            std::os::unix::fs::symlink(root.join("topics/People/Ada.md"), root.join("topics/alias.md"))
-                .unwrap();
-            assert_eq!(ok(&["topics/alias.md"]).unwrap_err().code, Code::InvalidArgument);
         }
     }
 }

@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Error};
 use crate::revision::Revision;
+use crate::topic_facts::{facts_of, load as parse, FileFacts};
 use crate::topic_layers::Layers;
+use crate::topic_layers::TOPICS_CACHE;
 use crate::topic_table::{Damaged, FileRow, Sec, Table};
-use crate::validation::{facts_of, load as parse, FileFacts, TOPICS_CACHE};
 
 /// What the index knows, replaced whole when a damaged table is rebuilt.
 #[derive(Debug)]

@@ -24,8 +24,15 @@ use std::path::Path;
 
 use scriptorium_source_archive::fsio;
 
+use crate::topic_facts::FileFacts;
 use crate::topic_table::{self, Damaged, FileRow, Sec, Table};
-use crate::validation::{FileFacts, TOPICS_CACHE, TOPICS_DELTA};
+
+/// The id and link index's table (the base layer), relative to the
+/// workspace root.
+pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
+/// The delta over the id and link index's table: the files changed since
+/// the table was written.
+pub const TOPICS_DELTA: &str = ".scriptorium/topics.delta";
 
 const MAGIC: &[u8] = b"scriptorium topics delta 1\n";
 const REMOVED: &[u8] = b"removed\t";
@@ -210,6 +217,3 @@ fn remove_delta(root: &Path) -> bool {
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -32,7 +32,7 @@ use std::path::Path;
 
 use scriptorium_source_archive::fsio::FileBytes;
 
-use crate::validation::FileFacts;
+use crate::topic_facts::FileFacts;
 
 const MAGIC: &[u8] = b"scriptorium topics table 4";
 const TRAILER: &[u8] = b"end\t";

@@ -23,94 +23,17 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use scriptorium_source_archive::cited::{self, Cited};
 use scriptorium_topic_markdown::diag::{Code as DiagCode, Diagnostic};
-use scriptorium_topic_markdown::validate::{self, link_target, Loaded, Resolution, SourceResolver};
+use scriptorium_topic_markdown::validate::{self, Loaded, Resolution, SourceResolver};
 
 use crate::error::Error;
+pub use crate::topic_facts::{facts_of, load, FileFacts};
 pub use crate::topic_index::TopicIndex;
-
-/// The id and link index, relative to the workspace root.
-pub const TOPICS_CACHE: &str = ".scriptorium/topics.cache";
-/// The delta over the id and link index's table: the files changed since
-/// the table was written (`crate::topic_layers`).
-pub const TOPICS_DELTA: &str = ".scriptorium/topics.delta";
-
-impl FileFacts {
-    /// The facts of a file that does not parse: its hash, nothing else.
-    pub fn unreadable(sha256: String) -> FileFacts {
-        FileFacts { sha256, ids: Vec::new(), links: Vec::new(), cites: Vec::new(), sources: Vec::new() }
-    }
-}
-
-/// What the index keeps of one topic file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileFacts {
-    /// SHA-256 (hex) of the bytes these facts were read from.
-    pub sha256: String,
-    /// Its block ids, in file order.
-    pub ids: Vec<String>,
-    /// The topic files its blocks link to, sorted, each once.
-    pub links: Vec<String>,
-    /// The archive files its evidence cites, sorted, each once.
-    #[serde(default)]
-    pub cites: Vec<String>,
-    /// The source ids its evidence cites (text form), sorted, each once.
-    #[serde(default)]
-    pub sources: Vec<String>,
-}
+pub use crate::topic_layers::{TOPICS_CACHE, TOPICS_DELTA};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The facts of a parsed topic file.
-pub fn facts_of(loaded: &Loaded, sha256: String) -> FileFacts {
-    let ids = loaded.file.blocks.iter().filter_map(|b| b.id.clone()).collect();
-    let mut links = BTreeSet::new();
-    for b in &loaded.file.blocks {
-        for (_, l) in &b.links {
-            if let Ok(Some(t)) = link_target(&loaded.path, l) {
-                links.insert(t.path);
-            }
-        }
-    }
-    let mut cites = BTreeSet::new();
-    let mut sources = BTreeSet::new();
-    for def in &loaded.file.definitions {
-        if let Some(Ok(ev)) = &def.evidence {
-            for src in &ev.sources {
-                sources.insert(src.id.clone());
-                if let Some(p) = validate::join(validate::dir_of(&loaded.path), &src.path) {
-                    cites.insert(p);
-                }
-            }
-        }
-    }
-    FileFacts {
-        sha256,
-        ids,
-        links: links.into_iter().collect(),
-        cites: cites.into_iter().collect(),
-        sources: sources.into_iter().collect(),
-    }
-}
-
-/// Parses topic file bytes: `Err` with a `BAD_ENCODING` diagnostic when
-/// they are not UTF-8.
-pub fn load(path: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(Loaded::parse(path, text)),
-        Err(e) => Err(Diagnostic {
-            code: DiagCode::BadEncoding,
-            path: path.to_owned(),
-            line: 1,
-            block_id: None,
-            message: format!("the file is not valid UTF-8 ({e})"),
-        }),
-    }
 }
 
 type Records = HashMap<String, Cited>;

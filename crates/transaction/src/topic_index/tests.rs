@@ -11,6 +11,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::revision;
 
+mod layers;
+
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     fs::create_dir_all(p.parent().unwrap()).unwrap();

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use super::*;
 use crate::revision;
-use crate::validation::{facts_of, load as parse, TopicIndex, TOPICS_DELTA};
+use crate::topic_facts::{facts_of, load as parse, FileFacts};
+use crate::topic_index::TopicIndex;
+use crate::topic_layers::{Layers, TOPICS_CACHE, TOPICS_DELTA};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
