@@ -35,7 +35,7 @@ use crate::patch::{self, Patch, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
 use crate::views::{self, IndexSources};
-use stage::Staged;
+use stage::StagedPatch;
 
 mod core_migration;
 mod promote;
@@ -232,7 +232,7 @@ impl<'f> Writer<'f> {
         // Validate against the current workspace.
         let mut index_of_topics = TopicIndex::load(root, &rev)?;
         let outcome = validate(root, &index_of_topics, &staged)?;
-        let Staged { plan, topics, .. } = staged;
+        let StagedPatch { plan, topics, .. } = staged;
         let mut changes: Vec<(String, Option<Vec<u8>>)> =
             plan.writes.into_iter().map(|(p, b)| (p, Some(b))).collect();
         changes.extend(topics);
@@ -363,7 +363,7 @@ fn check_patch(root: &Path, patch: &Patch, tier: Tier) -> Result<(), Error> {
 
 /// Validates the staged change against the current workspace (`index`):
 /// `VALIDATION_FAILED` with every diagnostic it would add.
-fn validate(root: &Path, index: &TopicIndex, staged: &Staged) -> Result<validation::Outcome, Error> {
+fn validate(root: &Path, index: &TopicIndex, staged: &StagedPatch) -> Result<validation::Outcome, Error> {
     let promoted = trust::promoted(root)?;
     let outcome = validation::validate(root, index, &staged.topics, &staged.sources, &promoted)?;
     if !outcome.added.is_empty() {

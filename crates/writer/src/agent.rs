@@ -1,19 +1,21 @@
 //! The model-driven writer: a bounded tool loop whose staged edits, with the
-//! batch's evidence records, become one transaction.
+//! batch's evidence records, become one transaction. The tools themselves
+//! are in `tools`.
 
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-
-use scriptorium_bm25_index::search::{Bm25, Filters};
-use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_scheduler::{Batch, BatchWriter, Code, WriteFailure, Written};
 use scriptorium_source_archive::SourceRecord;
-use scriptorium_transaction::{self as transaction, patch, Base, Edit, Patch, Tier};
+use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{Input, Turn};
-use crate::model::{Message, Model, ToolCall, ToolSpec};
+use crate::model::{Message, Model};
+
+mod tools;
+
+pub use tools::tool_specs;
+use tools::{run_tool, Staged};
 
 /// The write prompt (versioned in its first line).
 pub const WRITE_PROMPT: &str = include_str!("../prompts/write.md");
@@ -229,233 +231,6 @@ fn refusal_text(e: &transaction::Error) -> String {
         "\nNothing was written. Fix the staged edits (or `reset` and stage them again), then call `finish`.",
     );
     s
-}
-
-/// The tools a write (with `evidence`) or a reorganize (without) offers.
-pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
-    let path = json!({"type": "string", "description": "workspace-relative, under topics/, ending in .md"});
-    let mut v = vec![
-        ToolSpec {
-            name: "memory_search",
-            description:
-                "BM25 search over topic blocks and archived records; returns JSON lines, best first.",
-            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["query"]}),
-        },
-        ToolSpec {
-            name: "memory_get",
-            description:
-                "The current text of one topic file, 20,000 characters a page (`offset` for the next).",
-            parameters: json!({"type": "object", "properties": {"path": path, "offset": {"type": "integer"}}, "required": ["path"]}),
-        },
-        ToolSpec {
-            name: "create",
-            description: "Stage a new topic file.",
-            parameters: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
-        },
-        ToolSpec {
-            name: "append",
-            description: "Stage text appended to a topic file (start it with a blank line).",
-            parameters: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
-        },
-        ToolSpec {
-            name: "str_replace",
-            description: "Stage replacing the first occurrence of `old` in a topic file by `new`.",
-            parameters: json!({"type": "object", "properties": {"path": path, "old": {"type": "string"}, "new": {"type": "string"}}, "required": ["path", "old", "new"]}),
-        },
-        ToolSpec {
-            name: "replace",
-            description: "Stage a topic file's whole new content (read it whole with memory_get first).",
-            parameters: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
-        },
-        ToolSpec {
-            name: "delete",
-            description: "Stage deleting a topic file (read it whole with memory_get first).",
-            parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
-        },
-        ToolSpec {
-            name: "reset",
-            description: "Drop every staged edit.",
-            parameters: json!({"type": "object", "properties": {}}),
-        },
-        ToolSpec {
-            name: "finish",
-            description: "Commit the staged edits (and the batch's records) as one transaction.",
-            parameters: json!({"type": "object", "properties": {}}),
-        },
-    ];
-    if with_evidence {
-        v.insert(2, ToolSpec {
-            name: "evidence",
-            description: "The footnote label and definition line citing turns of this batch from a topic file.",
-            parameters: json!({"type": "object", "properties": {"path": path, "refs": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "refs"]}),
-        });
-    }
-    v
-}
-
-/// The staged edits, and the files the model has read whole in this job:
-/// only those (or files it created) may be replaced or deleted, so an edit
-/// made from a partial view cannot drop blocks it never saw.
-#[derive(Debug, Default)]
-struct Staged {
-    edits: Vec<Edit>,
-    /// Per file, how far (in characters) it has been read from the start
-    /// without a gap.
-    read_upto: std::collections::HashMap<String, usize>,
-    read_whole: std::collections::HashSet<String>,
-    created: std::collections::HashSet<String>,
-}
-
-fn string_arg(args: &Value, key: &str) -> Result<String, String> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| format!("error: argument {key:?} (a string) is required"))
-}
-
-fn topic_path(args: &Value) -> Result<String, String> {
-    let p = string_arg(args, "path")?;
-    patch::check_path(&p).map_err(|e| format!("error: {}", e.message))?;
-    Ok(p)
-}
-
-/// Runs one tool call; returns its answer and whether it was `finish`.
-fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (String, bool) {
-    // Tools without arguments run whatever came with them (servers send
-    // "", "null" or "{}").
-    match call.name.as_str() {
-        "finish" => return ("committing".to_owned(), true),
-        "reset" => {
-            staged.edits.clear();
-            staged.created.clear();
-            return ("every staged edit dropped".to_owned(), false);
-        }
-        _ => {}
-    }
-    let args: Value = match call.arguments.trim() {
-        "" | "null" => Value::Object(Default::default()),
-        text => match serde_json::from_str(text) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) | Err(_) => {
-                return (format!("error: the arguments of {} are not a JSON object", call.name), false)
-            }
-        },
-    };
-    let stage = |staged: &mut Staged, e: Edit| {
-        staged.edits.push(e);
-        format!("staged ({} edits)", staged.edits.len())
-    };
-    let answer = match call.name.as_str() {
-        "memory_search" => match string_arg(&args, "query") {
-            Err(e) => e,
-            Ok(q) => {
-                let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5).clamp(1, 20) as usize;
-                match scriptorium_bm25_index::workspace::search(
-                    job.root,
-                    TokenizerConfig::default(),
-                    &q,
-                    &Filters::default(),
-                    None,
-                    limit,
-                    Bm25::default(),
-                ) {
-                    Ok(hits) if hits.is_empty() => "no hits".to_owned(),
-                    Ok(hits) => hits
-                        .iter()
-                        .map(scriptorium_source_archive::json::to_line)
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    Err(e) => format!("error: {}", e.message()),
-                }
-            }
-        },
-        "memory_get" => match topic_path(&args) {
-            Err(e) => e,
-            Ok(p) => {
-                let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
-                match scriptorium_source_archive::fsio::check_no_links(job.root, &p)
-                    .map_err(|e| e.message().to_owned())
-                    .and_then(|()| std::fs::read_to_string(job.root.join(&p)).map_err(|e| e.to_string()))
-                {
-                    Ok(text) => {
-                        let total = text.chars().count();
-                        let page: String = text.chars().skip(offset).take(GET_CHARS).collect();
-                        let end = offset.saturating_add(GET_CHARS);
-                        let upto = staged.read_upto.entry(p.clone()).or_insert(0);
-                        if offset <= *upto {
-                            *upto = (*upto).max(end);
-                        }
-                        if *upto >= total {
-                            staged.read_whole.insert(p.clone());
-                        }
-                        if end >= total {
-                            page
-                        } else {
-                            format!(
-                                "{page}\n[… {total} characters in all; call memory_get with offset {end} for the rest]"
-                            )
-                        }
-                    }
-                    Err(e) => format!("error: {p}: {e}"),
-                }
-            }
-        },
-        "evidence" => match (topic_path(&args), args.get("refs").and_then(Value::as_array)) {
-            (Err(e), _) => e,
-            (_, None) => "error: argument \"refs\" (an array of strings) is required".to_owned(),
-            (Ok(p), Some(refs)) => refs
-                .iter()
-                .map(|r| {
-                    let r = r.as_str().unwrap_or("");
-                    match job.turns.iter().find(|t| t.source == r) {
-                        Some(t) => format!(
-                            "cite as [^{}]; define once in {p}:\n{}",
-                            t.evidence.label(),
-                            t.evidence.definition(&p)
-                        ),
-                        None => format!("error: {r:?} is not a turn of this batch"),
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        },
-        "create" | "append" => match (topic_path(&args), string_arg(&args, "content")) {
-            (Err(e), _) | (_, Err(e)) => e,
-            (Ok(path), Ok(content)) => {
-                if call.name == "create" {
-                    staged.created.insert(path.clone());
-                    stage(staged, Edit::Create { path, content })
-                } else {
-                    stage(staged, Edit::Append { path, content })
-                }
-            }
-        },
-        "replace" | "delete" | "str_replace" => {
-            match topic_path(&args) {
-                Err(e) => e,
-                Ok(path)
-                    if call.name != "str_replace"
-                        && !staged.read_whole.contains(&path)
-                        && !staged.created.contains(&path) =>
-                {
-                    format!("error: read {path} whole with memory_get (every page) before you replace or delete it")
-                }
-                Ok(path) => match call.name.as_str() {
-                    "delete" => stage(staged, Edit::Delete { path }),
-                    "replace" => match string_arg(&args, "content") {
-                        Err(e) => e,
-                        Ok(content) => stage(staged, Edit::Replace { path, content }),
-                    },
-                    _ => match (string_arg(&args, "old"), string_arg(&args, "new")) {
-                        (Err(e), _) | (_, Err(e)) => e,
-                        (Ok(old), Ok(new)) => stage(staged, Edit::StrReplace { path, old, new }),
-                    },
-                },
-            }
-        }
-        other => format!("error: there is no tool {other:?}"),
-    };
-    (answer, false)
 }
 
 /// The reorganize pass's view of the workspace: every topic file with its

@@ -14,7 +14,7 @@ use crate::error::{Code, Error};
 use crate::patch::{Edit, Patch};
 
 /// A patch staged in memory.
-pub(super) struct Staged {
+pub(super) struct StagedPatch {
     /// The archive files to write (path and new bytes) and the report.
     pub(super) plan: AppendPlan,
     /// The same archive files by path, for validation.
@@ -40,7 +40,7 @@ impl Refusals {
 }
 
 /// Stages `patch` over the workspace at `root`.
-pub(super) fn stage(root: &Path, patch: &Patch) -> Result<Staged, Error> {
+pub(super) fn stage(root: &Path, patch: &Patch) -> Result<StagedPatch, Error> {
     let mut refused = Refusals::default();
     let plan = archive_plan(root, patch, &mut refused)?;
     let sources: HashMap<String, Vec<u8>> = plan.writes.iter().cloned().collect();
@@ -48,7 +48,7 @@ pub(super) fn stage(root: &Path, patch: &Patch) -> Result<Staged, Error> {
     if let Some(e) = refused.first() {
         return Err(e);
     }
-    Ok(Staged { plan, sources, topics })
+    Ok(StagedPatch { plan, sources, topics })
 }
 
 /// The archive plan of the patch's sources; an empty one when they are

@@ -1,0 +1,99 @@
+//! Claude Code session files: one event per line, turns and tool calls
+//! linked by their uuids.
+
+use serde_json::Value;
+
+use super::{bad, normalise_timestamp, Transcript};
+use crate::error::Result;
+use crate::node::{Kind, Node, Role};
+
+/// The provider of Claude Code transcripts.
+pub const CLAUDE_CODE_PROVIDER: &str = "claude-code";
+
+/// The one session of a Claude Code session file (named by its session id,
+/// else by the file's `stem`; `mtime` dates events without a time).
+pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
+    let mut nodes = Vec::new();
+    let mut session: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    let last_line = text.lines().count();
+    for (n, line) in text.lines().enumerate() {
+        let n = n + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            // The last line of a transcript still being written, not yet
+            // ended by its LF: it is read next time.
+            Err(_) if n == last_line && !text.ends_with('\n') => continue,
+            Err(e) => return Err(bad(n, format!("not JSON: {e}"))),
+        };
+        let Some(uuid) = v.get("uuid").and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
+        if !seen.insert(uuid.to_owned()) {
+            continue;
+        }
+        let thread = v.get("sessionId").and_then(Value::as_str).unwrap_or(stem).to_owned();
+        session.get_or_insert_with(|| thread.clone());
+        let message = v.get("message").unwrap_or(&Value::Null);
+        let entry_type = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let role = match message.get("role").and_then(Value::as_str).unwrap_or(entry_type) {
+            "assistant" => Role::Assistant,
+            "user" => Role::User,
+            _ => Role::System,
+        };
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let blocks: &[Value] = content.as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let has = |t: &str| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some(t));
+        let texts: Vec<&str> = match content {
+            Value::String(s) => vec![s.as_str()],
+            _ => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+        };
+        let kind = if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") {
+            Kind::Runtime
+        } else if !texts.is_empty() && matches!(entry_type, "user" | "assistant") {
+            Kind::Turn
+        } else if has("tool_use") {
+            Kind::ToolCall
+        } else if has("tool_result") {
+            Kind::ToolResult
+        } else {
+            Kind::Runtime
+        };
+        let ts = match v.get("timestamp").and_then(Value::as_str) {
+            Some(s) => {
+                normalise_timestamp(s).ok_or_else(|| bad(n, format!("timestamp {s:?} is not RFC 3339")))?
+            }
+            None => mtime.to_owned(),
+        };
+        let node = Node {
+            id: uuid.to_owned(),
+            parent: v.get("parentUuid").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned),
+            role: if kind == Kind::Turn { role } else { role_or_tool(role, kind) },
+            kind,
+            timestamp: ts,
+            content: texts.join("\n\n"),
+            speaker_id: None,
+            speaker_display: None,
+            provider: CLAUDE_CODE_PROVIDER.to_owned(),
+            thread,
+            pending: false,
+        };
+        node.check().map_err(|e| bad(n, e.message))?;
+        nodes.push(node);
+    }
+    let session = session.unwrap_or_else(|| stem.to_owned());
+    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: true }])
+}
+
+fn role_or_tool(role: Role, kind: Kind) -> Role {
+    match kind {
+        Kind::ToolResult => Role::Tool,
+        _ => role,
+    }
+}
