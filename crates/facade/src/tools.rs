@@ -262,7 +262,8 @@ fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
     let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
     // A hand-written core.md is migrated first, as on every write.
     w.migrate_core_before(&mut patch)?;
-    let done = w.commit(&patch, caller.tier, Base::Check)?;
+    let by = transaction::observe::Provenance::by("update");
+    let done = w.commit_as(&patch, caller.tier, Base::Check, &by)?;
     Ok(json!({"revision": done.revision, "changed": done.changed}))
 }
 

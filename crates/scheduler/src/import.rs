@@ -13,6 +13,7 @@ use scriptorium_source_archive::timestamp;
 
 use crate::error::{Error, Result};
 use crate::node::Node;
+use crate::observe::Recorded;
 use crate::store::{NewNodes, SessionStore};
 
 mod claude_code;
@@ -159,10 +160,15 @@ pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -
         .map(|(t, nodes)| NewNodes { session: &t.session, nodes, head: t.head.as_deref() })
         .collect();
     let new = store.add_sessions(&batch)?;
+    for (added, positions) in batch.iter().zip(&new) {
+        for &at in positions {
+            crate::observe::recorded(&Recorded { session: added.session, node: &added.nodes[at] });
+        }
+    }
     Ok(Imported {
         sessions: transcripts.len(),
         nodes: owned.iter().map(Vec::len).sum(),
-        new_nodes: new.iter().sum(),
+        new_nodes: new.iter().map(Vec::len).sum(),
     })
 }
 

@@ -22,6 +22,7 @@ pub mod conflict;
 pub mod error;
 pub mod import;
 pub mod node;
+pub mod observe;
 pub mod pending;
 pub mod status;
 pub mod store;

@@ -90,12 +90,13 @@ pub trait SessionStore {
     /// whose ids are new are added in order (a parent must already exist or
     /// come earlier: `NOT_FOUND` otherwise, and nothing of the call lands),
     /// existing nodes and marks are left alone, and the head becomes `head`
-    /// (default: the last node given). Returns how many nodes were new, per
-    /// session.
-    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>>;
-    /// [`SessionStore::add_sessions`] for one session, head = last node.
+    /// (default: the last node given). Returns, per session, the positions
+    /// in its `nodes` of those that were new.
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<Vec<usize>>>;
+    /// [`SessionStore::add_sessions`] for one session, head = last node;
+    /// how many nodes were new.
     fn add(&self, session: &str, nodes: &[Node]) -> Result<usize> {
-        Ok(self.add_sessions(&[NewNodes { session, nodes, head: None }])?.iter().sum())
+        Ok(self.add_sessions(&[NewNodes { session, nodes, head: None }])?.iter().map(Vec::len).sum())
     }
     /// Records that these turns were handed to a writer (before the call), so
     /// that a run interrupted between the writer's transaction and the mark
@@ -433,7 +434,7 @@ impl SessionStore for SqliteStore {
         Ok(())
     }
 
-    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<Vec<usize>>> {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         let now = now_unix();
         let mut out = Vec::with_capacity(sessions.len());
@@ -452,9 +453,9 @@ impl SessionStore for SqliteStore {
             )?;
             for s in sessions {
                 let session = s.session;
-                let mut new = 0usize;
+                let mut new = Vec::new();
                 let mut active = 0i64;
-                for n in s.nodes {
+                for (at, n) in s.nodes.iter().enumerate() {
                     n.check()?;
                     let exists: Option<i64> = find.query_row([session, &n.id], |r| r.get(0)).optional()?;
                     if exists.is_some() {
@@ -493,10 +494,10 @@ impl SessionStore for SqliteStore {
                         unleaf.execute([p])?;
                     }
                     active = active.max(unix_of(&n.timestamp, now).min(now));
-                    new += 1;
+                    new.push(at);
                 }
                 let head = s.head.or(s.nodes.last().map(|n| n.id.as_str()));
-                upsert.execute(params![session, head, new as i64, active])?;
+                upsert.execute(params![session, head, new.len() as i64, active])?;
                 out.push(new);
             }
         }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scriptorium_source_archive::{v2, SourceRecord};
+use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{self as transaction, Base, Patch, Tier};
 use serde::Serialize;
 
@@ -50,6 +51,15 @@ pub struct Batch<'a> {
     /// Whether the transaction archives `records` (false when they are in
     /// the archive already, as for backfill).
     pub archive: bool,
+}
+
+impl Batch<'_> {
+    /// Who makes a batch's transaction: `writer` writing these turns of
+    /// this session.
+    pub fn provenance(&self, writer: &str) -> Provenance {
+        let turns = self.records.iter().map(|r| r.id().message().to_owned()).collect();
+        Provenance::of_turns(writer, self.session, turns)
+    }
 }
 
 /// What a successful batch transaction did.
@@ -89,7 +99,7 @@ impl BatchWriter for ArchiveWriter {
             sources: if batch.archive { batch.records.to_vec() } else { Vec::new() },
             edits: Vec::new(),
         };
-        let done = w.commit(&patch, Tier::Owner, Base::Any)?;
+        let done = w.commit_as(&patch, Tier::Owner, Base::Any, &batch.provenance("archive"))?;
         Ok(Written { revision: done.revision, changed: done.changed })
     }
 }

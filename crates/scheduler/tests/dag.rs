@@ -134,7 +134,7 @@ impl SessionStore for ForeignMarks {
     fn mark(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {
         self.0.mark(session, ids, workspace)
     }
-    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<Vec<usize>>> {
         self.0.add_sessions(sessions)
     }
     fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {

@@ -302,3 +302,36 @@ fn the_store_is_never_written_through_a_link() {
     }
     assert!(SqliteStore::open(&ws.join("sessions.db")).is_ok());
 }
+
+/// The turns an observer was told of, for one store's sessions.
+struct Told(std::sync::Mutex<Vec<(String, String)>>, &'static str);
+
+impl scriptorium_scheduler::observe::TurnObserver for Told {
+    fn recorded(&self, t: &scriptorium_scheduler::observe::Recorded<'_>) {
+        if t.session.starts_with(self.1) {
+            self.0.lock().unwrap().push((t.session.to_owned(), t.node.id.clone()));
+        }
+    }
+}
+
+#[test]
+fn a_recorded_turn_is_told_once_and_a_reimported_one_never() {
+    let told = std::sync::Arc::new(Told(std::sync::Mutex::new(Vec::new()), "observed-"));
+    let _registration = scriptorium_scheduler::observe::register(told.clone());
+    let s = SqliteStore::in_memory().unwrap();
+    let mut transcripts = read(Format::Jsonl, &fixture("ours.jsonl")).unwrap();
+    for t in &mut transcripts {
+        t.session = format!("observed-{}", t.session);
+    }
+    let first = import(&s, &transcripts).unwrap();
+    let got = told.0.lock().unwrap().clone();
+    assert_eq!(got.len(), first.new_nodes);
+    let expected: Vec<(String, String)> = transcripts
+        .iter()
+        .flat_map(|t| t.nodes.iter().map(move |n| (t.session.clone(), n.id.clone())))
+        .collect();
+    assert_eq!(got, expected, "every new turn, in order, once");
+    let again = import(&s, &transcripts).unwrap();
+    assert_eq!(again.new_nodes, 0);
+    assert_eq!(told.0.lock().unwrap().len(), got.len(), "nothing new, nothing told");
+}

@@ -124,7 +124,7 @@ impl SessionStore for FlakyMarks {
         }
         self.inner.mark(session, ids, workspace)
     }
-    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<usize>> {
+    fn add_sessions(&self, sessions: &[NewNodes<'_>]) -> Result<Vec<Vec<usize>>> {
         self.inner.add_sessions(sessions)
     }
     fn claim(&self, session: &str, ids: &[String], workspace: &str) -> Result<()> {

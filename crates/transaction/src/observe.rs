@@ -5,7 +5,8 @@
 //! the writer's process, and cannot undo or fail the change.
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Serialize;
 
@@ -61,39 +62,77 @@ pub trait Observer: Send + Sync {
     fn installed(&self, t: &Installed<'_>);
 }
 
-type Registered = Vec<(u64, Arc<dyn Observer>)>;
+/// A process-wide list of observers of one kind (`T` is a `dyn` trait),
+/// each registered until its [`Registration`] is dropped.
+#[derive(Debug)]
+pub struct Registry<T: ?Sized + Send + Sync + 'static> {
+    all: RwLock<Vec<(u64, Arc<T>)>>,
+    next: AtomicU64,
+}
 
-static OBSERVERS: RwLock<Registered> = RwLock::new(Vec::new());
-static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+impl<T: ?Sized + Send + Sync + 'static> Registry<T> {
+    /// An empty registry (for a `static`).
+    pub const fn new() -> Registry<T> {
+        Registry { all: RwLock::new(Vec::new()), next: AtomicU64::new(0) }
+    }
+
+    /// Registers `observer` until the returned [`Registration`] is dropped.
+    pub fn register(&'static self, observer: Arc<T>) -> Registration<T> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.all.write().unwrap_or_else(PoisonError::into_inner).push((id, observer));
+        Registration { registry: self, id }
+    }
+
+    /// Calls `f` with every registered observer, in registration order
+    /// (outside the registry's lock, so an observer may register another).
+    pub fn each(&self, mut f: impl FnMut(&T)) {
+        let all: Vec<Arc<T>> = self
+            .all
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(_, o)| Arc::clone(o))
+            .collect();
+        for o in all {
+            f(&o);
+        }
+    }
+}
+
+impl<T: ?Sized + Send + Sync + 'static> Default for Registry<T> {
+    fn default() -> Registry<T> {
+        Registry::new()
+    }
+}
 
 /// Keeps an observer registered; dropping it unregisters the observer.
-#[derive(Debug)]
 #[must_use = "the observer is unregistered when this is dropped"]
-pub struct Registration(u64);
+pub struct Registration<T: ?Sized + Send + Sync + 'static> {
+    registry: &'static Registry<T>,
+    id: u64,
+}
+
+impl<T: ?Sized + Send + Sync + 'static> std::fmt::Debug for Registration<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration").field("id", &self.id).finish()
+    }
+}
+
+impl<T: ?Sized + Send + Sync + 'static> Drop for Registration<T> {
+    fn drop(&mut self) {
+        self.registry.all.write().unwrap_or_else(PoisonError::into_inner).retain(|(id, _)| *id != self.id);
+    }
+}
+
+static OBSERVERS: Registry<dyn Observer> = Registry::new();
 
 /// Registers `observer` for every transaction this process installs from
 /// now on, until the [`Registration`] is dropped.
-pub fn register(observer: Arc<dyn Observer>) -> Registration {
-    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut all = OBSERVERS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    all.push((id, observer));
-    Registration(id)
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let mut all = OBSERVERS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        all.retain(|(id, _)| *id != self.0);
-    }
+pub fn register(observer: Arc<dyn Observer>) -> Registration<dyn Observer> {
+    OBSERVERS.register(observer)
 }
 
 /// Tells every registered observer of `t`.
 pub(crate) fn notify(t: &Installed<'_>) {
-    let all: Vec<Arc<dyn Observer>> = {
-        let all = OBSERVERS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        all.iter().map(|(_, o)| Arc::clone(o)).collect()
-    };
-    for o in all {
-        o.installed(t);
-    }
+    OBSERVERS.each(|o| o.installed(t));
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use scriptorium_scheduler::{Batch, BatchWriter, Code, WriteFailure, Written};
 use scriptorium_source_archive::SourceRecord;
+use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{Input, Turn};
@@ -63,6 +64,7 @@ impl<M: Model> ModelWriter<M> {
             turns: &input.turns,
             archive: &input.archive,
             lock_timeout: input.lock_timeout,
+            provenance: input.provenance(&format!("model:{}", self.model.name())),
             message: format!(
                 "model writer ({}): {} turns of {}",
                 self.model.name(),
@@ -77,7 +79,14 @@ impl<M: Model> ModelWriter<M> {
     /// the paths changed (empty: nothing to do).
     pub fn reorganize(&mut self, root: &Path, lock_timeout: Duration) -> Result<Vec<String>, WriteFailure> {
         let user = file_list(root)?;
-        let job = Job { root, turns: &[], archive: &[], lock_timeout, message: "reorganize".to_owned() };
+        let job = Job {
+            root,
+            turns: &[],
+            archive: &[],
+            lock_timeout,
+            message: "reorganize".to_owned(),
+            provenance: Provenance::by("sleep"),
+        };
         self.run(SLEEP_PROMPT, user, &job).map(|w| w.changed)
     }
 
@@ -169,6 +178,7 @@ struct Job<'a> {
     archive: &'a [SourceRecord],
     lock_timeout: Duration,
     message: String,
+    provenance: Provenance,
 }
 
 /// The runtime's framing of a batch: a heading and the writer-input lines in
@@ -203,7 +213,7 @@ fn commit(job: &Job<'_>, base: &str, staged: &[Edit]) -> Result<Written, transac
         sources: job.archive.to_vec(),
         edits: staged.to_vec(),
     };
-    let done = w.commit(&patch, Tier::Owner, Base::Check)?;
+    let done = w.commit_as(&patch, Tier::Owner, Base::Check, &job.provenance)?;
     Ok(Written { revision: done.revision, changed: done.changed })
 }
 

@@ -10,6 +10,7 @@ use scriptorium_scheduler::conflict::Archived;
 use scriptorium_scheduler::{Batch, WriteFailure};
 use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
 use scriptorium_source_archive::{timestamp, SourceId, SourceRecord};
+use scriptorium_transaction::observe::Provenance;
 
 /// Where a turn's record lives, for a citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +156,23 @@ pub struct Input<'a> {
 }
 
 impl Input<'_> {
+    /// Who makes the transaction of this input: `writer` (`offline`,
+    /// `model:<name>`) writing a session's turns, or `backfill` /
+    /// `promote` writing archived records.
+    pub fn provenance(&self, writer: &str) -> Provenance {
+        let ids: Vec<String> = self
+            .turns
+            .iter()
+            .map(|t| {
+                SourceId::parse(&t.source).map_or_else(|_| t.source.clone(), |id| id.message().to_owned())
+            })
+            .collect();
+        match self.origin.as_str() {
+            "backfill" | "promote" => Provenance { writer: self.origin.clone(), session: None, turns: ids },
+            session => Provenance::of_turns(writer, session, ids),
+        }
+    }
+
     /// Refuses a record to archive whose id the archive already holds with
     /// another message (other words, another speaker or trust): the
     /// archive keeps the first record of an id, so the turn would quote one

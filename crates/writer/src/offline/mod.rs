@@ -46,6 +46,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use scriptorium_scheduler::{BatchWriter, Code, WriteFailure, Written};
+use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{hex, Input, Turn};
@@ -81,6 +82,7 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
 pub struct Prepared {
     writer: transaction::Writer<'static>,
     patch: Patch,
+    provenance: Provenance,
 }
 
 impl Prepared {
@@ -91,7 +93,7 @@ impl Prepared {
 
     /// Commits the planned patch.
     pub fn commit(mut self) -> Result<Written, WriteFailure> {
-        let done = self.writer.commit(&self.patch, Tier::Owner, Base::Any)?;
+        let done = self.writer.commit_as(&self.patch, Tier::Owner, Base::Any, &self.provenance)?;
         Ok(Written { revision: done.revision, changed: done.changed })
     }
 }
@@ -114,7 +116,7 @@ pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
         sources: input.archive.clone(),
         edits,
     };
-    Ok(Prepared { writer, patch })
+    Ok(Prepared { writer, patch, provenance: input.provenance(NAME) })
 }
 
 /// One paragraph to add to one file.

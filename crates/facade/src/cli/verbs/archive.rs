@@ -27,7 +27,8 @@ pub(super) fn append(ctx: &Ctx, timeout_ms: u64) -> Outcome {
         sources: records,
         edits: Vec::new(),
     };
-    let c = w.commit(&patch, transaction::Tier::Owner, transaction::Base::Any)?;
+    let by = transaction::observe::Provenance::by("archive");
+    let c = w.commit_as(&patch, transaction::Tier::Owner, transaction::Base::Any, &by)?;
     report::warn(&c.warnings);
     report::json_line(&AppendReport { appended: c.appended, duplicates: c.duplicates, files: c.changed })
 }

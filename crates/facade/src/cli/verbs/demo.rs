@@ -148,7 +148,7 @@ fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Res
         sources: vec![pending],
         edits: vec![Edit::Create { path: path.to_owned(), content }],
     };
-    w.commit(&patch, Tier::Owner, Base::Check)?;
+    w.commit_as(&patch, Tier::Owner, Base::Check, &transaction::observe::Provenance::by("update"))?;
     drop(w);
 
     show.line(&format!(

@@ -46,7 +46,8 @@ pub(super) fn update(ctx: &Ctx, patch: &str, tier: TierArg, timeout_ms: u64, as_
     snapshot::require(root)?;
     let mut w = super::writer(root, timeout_ms)?;
     super::note_core(w.migrate_core_before(&mut parsed)?);
-    let c = w.commit(&parsed, tier, transaction::Base::Check)?;
+    let by = transaction::observe::Provenance::by("update");
+    let c = w.commit_as(&parsed, tier, transaction::Base::Check, &by)?;
     report::warn(&c.warnings);
     if as_json {
         report::json_line(&serde_json::json!({"revision": c.revision, "changed": c.changed}))
