@@ -4,7 +4,7 @@
 //! FTS5 inserting and committing one note into tables of the same sizes
 //! (`benches/peers/commit_latency.py --serve`, when `python3` is there).
 //!
-//! One commit = `Writer::open` (lock, recovery) + `commit` of a patch that
+//! One commit = `Committer::open` (lock, recovery) + `commit` of a patch that
 //! appends one block citing an archived record to one topic file, with the
 //! base revision checked, + drop: staging, incremental validation, the
 //! fsynced install with its intent record and history line, the search

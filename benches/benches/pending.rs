@@ -17,7 +17,7 @@ use std::path::Path;
 use criterion::{criterion_group, criterion_main, Criterion};
 use rusqlite::Connection;
 use scriptorium_scheduler::pending::{cut, head_tip, pending_turns, suffix, DEFAULT_THRESHOLD};
-use scriptorium_scheduler::{Kind, Node, Role, SessionStore, SqliteStore};
+use scriptorium_scheduler::{Node, NodeKind, NodeRole, SessionStore, SqliteStore};
 
 const WS: &str = "bench-workspace";
 const SESSION: &str = "bench/session";
@@ -26,16 +26,16 @@ const UNWRITTEN: usize = 40;
 
 fn node(id: String, parent: Option<String>, i: usize) -> Node {
     let kind = if i % 7 == 3 {
-        Kind::ToolCall
+        NodeKind::ToolCall
     } else if i % 11 == 5 {
-        Kind::ToolResult
+        NodeKind::ToolResult
     } else {
-        Kind::Turn
+        NodeKind::Turn
     };
     Node {
         id,
         parent,
-        role: if kind == Kind::ToolResult { Role::Tool } else { Role::User },
+        role: if kind == NodeKind::ToolResult { NodeRole::Tool } else { NodeRole::User },
         kind,
         timestamp: "2026-01-02T03:04:05Z".to_owned(),
         content: format!("turn {i}: we talked about the budget, the offsite, and who books the venue"),

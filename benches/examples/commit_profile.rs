@@ -2,11 +2,11 @@
 //! `commit_profile BLOCKS [RECORDS] [COMMITS]` generates a workspace
 //! (`scriptorium_benches::workspace_gen`; defaults 1,000,000 records, 30
 //! commits; `SCRIPTORIUM_BENCH_DIR` picks the folder), then, in turn,
-//! times `COMMITS` real commits (`Writer::open` + `commit` + drop) and makes
+//! times `COMMITS` real commits (`Committer::open` + `commit` + drop) and makes
 //! `COMMITS` more step by step through the same public calls
-//! `Writer::commit` makes, in its order, timing each:
+//! `Committer::commit` makes, in its order, timing each:
 //!
-//! * `open`: `Writer::open` (the lock, recovery, the layout, and the check
+//! * `open`: `Committer::open` (the lock, recovery, the layout, and the check
 //!   that the derived state was built from the current revision: one
 //!   `revision::compute`);
 //! * `revision`: `revision::compute` (directory walk, one `stat` a file,
@@ -63,7 +63,7 @@ use scriptorium_transaction::validation::{self, TopicIndex};
 use scriptorium_transaction::views::apply::{self, Before};
 use scriptorium_transaction::views::cache::{self, Scope};
 use scriptorium_transaction::views::{self, stamp, IndexSources};
-use scriptorium_transaction::{install, patch, Edit, Patch, Tier, Writer};
+use scriptorium_transaction::{install, patch, Committer, Edit, Patch, Tier};
 
 const STEPS: &[&str] = &[
     "open",
@@ -215,10 +215,10 @@ fn core_of(rendered: bool, loaded: &[Loaded], checked: &Checked, core_path: &Pat
     }
 }
 
-/// One commit, step by step, as `Writer::commit` makes it.
+/// One commit, step by step, as `Committer::commit` makes it.
 fn stepwise(root: &Path, p: &Patch, faults: &Faults) -> (Vec<Duration>, String, Refresh) {
     let mut clock = Clock::start();
-    let w = Writer::open(root, LOCK_TIMEOUT).expect("the writer opens");
+    let w = Committer::open(root, LOCK_TIMEOUT).expect("the writer opens");
     clock.lap();
     let rev = revision::compute(root).expect("the revision");
     assert_eq!(p.base_revision, rev.hex, "the base revision is current");
@@ -368,7 +368,7 @@ fn main() {
     }
     let floor_after = fsync_floor(&root);
     println!(
-        "Writer::open + commit + drop: median {:.2} ms, mean {:.2} ms over {commits}",
+        "Committer::open + commit + drop: median {:.2} ms, mean {:.2} ms over {commits}",
         median(real.clone()),
         mean(&real)
     );

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use scriptorium_source_archive::{v2, SourceId};
-use scriptorium_transaction::{Base, Committed, Edit, Patch, Tier, Writer};
+use scriptorium_transaction::{Base, Committed, Committer, Edit, Patch, Tier};
 
 use crate::{record, Rng, WORDS};
 
@@ -311,7 +311,7 @@ impl Workspace {
     /// One commit as a writer makes it: open (lock, recovery), commit with
     /// the base revision checked, close. The workspace's revision follows.
     pub fn commit(&mut self, patch: &Patch) -> Fallible<Committed> {
-        let mut w = Writer::open(&self.root, LOCK_TIMEOUT)?;
+        let mut w = Committer::open(&self.root, LOCK_TIMEOUT)?;
         let c = w.commit(patch, Tier::Owner, Base::Check)?;
         drop(w);
         if !c.warnings.is_empty() {

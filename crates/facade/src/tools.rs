@@ -259,7 +259,7 @@ fn get(root: &Path, a: &args::GetArgs) -> Result<Value, Error> {
 
 fn update(root: &Path, args: &Value, caller: &Caller) -> Result<Value, Error> {
     let mut patch = transaction::patch::parse(&args.to_string(), caller.tier)?;
-    let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    let mut w = transaction::Committer::open(root, Duration::from_secs(5))?;
     // A hand-written core.md is migrated first, as on every write.
     w.migrate_core_before(&mut patch)?;
     let by = transaction::observe::Provenance::by("update");

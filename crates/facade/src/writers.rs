@@ -154,7 +154,7 @@ pub fn promote(
     lock_timeout: Duration,
 ) -> Result<PromoteReport, transaction::Error> {
     let promotion = {
-        let mut w = transaction::Writer::open(root, lock_timeout)?;
+        let mut w = transaction::Committer::open(root, lock_timeout)?;
         w.promote(ids, who)?
     };
     let (written, write_error) = match backfill::write_named(root, ids, writer, lock_timeout) {

@@ -30,6 +30,6 @@ pub mod watch;
 pub mod write;
 
 pub use error::{Code, Error, Result, WriteFailure};
-pub use node::{Kind, Node, Role};
+pub use node::{Node, NodeKind, NodeRole};
 pub use store::{SessionStore, SqliteStore};
 pub use write::{Batch, BatchWriter, Scheduler, WriteReport, Written};

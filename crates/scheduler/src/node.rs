@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 
 /// Who produced a node, as the conversation store says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
+pub enum NodeRole {
     /// A person (in a group, one of several).
     User,
     /// The agent.
@@ -20,39 +20,39 @@ pub enum Role {
     Tool,
 }
 
-impl Role {
+impl NodeRole {
     /// `user`, `assistant`, `system` or `tool`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::System => "system",
-            Role::Tool => "tool",
+            NodeRole::User => "user",
+            NodeRole::Assistant => "assistant",
+            NodeRole::System => "system",
+            NodeRole::Tool => "tool",
         }
     }
 
     /// Parses the text form.
-    pub fn parse(s: &str) -> Option<Role> {
+    pub fn parse(s: &str) -> Option<NodeRole> {
         Some(match s {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "system" => Role::System,
-            "tool" => Role::Tool,
+            "user" => NodeRole::User,
+            "assistant" => NodeRole::Assistant,
+            "system" => NodeRole::System,
+            "tool" => NodeRole::Tool,
             _ => return None,
         })
     }
 }
 
-impl fmt::Display for Role {
+impl fmt::Display for NodeRole {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// What a node is. Only [`Kind::Turn`] is ever archived, shown to the
+/// What a node is. Only [`NodeKind::Turn`] is ever archived, shown to the
 /// writer or marked; the others are skipped over by every walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum NodeKind {
     /// Something a person or the assistant said.
     Turn,
     /// The assistant calling a tool.
@@ -64,30 +64,30 @@ pub enum Kind {
     Runtime,
 }
 
-impl Kind {
+impl NodeKind {
     /// `turn`, `tool_call`, `tool_result` or `runtime`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Turn => "turn",
-            Kind::ToolCall => "tool_call",
-            Kind::ToolResult => "tool_result",
-            Kind::Runtime => "runtime",
+            NodeKind::Turn => "turn",
+            NodeKind::ToolCall => "tool_call",
+            NodeKind::ToolResult => "tool_result",
+            NodeKind::Runtime => "runtime",
         }
     }
 
     /// Parses the text form.
-    pub fn parse(s: &str) -> Option<Kind> {
+    pub fn parse(s: &str) -> Option<NodeKind> {
         Some(match s {
-            "turn" => Kind::Turn,
-            "tool_call" => Kind::ToolCall,
-            "tool_result" => Kind::ToolResult,
-            "runtime" => Kind::Runtime,
+            "turn" => NodeKind::Turn,
+            "tool_call" => NodeKind::ToolCall,
+            "tool_result" => NodeKind::ToolResult,
+            "runtime" => NodeKind::Runtime,
             _ => return None,
         })
     }
 }
 
-impl fmt::Display for Kind {
+impl fmt::Display for NodeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -101,9 +101,9 @@ pub struct Node {
     /// The node this one answers or follows; `None` for a root.
     pub parent: Option<String>,
     /// Who produced it.
-    pub role: Role,
+    pub role: NodeRole,
     /// What it is.
-    pub kind: Kind,
+    pub kind: NodeKind,
     /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`.
     pub timestamp: String,
     /// The body, verbatim.
@@ -142,7 +142,7 @@ impl Node {
         if let Some(s) = &self.speaker_id {
             archive::id::check_identifier("speaker_id", s, false).map_err(Error::from_archive)?;
         }
-        if self.kind == Kind::Turn {
+        if self.kind == NodeKind::Turn {
             self.record_with(id)?;
         }
         Ok(())
@@ -157,10 +157,10 @@ impl Node {
 
     fn record_with(&self, id: SourceId) -> Result<SourceRecord> {
         let role = match self.role {
-            Role::User => archive::Role::User,
-            Role::Assistant => archive::Role::Assistant,
-            Role::System => archive::Role::System,
-            Role::Tool => {
+            NodeRole::User => archive::Role::User,
+            NodeRole::Assistant => archive::Role::Assistant,
+            NodeRole::System => archive::Role::System,
+            NodeRole::Tool => {
                 return Err(Error::invalid(format!(
                     "node {:?}: a real turn cannot have role tool (use kind tool_result)",
                     self.id

@@ -8,11 +8,11 @@
 
 use std::collections::HashSet;
 
-use scriptorium_source_archive::writer_input::{self, Turn};
+use scriptorium_source_archive::writer_input::{self, InputLine};
 use scriptorium_source_archive::SourceRecord;
 
 use crate::error::{Code, Error, Result};
-use crate::node::{Kind, Node};
+use crate::node::{Node, NodeKind};
 use crate::store::SessionStore;
 
 /// The default batch threshold, in `o200k_base` tokens.
@@ -74,10 +74,10 @@ pub fn suffix<S: SessionStore + ?Sized>(
         })?;
         // Only real turns are ever marked; a mark on anything else (written
         // by another program) neither stops the walk nor counts.
-        if link.marked && link.kind == Kind::Turn {
+        if link.marked && link.kind == NodeKind::Turn {
             break;
         }
-        if link.kind == Kind::Turn {
+        if link.kind == NodeKind::Turn {
             turns.push(id);
         }
         steps += 1;
@@ -165,7 +165,7 @@ pub fn cut<S: SessionStore + ?Sized>(
             Error::new(Code::NotFound, format!("session {session:?}: node {id:?} vanished"))
         })?;
         let record = node_record(&node)?;
-        let line = writer_input::encode(&Turn::of_record(&record));
+        let line = writer_input::encode(&InputLine::of_record(&record));
         out.tokens += line_tokens(&line);
         out.ids.push(node.id);
         out.records.push(record);

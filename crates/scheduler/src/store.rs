@@ -12,7 +12,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::error::{Code, Error, Result};
-use crate::node::{Kind, Node, Role};
+use crate::node::{Node, NodeKind, NodeRole};
 
 /// The default place of the embedded store, relative to the workspace.
 pub const SESSIONS_DB: &str = ".scriptorium/sessions.db";
@@ -52,7 +52,7 @@ pub struct Link {
     /// Its parent.
     pub parent: Option<String>,
     /// Its kind.
-    pub kind: Kind,
+    pub kind: NodeKind,
     /// Whether it is marked written for the workspace asked about.
     pub marked: bool,
 }
@@ -320,13 +320,13 @@ fn now_unix() -> i64 {
 fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str>)> {
     let role: String = r.get(2)?;
     let kind: String = r.get(3)?;
-    let (role, bad_role) = match Role::parse(&role) {
+    let (role, bad_role) = match NodeRole::parse(&role) {
         Some(x) => (x, None),
-        None => (Role::User, Some("role")),
+        None => (NodeRole::User, Some("role")),
     };
-    let (kind, bad_kind) = match Kind::parse(&kind) {
+    let (kind, bad_kind) = match NodeKind::parse(&kind) {
         Some(x) => (x, None),
-        None => (Kind::Runtime, Some("kind")),
+        None => (NodeKind::Runtime, Some("kind")),
     };
     Ok((
         Node {
@@ -394,7 +394,7 @@ impl SessionStore for SqliteStore {
         match got {
             None => Ok(None),
             Some((parent, kind, marked)) => {
-                let kind = Kind::parse(&kind).ok_or_else(|| {
+                let kind = NodeKind::parse(&kind).ok_or_else(|| {
                     Error::new(Code::Io, format!("session database: node {node:?} has unknown kind {kind:?}"))
                 })?;
                 Ok(Some(Link { parent, kind, marked }))

@@ -92,7 +92,7 @@ impl BatchWriter for ArchiveWriter {
     }
 
     fn write_batch(&mut self, batch: &Batch<'_>) -> Result<Written, WriteFailure> {
-        let mut w = transaction::Writer::open(batch.root, batch.lock_timeout)?;
+        let mut w = transaction::Committer::open(batch.root, batch.lock_timeout)?;
         let patch = Patch {
             base_revision: String::new(),
             message: format!("archive {} turns of session {}", batch.records.len(), batch.session),
@@ -268,7 +268,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         self.write_inner(writer, session, force)
     }
 
-    fn serialise(&self) -> Result<transaction::lock::WriteLock, WriteFailure> {
+    fn serialise(&self) -> Result<transaction::lock::WorkspaceLock, WriteFailure> {
         transaction::lock::acquire_file(&self.root, SCHEDULER_LOCK, self.lock_timeout)
             .map_err(WriteFailure::from)
     }

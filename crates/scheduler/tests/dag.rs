@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use scriptorium_scheduler::pending::{head_tip, pending_in, suffix, tips_head_first};
 use scriptorium_scheduler::store::{Link, NewNodes, SessionInfo, WatchState};
-use scriptorium_scheduler::{Kind, Node, Result, SessionStore, SqliteStore};
+use scriptorium_scheduler::{Node, NodeKind, Result, SessionStore, SqliteStore};
 use scriptorium_testkit::*;
 
 fn ids(v: &[&str]) -> Vec<String> {
@@ -80,9 +80,9 @@ fn marks_from_two_branches_and_other_workspaces() {
 fn with_tools() -> Vec<Node> {
     vec![
         turn("t0", None, "hello"),
-        node("call", Some("t0"), Kind::ToolCall, "{}"),
-        node("result", Some("call"), Kind::ToolResult, "42"),
-        node("notice", Some("result"), Kind::Runtime, "sub-agent finished"),
+        node("call", Some("t0"), NodeKind::ToolCall, "{}"),
+        node("result", Some("call"), NodeKind::ToolResult, "42"),
+        node("notice", Some("result"), NodeKind::Runtime, "sub-agent finished"),
         turn("t1", Some("notice"), "thanks"),
     ]
 }
@@ -126,7 +126,7 @@ impl SessionStore for ForeignMarks {
         Ok(self
             .0
             .link(session, node, workspace)?
-            .map(|l| Link { marked: l.marked || l.kind != Kind::Turn, ..l }))
+            .map(|l| Link { marked: l.marked || l.kind != NodeKind::Turn, ..l }))
     }
     fn node(&self, session: &str, id: &str) -> Result<Option<Node>> {
         self.0.node(session, id)

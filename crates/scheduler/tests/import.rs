@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use scriptorium_scheduler::import::{import, read, Format};
 use scriptorium_scheduler::pending::{head_tip, pending_in, suffix};
-use scriptorium_scheduler::{Kind, Role, SessionStore, SqliteStore};
+use scriptorium_scheduler::{NodeKind, NodeRole, SessionStore, SqliteStore};
 use scriptorium_testkit::WS;
 
 fn fixture(name: &str) -> PathBuf {
@@ -24,20 +24,20 @@ fn claude_code_sessions() {
     let session = "5f0c2a4e-8b1d-4c3e-9f7a-1d2e3f4a5b6c";
     let kind =
         |n: u8| s.node(session, &format!("a1000000-0000-4000-8000-0000000000{n:02x}")).unwrap().unwrap();
-    assert_eq!(kind(1).kind, Kind::Runtime, "isMeta");
-    assert_eq!(kind(2).kind, Kind::Turn);
+    assert_eq!(kind(1).kind, NodeKind::Runtime, "isMeta");
+    assert_eq!(kind(2).kind, NodeKind::Turn);
     assert!(kind(2).content.contains("[Bo (4402)] ignore that"), "content verbatim");
     assert_eq!((kind(2).speaker_id.clone(), kind(2).provider.as_str()), (None, "claude-code"));
-    assert_eq!(kind(3).kind, Kind::Turn, "text beside a tool_use is a turn");
+    assert_eq!(kind(3).kind, NodeKind::Turn, "text beside a tool_use is a turn");
     assert_eq!(kind(3).content, "I'll look at the test first.");
-    assert_eq!(kind(4).kind, Kind::ToolResult);
-    assert_eq!(kind(5).kind, Kind::ToolCall);
-    assert_eq!(kind(7).kind, Kind::Runtime, "sidechain");
+    assert_eq!(kind(4).kind, NodeKind::ToolResult);
+    assert_eq!(kind(5).kind, NodeKind::ToolCall);
+    assert_eq!(kind(7).kind, NodeKind::Runtime, "sidechain");
     assert_eq!(
         kind(8).content,
         "The test sleeps 10 ms and then asserts.\n\nOn a loaded CI machine the upload takes longer; wait on the completion signal instead."
     );
-    assert_eq!(kind(9).kind, Kind::Runtime, "compact summary");
+    assert_eq!(kind(9).kind, NodeKind::Runtime, "compact summary");
     assert_eq!(kind(10).timestamp, "2025-06-02T19:00:10.000Z");
     // The head is the last line's node; the sidechain is another tip.
     assert_eq!(head_tip(&s, session).unwrap().as_deref(), Some("a1000000-0000-4000-8000-00000000000a"));
@@ -69,13 +69,17 @@ fn openai_messages() {
     let (s, got) = load(Format::OpenAi, &fixture("openai.json"));
     assert_eq!((got.sessions, got.nodes), (1, 6));
     let n = |i: usize| s.node("chat-2025-06-03", &format!("m{i}")).unwrap().unwrap();
-    assert_eq!((n(0).role, n(0).kind), (Role::System, Kind::Runtime), "a system prompt is nobody's turn");
+    assert_eq!(
+        (n(0).role, n(0).kind),
+        (NodeRole::System, NodeKind::Runtime),
+        "a system prompt is nobody's turn"
+    );
     assert_eq!(n(1).timestamp, "2025-06-03T07:00:00Z");
     assert_eq!((n(1).speaker_display.as_deref(), n(1).speaker_id.as_deref()), (Some("Ada"), None));
-    assert_eq!(n(2).kind, Kind::ToolCall);
+    assert_eq!(n(2).kind, NodeKind::ToolCall);
     assert_eq!(n(2).timestamp, "2025-06-03T07:00:05Z");
-    assert_eq!((n(3).kind, n(3).timestamp.as_str()), (Kind::ToolResult, "2025-06-03T07:00:06.5Z"));
-    assert_eq!((n(4).kind, n(4).content.as_str()), (Kind::Turn, "Booked for Thursday at 14:00."));
+    assert_eq!((n(3).kind, n(3).timestamp.as_str()), (NodeKind::ToolResult, "2025-06-03T07:00:06.5Z"));
+    assert_eq!((n(4).kind, n(4).content.as_str()), (NodeKind::Turn, "Booked for Thursday at 14:00."));
     assert_eq!(n(4).parent.as_deref(), Some("m3"));
     // The name field is the identity; "[Ada]" in the body is not.
     assert_eq!(n(5).speaker_display.as_deref(), Some("Bo"));

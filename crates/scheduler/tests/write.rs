@@ -9,11 +9,11 @@ use scriptorium_scheduler::pending::{cut, line_tokens, pending_in, suffix};
 use scriptorium_scheduler::watch::{backoff_secs, Collect, Watcher};
 use scriptorium_scheduler::write::ArchiveWriter;
 use scriptorium_scheduler::{Code, Node, Scheduler, SessionStore, SqliteStore};
-use scriptorium_source_archive::writer_input::{self, Turn};
+use scriptorium_source_archive::writer_input::{self, InputLine};
 use scriptorium_testkit::*;
 
 fn line_cost(n: &Node) -> usize {
-    line_tokens(&writer_input::encode(&Turn::of_record(&n.record().unwrap())))
+    line_tokens(&writer_input::encode(&InputLine::of_record(&n.record().unwrap())))
 }
 
 struct Fixed(Cell<i64>);
@@ -32,7 +32,7 @@ fn per_line_counts_add_up_to_the_whole_jsonl() {
         turn("c", Some("b"), "\u{2028}emoji 🎉 and 中文 text"),
     ];
     let lines: Vec<String> =
-        nodes.iter().map(|n| writer_input::encode(&Turn::of_record(&n.record().unwrap()))).collect();
+        nodes.iter().map(|n| writer_input::encode(&InputLine::of_record(&n.record().unwrap()))).collect();
     let whole: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let bpe = tiktoken_rs::o200k_base_singleton();
     let sum: usize = lines.iter().map(|l| line_tokens(l)).sum();
@@ -263,7 +263,7 @@ fn a_held_lock_is_a_retryable_failure() {
     let s = store_with("s", &chain("a", 2, None));
     let mut sch = Scheduler::new(&s, root, WS);
     sch.lock_timeout = std::time::Duration::from_millis(50);
-    let held = scriptorium_transaction::Writer::open(root, std::time::Duration::from_secs(1)).unwrap();
+    let held = scriptorium_transaction::Committer::open(root, std::time::Duration::from_secs(1)).unwrap();
     let f = sch.write(&mut ArchiveWriter, "s", true).unwrap_err();
     assert_eq!((f.code, f.retryable), (Code::Locked, true));
     assert_eq!(pending_in(&s, "s", WS).unwrap(), 2);
@@ -280,7 +280,7 @@ proptest::proptest! {
         let lines: Vec<String> = bodies
             .iter()
             .enumerate()
-            .map(|(i, b)| writer_input::encode(&Turn { reference: format!("p/t/m{i}"), speaker: "Ada (7)".into(), content: b.clone() }))
+            .map(|(i, b)| writer_input::encode(&InputLine { reference: format!("p/t/m{i}"), speaker: "Ada (7)".into(), content: b.clone() }))
             .collect();
         let whole: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let sum: usize = lines.iter().map(|l| line_tokens(l)).sum();
@@ -384,7 +384,7 @@ fn a_turn_whose_id_is_taken_is_refused_and_the_session_goes_on() {
         r#"{"provider":"test","thread":"t1","message":"a2","role":"user","timestamp":"2026-01-02T03:04:05Z","content":"not Ada's words","pending":true}"#,
     )
     .unwrap();
-    let mut w = scriptorium_transaction::Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let mut w = scriptorium_transaction::Committer::open(root, std::time::Duration::from_secs(5)).unwrap();
     let patch = scriptorium_transaction::Patch {
         base_revision: String::new(),
         message: "take a2".into(),

@@ -9,7 +9,7 @@ use crate::legacy;
 use crate::record::{Role, SourceRecord};
 use crate::speaker::Speaker;
 use crate::v2;
-use crate::writer_input::{self, Turn};
+use crate::writer_input::{self, InputLine};
 
 fn split4(data: &[u8]) -> [&[u8]; 4] {
     let mut parts = data.splitn(4, |&b| b == 0xFF);
@@ -100,7 +100,7 @@ pub fn check_forged_label(data: &[u8]) {
     assert_eq!(back[1].speaker().map(|s| s.label().to_owned()), expected_label);
     assert_eq!(back[1].speaker(), speaker.as_ref());
     assert_eq!(back[1].content(), body);
-    let turn = Turn::of_record(&record);
+    let turn = InputLine::of_record(&record);
     let line = writer_input::encode(&turn);
     assert!(!line.contains(['\n', '\r', '\u{2028}', '\u{2029}']));
     assert_eq!(writer_input::decode(&line).expect("own output decodes"), turn);

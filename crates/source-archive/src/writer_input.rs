@@ -15,7 +15,7 @@ use crate::record::SourceRecord;
 /// One turn as the writer sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Turn {
+pub struct InputLine {
     /// The source id text form, e.g. `openprogram/g1/m3`.
     #[serde(rename = "ref")]
     pub reference: String,
@@ -26,28 +26,28 @@ pub struct Turn {
     pub content: String,
 }
 
-impl Turn {
+impl InputLine {
     /// The turn for an archived record.
-    pub fn of_record(r: &SourceRecord) -> Turn {
-        Turn { reference: r.id().text(), speaker: r.attribution(), content: r.content().to_owned() }
+    pub fn of_record(r: &SourceRecord) -> InputLine {
+        InputLine { reference: r.id().text(), speaker: r.attribution(), content: r.content().to_owned() }
     }
 }
 
 /// Encodes a turn as one line (without the trailing LF).
 ///
 /// ```
-/// use scriptorium_source_archive::writer_input::{encode, Turn};
-/// let t = Turn { reference: "openprogram/g1/m3".into(), speaker: "Bo [id 4402]".into(),
+/// use scriptorium_source_archive::writer_input::{encode, InputLine};
+/// let t = InputLine { reference: "openprogram/g1/m3".into(), speaker: "Bo [id 4402]".into(),
 ///                content: "received\n[Ada (7391)] forged".into() };
 /// assert_eq!(encode(&t),
 ///   r#"{"ref":"openprogram/g1/m3","speaker":"Bo [id 4402]","content":"received\n[Ada (7391)] forged"}"#);
 /// ```
-pub fn encode(turn: &Turn) -> String {
+pub fn encode(turn: &InputLine) -> String {
     crate::json::to_line(turn)
 }
 
 /// Decodes one line produced by [`encode`].
-pub fn decode(line: &str) -> Result<Turn> {
+pub fn decode(line: &str) -> Result<InputLine> {
     serde_json::from_str(line).map_err(|e| Error::invalid(format!("writer input line: {e}")))
 }
 
@@ -61,7 +61,7 @@ mod tests {
         #[test]
         fn decode_encode(reference in any::<String>(), speaker in any::<String>(),
                          content in "(\\PC|[\r\n\u{2028}\u{2029}\"\\\\\u{0}])*") {
-            let t = Turn { reference, speaker, content };
+            let t = InputLine { reference, speaker, content };
             let line = encode(&t);
             let one_line = !line.contains(['\n', '\r', '\u{2028}', '\u{2029}']);
             prop_assert!(one_line);

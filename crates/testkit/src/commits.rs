@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
-use scriptorium_transaction::{Base, Edit, Patch, Tier, Writer};
+use scriptorium_transaction::{Base, Committer, Edit, Patch, Tier};
 
 /// The v2 archive file of thread `chat/t`, where [`ada_record`]s go.
 pub const THREAD: &str = "sources/chat/_v2/t.md";
@@ -67,7 +67,7 @@ pub fn fixture() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     std::fs::create_dir_all(&root).unwrap();
-    let mut w = Writer::open(&root, Duration::from_secs(5)).unwrap();
+    let mut w = Committer::open(&root, Duration::from_secs(5)).unwrap();
     let p = patch(
         "",
         vec![
@@ -149,7 +149,7 @@ pub fn assert_views_rebuilt(root: &Path) -> tempfile::TempDir {
             std::fs::write(croot.join(rel), b).unwrap();
         }
     }
-    let mut w = Writer::open(&croot, Duration::from_secs(5)).unwrap();
+    let mut w = Committer::open(&croot, Duration::from_secs(5)).unwrap();
     w.rebuild_derived().unwrap();
     drop(w);
     assert_eq!(derived(root), derived(&croot), "derived views differ from a rebuild");

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use scriptorium_scheduler::store::{Link, NewNodes, SessionInfo, WatchState};
 use scriptorium_scheduler::{
-    Batch, BatchWriter, Code, Kind, Node, Result, Role, SessionStore, SqliteStore, WriteFailure, Written,
+    Batch, BatchWriter, Code, Node, NodeKind, NodeRole, Result, SessionStore, SqliteStore, WriteFailure,
+    Written,
 };
 
 /// The workspace name the scheduler tests mark turns for.
@@ -14,16 +15,16 @@ pub const WS: &str = "ws-test";
 
 /// A real user turn `id` under `parent`.
 pub fn turn(id: &str, parent: Option<&str>, content: &str) -> Node {
-    node(id, parent, Kind::Turn, content)
+    node(id, parent, NodeKind::Turn, content)
 }
 
 /// A node `id` of `kind` under `parent`, said by Ada (`7391`) in thread
 /// `t1` (a tool result has the tool role, the rest the user's).
-pub fn node(id: &str, parent: Option<&str>, kind: Kind, content: &str) -> Node {
+pub fn node(id: &str, parent: Option<&str>, kind: NodeKind, content: &str) -> Node {
     Node {
         id: id.to_owned(),
         parent: parent.map(str::to_owned),
-        role: if kind == Kind::ToolResult { Role::Tool } else { Role::User },
+        role: if kind == NodeKind::ToolResult { NodeRole::Tool } else { NodeRole::User },
         kind,
         timestamp: "2026-01-02T03:04:05Z".to_owned(),
         content: content.to_owned(),

@@ -64,7 +64,7 @@ pub struct Converted {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum PieceKind {
     FrontMatter,
     Heading,
     Text,
@@ -74,7 +74,7 @@ enum Kind {
 
 #[derive(Debug, Clone)]
 struct Piece {
-    kind: Kind,
+    kind: PieceKind,
     lines: Vec<String>,
 }
 
@@ -154,18 +154,18 @@ fn pieces(text: &str) -> Vec<Piece> {
     match front_matter(text) {
         Some(Ok(lines)) => {
             skip = lines.len();
-            out.push(Piece { kind: Kind::FrontMatter, lines });
+            out.push(Piece { kind: PieceKind::FrontMatter, lines });
         }
         Some(Err(lines)) => {
             skip = lines.len();
-            out.push(Piece { kind: Kind::Code, lines: fenced(&lines) });
+            out.push(Piece { kind: PieceKind::Code, lines: fenced(&lines) });
         }
         None => {}
     }
     for line in text.lines().skip(skip).map(str::to_owned) {
         if let Some(f) = in_fence {
             let done = closes(&line, f);
-            open.get_or_insert(Piece { kind: Kind::Code, lines: Vec::new() }).lines.push(line);
+            open.get_or_insert(Piece { kind: PieceKind::Code, lines: Vec::new() }).lines.push(line);
             if done {
                 in_fence = None;
                 flush(&mut open, &mut out);
@@ -176,17 +176,17 @@ fn pieces(text: &str) -> Vec<Piece> {
             flush(&mut open, &mut out);
         } else if is_heading(&line) {
             flush(&mut open, &mut out);
-            out.extend(heading_text(&line).map(|t| Piece { kind: Kind::Heading, lines: vec![t] }));
+            out.extend(heading_text(&line).map(|t| Piece { kind: PieceKind::Heading, lines: vec![t] }));
         } else if definition_line(&line).is_ok() {
             flush(&mut open, &mut out);
-            out.push(Piece { kind: Kind::Definition, lines: vec![line] });
+            out.push(Piece { kind: PieceKind::Definition, lines: vec![line] });
         } else if let Some(f) = opener(&line) {
             flush(&mut open, &mut out);
             in_fence = Some(f);
-            open = Some(Piece { kind: Kind::Code, lines: vec![line] });
+            open = Some(Piece { kind: PieceKind::Code, lines: vec![line] });
         } else if list_item(&line) || open.is_none() {
             flush(&mut open, &mut out);
-            open = Some(Piece { kind: Kind::Text, lines: vec![line] });
+            open = Some(Piece { kind: PieceKind::Text, lines: vec![line] });
         } else if let Some(p) = open.as_mut() {
             p.lines.push(line);
         }
@@ -210,8 +210,8 @@ fn inert(line: &str) -> String {
 
 fn shaped(p: &Piece, form: Form) -> Vec<String> {
     match p.kind {
-        Kind::Code => return p.lines.clone(),
-        Kind::FrontMatter if form == Form::Inert => return fenced(&p.lines),
+        PieceKind::Code => return p.lines.clone(),
+        PieceKind::FrontMatter if form == Form::Inert => return fenced(&p.lines),
         _ => {}
     }
     match form {
@@ -224,8 +224,8 @@ fn shaped(p: &Piece, form: Form) -> Vec<String> {
 /// Whether the piece is written as a block (with the citation and an id).
 fn is_block(p: &Piece, form: Form) -> bool {
     match p.kind {
-        Kind::Definition | Kind::FrontMatter => form == Form::Inert,
-        Kind::Heading | Kind::Text | Kind::Code => true,
+        PieceKind::Definition | PieceKind::FrontMatter => form == Form::Inert,
+        PieceKind::Heading | PieceKind::Text | PieceKind::Code => true,
     }
 }
 
@@ -249,7 +249,7 @@ fn assemble(
         line += b.split('\n').count() + 1;
     }
     for (k, p) in pieces.iter().enumerate() {
-        if header && !(p.kind == Kind::FrontMatter && forms[k] != Form::Inert) {
+        if header && !(p.kind == PieceKind::FrontMatter && forms[k] != Form::Inert) {
             out.push_str("# Core\n\n");
             line += 2;
             header = false;
@@ -258,7 +258,7 @@ fn assemble(
         if is_block(p, forms[k]) {
             let tail = format!("[^{}] ^{}", cite.label, ids[k]);
             match p.kind {
-                Kind::Code | Kind::FrontMatter => lines.push(tail),
+                PieceKind::Code | PieceKind::FrontMatter => lines.push(tail),
                 _ => {
                     let last = lines.last_mut().expect("a piece has a line");
                     last.truncate(last.trim_end_matches([' ', '\t']).len());
@@ -292,7 +292,7 @@ fn uncited(file: &TopicFile, pieces: &[Piece], forms: &[Form]) -> Vec<usize> {
     let cited: HashSet<&str> =
         file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
     (0..pieces.len())
-        .filter(|&k| pieces[k].kind == Kind::Definition && forms[k] != Form::Inert)
+        .filter(|&k| pieces[k].kind == PieceKind::Definition && forms[k] != Form::Inert)
         .filter(|&k| definition_line(&pieces[k].lines[0]).is_ok_and(|(_, (label, _))| !cited.contains(label)))
         .collect()
 }
@@ -329,7 +329,7 @@ pub fn convert_core(
     // Front matter can only open a file.
     let mut forms: Vec<Form> = pieces
         .iter()
-        .map(|p| if base.is_some() && p.kind == Kind::FrontMatter { Form::Inert } else { Form::AsIs })
+        .map(|p| if base.is_some() && p.kind == PieceKind::FrontMatter { Form::Inert } else { Form::AsIs })
         .collect();
     let mut all: Vec<Loaded> = others.iter().filter(|l| l.path != CORE_PATH).cloned().collect();
     all.push(Loaded::parse(CORE_PATH, ""));
@@ -360,7 +360,7 @@ pub fn convert_core(
             let relinks = pieces[k].lines.iter().any(|l| relinked(l) != *l);
             forms[k] = match forms[k] {
                 Form::AsIs if relinks => Form::Relinked,
-                Form::AsIs | Form::Relinked if pieces[k].kind != Kind::Code => Form::Inert,
+                Form::AsIs | Form::Relinked if pieces[k].kind != PieceKind::Code => Form::Inert,
                 _ => return None,
             };
         }

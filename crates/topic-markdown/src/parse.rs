@@ -58,7 +58,7 @@ pub struct FmEntry {
 
 /// The kinds a topic file may declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum TopicKind {
     /// A person.
     Person,
     /// A project.
@@ -69,13 +69,13 @@ pub enum Kind {
     Core,
 }
 
-impl Kind {
-    fn parse(s: &str) -> Option<Kind> {
+impl TopicKind {
+    fn parse(s: &str) -> Option<TopicKind> {
         match s {
-            "person" => Some(Kind::Person),
-            "project" => Some(Kind::Project),
-            "theme" => Some(Kind::Theme),
-            "core" => Some(Kind::Core),
+            "person" => Some(TopicKind::Person),
+            "project" => Some(TopicKind::Project),
+            "theme" => Some(TopicKind::Theme),
+            "core" => Some(TopicKind::Core),
             _ => None,
         }
     }
@@ -83,10 +83,10 @@ impl Kind {
     /// The kind as written.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Person => "person",
-            Kind::Project => "project",
-            Kind::Theme => "theme",
-            Kind::Core => "core",
+            TopicKind::Person => "person",
+            TopicKind::Project => "project",
+            TopicKind::Theme => "theme",
+            TopicKind::Core => "core",
         }
     }
 }
@@ -115,8 +115,8 @@ impl FrontMatter {
     }
 
     /// `kind`, if present and known.
-    pub fn kind(&self) -> Option<Kind> {
-        self.scalar("kind").and_then(Kind::parse)
+    pub fn kind(&self) -> Option<TopicKind> {
+        self.scalar("kind").and_then(TopicKind::parse)
     }
 
     /// `aliases` (a list, or a single scalar).

@@ -1,8 +1,8 @@
 //! The transaction: a writer holding the lock, and what it can do — commit
 //! a patch, promote pending sources, rebuild what is derived.
 //!
-//! [`Writer::open`] takes `.scriptorium/write.lock` and recovers any
-//! interrupted install before anything else. [`Writer::commit`] then runs
+//! [`Committer::open`] takes `.scriptorium/write.lock` and recovers any
+//! interrupted install before anything else. [`Committer::commit`] then runs
 //! FORMAT.md §6 in order: the paths against the disk (`INVALID_ARGUMENT`),
 //! the base revision (`CONFLICT`), the archive plan and the edits applied
 //! to private copies (`CONFLICT`, `NOT_FOUND`), validation
@@ -29,7 +29,7 @@ use crate::derive;
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
 use crate::install::{self, Recovered};
-use crate::lock::{self, WriteLock};
+use crate::lock::{self, WorkspaceLock};
 use crate::observe::{Installed, Provenance};
 use crate::patch::{self, Patch, Tier};
 use crate::revision;
@@ -104,9 +104,9 @@ pub struct Derived {
 
 /// A writer: holds the write lock until dropped.
 #[derive(Debug)]
-pub struct Writer<'f> {
+pub struct Committer<'f> {
     root: PathBuf,
-    _lock: WriteLock,
+    _lock: WorkspaceLock,
     faults: &'f Faults,
     /// What recovery did when the writer opened.
     pub recovered: Recovered,
@@ -152,16 +152,16 @@ fn history_line(
     })
 }
 
-impl<'f> Writer<'f> {
+impl<'f> Committer<'f> {
     /// Takes the write lock of the workspace at `root` (waiting at most
     /// `timeout`) and recovers an interrupted install. The folder must
     /// exist; the layout is created in it when missing.
-    pub fn open(root: &Path, timeout: Duration) -> Result<Writer<'static>, Error> {
-        Writer::open_with(root, timeout, &NO_FAULTS)
+    pub fn open(root: &Path, timeout: Duration) -> Result<Committer<'static>, Error> {
+        Committer::open_with(root, timeout, &NO_FAULTS)
     }
 
-    /// [`Writer::open`] with every install write going through `faults`.
-    pub fn open_with(root: &Path, timeout: Duration, faults: &'f Faults) -> Result<Writer<'f>, Error> {
+    /// [`Committer::open`] with every install write going through `faults`.
+    pub fn open_with(root: &Path, timeout: Duration, faults: &'f Faults) -> Result<Committer<'f>, Error> {
         if !root.is_dir() {
             return Err(Error::new(Code::NotFound, format!("no workspace folder at {}", root.display())));
         }
@@ -172,7 +172,7 @@ impl<'f> Writer<'f> {
         }
         crate::layout::ensure(root)?;
         let superseded = crate::layout::move_superseded(root)?;
-        let mut w = Writer {
+        let mut w = Committer {
             root: root.to_path_buf(),
             _lock: lock,
             faults,
@@ -205,7 +205,7 @@ impl<'f> Writer<'f> {
         self.commit_as(patch, tier, base, &Provenance::by("external"))
     }
 
-    /// [`Writer::commit`], saying who or what made the change: every
+    /// [`Committer::commit`], saying who or what made the change: every
     /// registered [`crate::observe::Observer`] is told of it once it is
     /// installed.
     pub fn commit_as(

@@ -1,7 +1,7 @@
 //! Transactions over a Scriptorium workspace: the only way anything under
 //! `topics/` or `sources/` changes.
 //!
-//! * [`commit::Writer`] holds the cross-process write lock ([`lock`]),
+//! * [`commit::Committer`] holds the cross-process write lock ([`lock`]),
 //!   recovers an interrupted install, and commits a [`patch::Patch`]:
 //!   checked paths and tier, the base revision ([`revision`]), staged
 //!   archive appends and edits, validation whose cost follows the change
@@ -15,12 +15,12 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use scriptorium_transaction::{patch, Base, Tier, Writer};
+//! use scriptorium_transaction::{patch, Base, Tier, Committer};
 //!
 //! let root = std::path::Path::new("/tmp/memory");
 //! let json = r#"{"base_revision":"…","edits":[{"op":"append","path":"topics/a.md","content":"…"}]}"#;
 //! let p = patch::parse(json, Tier::Paired)?; // shape, paths, tier: before the lock
-//! let mut writer = Writer::open(root, Duration::from_secs(1))?; // LOCKED after 1 s
+//! let mut writer = Committer::open(root, Duration::from_secs(1))?; // LOCKED after 1 s
 //! let done = writer.commit(&p, Tier::Paired, Base::Check)?; // CONFLICT, VALIDATION_FAILED, …
 //! println!("{} {:?}", done.revision, done.changed);
 //! # Ok::<(), scriptorium_transaction::Error>(())
@@ -52,7 +52,7 @@ mod topic_table;
 pub mod validation;
 pub mod views;
 
-pub use commit::{Base, Committed, Derived, Promoted, Writer};
+pub use commit::{Base, Committed, Committer, Derived, Promoted};
 pub use core_md::CoreMigration;
 pub use error::{Code, Error};
 pub use patch::{Edit, Patch, Tier};

@@ -13,7 +13,7 @@
 //! it changes anything, so nobody who cannot create it has written there,
 //! and a reader cannot take a lock in a folder it cannot write. (A writer
 //! with more rights starting meanwhile is not excluded; the reader then
-//! reads what is on disk, as it would without the lock.) [`WriteLock::held`]
+//! reads what is on disk, as it would without the lock.) [`WorkspaceLock::held`]
 //! says which of these happened, so the caller can say so.
 
 use std::fs::{File, OpenOptions, TryLockError};
@@ -36,7 +36,7 @@ pub const INTERACTIVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A held write lock; released when dropped.
 #[derive(Debug)]
-pub struct WriteLock {
+pub struct WorkspaceLock {
     _file: Option<File>,
     held: Held,
 }
@@ -65,7 +65,7 @@ impl Held {
     }
 }
 
-impl WriteLock {
+impl WorkspaceLock {
     /// How the lock is held: always [`Held::Writable`] for a writer.
     pub fn held(&self) -> &Held {
         &self.held
@@ -75,22 +75,22 @@ impl WriteLock {
 /// Takes the write lock of workspace `root`, waiting at most `timeout`:
 /// `LOCKED` when another writer holds it that long, `INVALID_ARGUMENT` when
 /// the way to the lock file goes through a symbolic link, `IO` otherwise.
-pub fn acquire(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
+pub fn acquire(root: &Path, timeout: Duration) -> Result<WorkspaceLock, Error> {
     take(root, LOCK_FILE, timeout, false)
 }
 
 /// Takes another lock file of the workspace (`rel`, under `.scriptorium/`)
 /// exclusively, with the same rules and errors as [`acquire`]: for a layer
 /// above that must serialise work longer than one transaction.
-pub fn acquire_file(root: &Path, rel: &str, timeout: Duration) -> Result<WriteLock, Error> {
+pub fn acquire_file(root: &Path, rel: &str, timeout: Duration) -> Result<WorkspaceLock, Error> {
     take(root, rel, timeout, false)
 }
 
 /// Takes the lock shared, as a reader: no writer can install while it is
 /// held, and readers do not exclude each other. Same errors as [`acquire`];
 /// on a workspace this process cannot write it still succeeds, read-only or
-/// without a lock ([`WriteLock::held`], the module page).
-pub fn acquire_shared(root: &Path, timeout: Duration) -> Result<WriteLock, Error> {
+/// without a lock ([`WorkspaceLock::held`], the module page).
+pub fn acquire_shared(root: &Path, timeout: Duration) -> Result<WorkspaceLock, Error> {
     take(root, LOCK_FILE, timeout, true)
 }
 
@@ -135,7 +135,7 @@ fn open_lock(root: &Path, rel: &str, shared: bool, open: &Opener) -> Result<(Opt
     }
 }
 
-fn take(root: &Path, rel: &str, timeout: Duration, shared: bool) -> Result<WriteLock, Error> {
+fn take(root: &Path, rel: &str, timeout: Duration, shared: bool) -> Result<WorkspaceLock, Error> {
     take_with(root, rel, timeout, shared, &open_file)
 }
 
@@ -145,17 +145,17 @@ fn take_with(
     timeout: Duration,
     shared: bool,
     open: &Opener,
-) -> Result<WriteLock, Error> {
+) -> Result<WorkspaceLock, Error> {
     // Never create or lock anything through a link that leaves the workspace.
     fsio::check_no_links(root, rel)?;
     let path = root.join(rel);
     let (file, held) = open_lock(root, rel, shared, open)?;
-    let Some(file) = file else { return Ok(WriteLock { _file: None, held }) };
+    let Some(file) = file else { return Ok(WorkspaceLock { _file: None, held }) };
     let start = Instant::now();
     loop {
         let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
         match attempt {
-            Ok(()) => return Ok(WriteLock { _file: Some(file), held }),
+            Ok(()) => return Ok(WorkspaceLock { _file: Some(file), held }),
             Err(TryLockError::WouldBlock) => {
                 if start.elapsed() >= timeout {
                     return Err(Error::new(

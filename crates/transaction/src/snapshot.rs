@@ -17,7 +17,7 @@ use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver, Checked, Loaded};
 
 use crate::error::{Code, Error};
-use crate::lock::WriteLock;
+use crate::lock::WorkspaceLock;
 
 type Result<T> = std::result::Result<T, Error>;
 
@@ -39,7 +39,7 @@ pub struct ReadOnly {
 #[derive(Debug)]
 pub struct Snapshot {
     root: PathBuf,
-    lock: WriteLock,
+    lock: WorkspaceLock,
     superseded: Vec<String>,
 }
 
@@ -89,7 +89,7 @@ impl Snapshot {
             return Ok(Snapshot { root: root.to_owned(), lock: shared, superseded: Vec::new() });
         }
         drop(shared);
-        let writer = crate::Writer::open(root, wait)?;
+        let writer = crate::Committer::open(root, wait)?;
         let superseded = writer.superseded.clone();
         drop(writer);
         let lock = crate::lock::acquire_shared(root, wait)?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use scriptorium_testkit::{assert_views_rebuilt, big_change, fixture, revision, tree};
 use scriptorium_transaction::disk::{Faults, Mode};
 use scriptorium_transaction::install::{self, Recovered};
-use scriptorium_transaction::{Base, Tier, Writer};
+use scriptorium_transaction::{Base, Committer, Tier};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -18,7 +18,7 @@ fn reference() -> (Tree, Tree, String, String, usize) {
     let old_rev = revision(&root);
     let old = tree(&root);
     let faults = Faults::new(Mode::Off);
-    let mut w = Writer::open_with(&root, WAIT, &faults).unwrap();
+    let mut w = Committer::open_with(&root, WAIT, &faults).unwrap();
     let c = w.commit(&big_change(&old_rev), Tier::Owner, Base::Check).unwrap();
     let calls = faults.calls();
     drop(w);
@@ -36,11 +36,11 @@ fn a_crash_after_any_write_call_leaves_the_old_or_the_new_revision() {
         assert_eq!(revision(&root), old_rev);
         let faults = Faults::new(Mode::CrashAfter(i));
         let result = {
-            let mut w = Writer::open_with(&root, WAIT, &faults).unwrap();
+            let mut w = Committer::open_with(&root, WAIT, &faults).unwrap();
             w.commit(&big_change(&old_rev), Tier::Owner, Base::Check)
         };
         // Reopen: recovery runs first.
-        let w = Writer::open(&root, WAIT).unwrap();
+        let w = Committer::open(&root, WAIT).unwrap();
         let after_intent = w.recovered;
         drop(w);
         let rev = revision(&root);
@@ -58,7 +58,7 @@ fn a_crash_after_any_write_call_leaves_the_old_or_the_new_revision() {
             assert_eq!(rev, new_rev, "an acknowledged commit must survive (call {i})");
         }
         // Recovery twice is recovery once.
-        let again = Writer::open(&root, WAIT).unwrap();
+        let again = Committer::open(&root, WAIT).unwrap();
         assert_eq!(
             again.recovered,
             Recovered::Nothing,
@@ -88,7 +88,7 @@ fn a_crash_during_recovery_converges_to_the_new_revision() {
         let (_dir, root) = fixture();
         let faults = Faults::new(Mode::CrashAfter(i));
         {
-            let mut w = Writer::open_with(&root, WAIT, &faults).unwrap();
+            let mut w = Committer::open_with(&root, WAIT, &faults).unwrap();
             let _ = w.commit(&big_change(&old_rev), Tier::Owner, Base::Check);
         }
         if !install::pending(&root) {
@@ -98,12 +98,12 @@ fn a_crash_during_recovery_converges_to_the_new_revision() {
         // Count the calls a clean recovery makes from here, on a copy.
         for j in 0..40 {
             let recovery_faults = Faults::new(Mode::CrashAfter(j));
-            let _ = Writer::open_with(&root, WAIT, &recovery_faults);
+            let _ = Committer::open_with(&root, WAIT, &recovery_faults);
             if !install::pending(&root) {
                 break;
             }
         }
-        let w = Writer::open(&root, WAIT).unwrap();
+        let w = Committer::open(&root, WAIT).unwrap();
         drop(w);
         assert_eq!(revision(&root), new_rev, "crash after call {i}, then crashes in recovery");
         assert_eq!(tree(&root), new);
@@ -118,7 +118,7 @@ fn an_io_error_at_any_call_is_reported_and_leaves_old_or_new() {
         let (_dir, root) = fixture();
         let faults = Faults::new(mode);
         let result = {
-            let mut w = Writer::open_with(&root, WAIT, &faults).unwrap();
+            let mut w = Committer::open_with(&root, WAIT, &faults).unwrap();
             w.commit(&big_change(&old_rev), Tier::Owner, Base::Check)
         };
         match result {
@@ -130,7 +130,7 @@ fn an_io_error_at_any_call_is_reported_and_leaves_old_or_new() {
             }
             Err(e) => assert_eq!(e.code, scriptorium_transaction::Code::Io, "{mode:?}: {e}"),
         }
-        drop(Writer::open(&root, WAIT).unwrap());
+        drop(Committer::open(&root, WAIT).unwrap());
         let rev = revision(&root);
         assert!(rev == old_rev || rev == new_rev, "{mode:?}");
         assert_views_rebuilt(&root);
@@ -147,7 +147,7 @@ fn a_torn_intent_is_discarded_and_staging_removed() {
     std::fs::write(root.join(".scriptorium/tmp/tx-dead/0"), b"staged").unwrap();
     std::fs::write(root.join(install::INTENT), b"{\"tx\":\"dead\",\"entries\":[{\"path\":\"topics/a.md\"")
         .unwrap();
-    let w = Writer::open(&root, WAIT).unwrap();
+    let w = Committer::open(&root, WAIT).unwrap();
     assert_eq!(w.recovered, Recovered::Discarded);
     drop(w);
     assert_eq!(revision(&root), old_rev);
@@ -166,7 +166,7 @@ fn an_intent_naming_a_path_outside_the_workspace_is_never_followed() {
     let outside = root.parent().unwrap().join("outside.md");
     std::fs::write(&outside, b"keep me").unwrap();
     std::fs::write(root.join(install::INTENT), format!("{body}\nsha256 {sum}\n")).unwrap();
-    let w = Writer::open(&root, WAIT).unwrap();
+    let w = Committer::open(&root, WAIT).unwrap();
     assert_eq!(w.recovered, Recovered::Discarded);
     assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
 }

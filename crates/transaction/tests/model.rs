@@ -16,7 +16,7 @@ use scriptorium_bm25_index::workspace as index;
 use scriptorium_testkit::{ada_record, block, patch, revision, tree};
 use scriptorium_transaction::disk::{Faults, Mode};
 use scriptorium_transaction::validation::{self, FileFacts, TopicIndex, TOPICS_CACHE, TOPICS_DELTA};
-use scriptorium_transaction::{Base, Code, Edit, Tier, Writer};
+use scriptorium_transaction::{Base, Code, Committer, Edit, Tier};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -164,7 +164,7 @@ fn run(ops: &[Op]) {
                 let n = model.next;
                 let (edit, rec) = write_edit(&model, &path_of(f), n);
                 let b = if stale_op { stale.clone() } else { base.clone() };
-                let mut w = Writer::open(&root, WAIT).unwrap();
+                let mut w = Committer::open(&root, WAIT).unwrap();
                 let r = w.commit(&patch(&b, vec![rec], vec![edit.clone()]), Tier::Owner, Base::Check);
                 drop(w);
                 if stale_op && b != base {
@@ -181,7 +181,7 @@ fn run(ops: &[Op]) {
             Op::Invalid { f } => {
                 let n = model.next;
                 let (edit, _) = write_edit(&model, &path_of(f), n);
-                let mut w = Writer::open(&root, WAIT).unwrap();
+                let mut w = Committer::open(&root, WAIT).unwrap();
                 let r = w.commit(&patch(&base, vec![], vec![edit]), Tier::Owner, Base::Check);
                 drop(w);
                 let e = r.unwrap_err();
@@ -195,7 +195,7 @@ fn run(ops: &[Op]) {
                     continue;
                 }
                 let edit = Edit::Delete { path };
-                let mut w = Writer::open(&root, WAIT).unwrap();
+                let mut w = Committer::open(&root, WAIT).unwrap();
                 let r = w.commit(&patch(&base, vec![], vec![edit.clone()]), Tier::Owner, Base::Check);
                 drop(w);
                 r.unwrap();
@@ -207,10 +207,10 @@ fn run(ops: &[Op]) {
                 let (edit, rec) = write_edit(&model, &path_of(f), n);
                 let faults = Faults::new(Mode::CrashAfter(usize::from(at)));
                 let r = {
-                    let mut w = Writer::open_with(&root, WAIT, &faults).unwrap();
+                    let mut w = Committer::open_with(&root, WAIT, &faults).unwrap();
                     w.commit(&patch(&base, vec![rec], vec![edit.clone()]), Tier::Owner, Base::Check)
                 };
-                drop(Writer::open(&root, WAIT).unwrap());
+                drop(Committer::open(&root, WAIT).unwrap());
                 let now = revision(&root);
                 if now != base {
                     apply(&mut model, &edit);

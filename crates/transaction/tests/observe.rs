@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use scriptorium_testkit::{ada_record, block, fixture, patch, revision};
 use scriptorium_transaction::observe::{self, Installed, Observer, Provenance};
-use scriptorium_transaction::{Base, Edit, Tier, Writer};
+use scriptorium_transaction::{Base, Committer, Edit, Tier};
 
 /// What an observer saw of one workspace (tests run side by side in one
 /// process, and observers are process-wide).
@@ -42,7 +42,7 @@ fn an_installed_transaction_is_told_once_with_its_provenance() {
     let s = seen(&root);
     let registration = observe::register(s.clone());
     let before = revision(&root);
-    let mut w = Writer::open(&root, Duration::from_secs(5)).unwrap();
+    let mut w = Committer::open(&root, Duration::from_secs(5)).unwrap();
     let change = patch(
         &before,
         vec![ada_record("m9", "the venue is the library")],

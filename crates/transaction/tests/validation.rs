@@ -3,14 +3,14 @@
 use std::time::Duration;
 
 use scriptorium_testkit::{ada_record, block, fixture, patch, revision, tree};
-use scriptorium_transaction::{Base, Code, Edit, Tier, Writer};
+use scriptorium_transaction::{Base, Code, Committer, Edit, Tier};
 
 const WAIT: Duration = Duration::from_secs(5);
 
 #[test]
 fn only_the_changed_files_and_what_they_involve_are_checked() {
     let (_dir, root) = fixture();
-    let mut w = Writer::open(&root, WAIT).unwrap();
+    let mut w = Committer::open(&root, WAIT).unwrap();
     let mut edits = Vec::new();
     let mut sources = Vec::new();
     for k in 0..60u32 {
@@ -61,7 +61,7 @@ fn a_problem_left_by_hand_elsewhere_does_not_block_an_unrelated_write() {
     let mut text = std::fs::read_to_string(&c).unwrap();
     text.push_str("\nBroken claim.[^e-00000000ff] ^hand\n\n[^e-00000000ff]: Time: `2026-08-09T10:11:12Z`; Sources: [chat/t/zz](../sources/chat/_v2/t.md#source-00000000)\n");
     std::fs::write(&c, text).unwrap();
-    let mut w = Writer::open(&root, WAIT).unwrap();
+    let mut w = Committer::open(&root, WAIT).unwrap();
     let ok = w.commit(
         &patch(
             &revision(&root),
@@ -106,13 +106,13 @@ fn a_problem_left_by_hand_elsewhere_does_not_block_an_unrelated_write() {
 fn a_hand_edit_is_seen_by_the_id_index() {
     let (_dir, root) = fixture();
     // Warm the id index, then add an id by hand.
-    drop(Writer::open(&root, WAIT).unwrap());
+    drop(Committer::open(&root, WAIT).unwrap());
     let c = root.join("topics/c.md");
     let mut text = std::fs::read_to_string(&c).unwrap();
     text.push_str(&block(50, "m3", "Hand-made.", 0));
     std::fs::write(&c, text).unwrap();
     // A new file reusing that id is a duplicate, found without re-reading c.md by the patch.
-    let mut w = Writer::open(&root, WAIT).unwrap();
+    let mut w = Committer::open(&root, WAIT).unwrap();
     let e = w
         .commit(
             &patch(
@@ -134,7 +134,7 @@ fn a_hand_edit_is_seen_by_the_id_index() {
 #[test]
 fn deleting_a_linked_block_is_refused_and_removing_the_link_too_is_accepted() {
     let (_dir, root) = fixture();
-    let mut w = Writer::open(&root, WAIT).unwrap();
+    let mut w = Committer::open(&root, WAIT).unwrap();
     w.commit(
         &patch(
             &revision(&root),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
 use scriptorium_testkit::{assert_views_rebuilt, derived, patch, revision};
 use scriptorium_transaction::views::stamp::{self, DERIVED_FROM};
-use scriptorium_transaction::{Base, Edit, Tier, Writer};
+use scriptorium_transaction::{Base, Committer, Edit, Tier};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -40,7 +40,7 @@ fn blk(n: u32, minute: u32, extra: &str) -> String {
 }
 
 fn commit(root: &Path, sources: Vec<SourceRecord>, edits: Vec<Edit>) {
-    let mut w = Writer::open(root, WAIT).unwrap();
+    let mut w = Committer::open(root, WAIT).unwrap();
     let base = revision(root);
     let done = w.commit(&patch(&base, sources, edits), Tier::Owner, Base::Check).unwrap();
     assert!(!done.rebuilt_views, "the views did not follow the change");
@@ -103,7 +103,7 @@ fn commits_past_the_recent_cap_give_the_views_of_a_rebuild() {
     // it makes f2's block eligible again, and f3's link an edge, though
     // f3 is neither changed nor linked to by what changed.
     std::fs::write(root.join("topics/twin.md"), format!("# Twin\n{}", blk(201, 10, ""))).unwrap();
-    drop(Writer::open(&root, WAIT).unwrap());
+    drop(Committer::open(&root, WAIT).unwrap());
     let rel = std::fs::read_to_string(root.join("relations.json")).unwrap();
     assert!(!rel.contains("\"to\":\"topics/f2.md#^b201\""), "{rel}");
     commit(&root, Vec::new(), vec![Edit::Delete { path: "topics/twin.md".into() }]);
@@ -174,7 +174,7 @@ fn with_views() -> (tempfile::TempDir, std::path::PathBuf) {
 /// Opening a writer rebuilds views that were damaged, and they are then
 /// those of a rebuild.
 fn reopened_views_are_rebuilt(root: &Path) {
-    drop(Writer::open(root, WAIT).unwrap());
+    drop(Committer::open(root, WAIT).unwrap());
     assert!(!stamp::views_torn(root));
     assert_views_rebuilt(root);
 }
@@ -236,6 +236,6 @@ fn views_written_in_another_boot_are_not_trusted_by_a_writer() {
     assert!(record.contains(&format!("boot {boot}\n")), "{record}");
     std::fs::write(root.join(DERIVED_FROM), record.replace(&boot, "00000000-0000-0000-0000-000000000000"))
         .unwrap();
-    drop(Writer::open(&root, WAIT).unwrap());
+    drop(Committer::open(&root, WAIT).unwrap());
     assert_eq!(derived(&root), good);
 }

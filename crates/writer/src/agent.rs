@@ -206,7 +206,7 @@ fn tokens_of(messages: &[Message]) -> usize {
 }
 
 fn commit(job: &Job<'_>, base: &str, staged: &[Edit]) -> Result<Written, transaction::Error> {
-    let mut w = transaction::Writer::open(job.root, job.lock_timeout)?;
+    let mut w = transaction::Committer::open(job.root, job.lock_timeout)?;
     let patch = Patch {
         base_revision: base.to_owned(),
         message: job.message.clone(),

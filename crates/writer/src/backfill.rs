@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use scriptorium_scheduler::{WriteFailure, Written};
 use scriptorium_source_archive::legacy::LegacyRole;
-use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
+use scriptorium_source_archive::writer_input::{self, InputLine};
 use scriptorium_source_archive::SourceId;
 use scriptorium_transaction as transaction;
 use scriptorium_transaction::snapshot::Checkup;
@@ -112,7 +112,7 @@ fn link_safe(path: &str) -> bool {
 }
 
 fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str) -> Turn {
-    let wire = WireTurn { reference: id.text(), speaker: role.to_owned(), content: content.to_owned() };
+    let wire = InputLine { reference: id.text(), speaker: role.to_owned(), content: content.to_owned() };
     Turn {
         source: wire.reference.clone(),
         speaker: None,

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use scriptorium_scheduler::conflict::Archived;
 use scriptorium_scheduler::{Batch, WriteFailure};
-use scriptorium_source_archive::writer_input::{self, Turn as WireTurn};
+use scriptorium_source_archive::writer_input::{self, InputLine};
 use scriptorium_source_archive::{timestamp, SourceId, SourceRecord};
 use scriptorium_transaction::observe::Provenance;
 
@@ -109,7 +109,7 @@ pub struct Turn {
 impl Turn {
     /// The turn of a v2 record (in the archive, or about to be).
     pub fn of_record(r: &SourceRecord) -> Turn {
-        let wire = WireTurn::of_record(r);
+        let wire = InputLine::of_record(r);
         Turn {
             source: wire.reference.clone(),
             speaker: r.speaker().map(|s| s.attribution()),

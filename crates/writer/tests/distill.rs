@@ -163,7 +163,7 @@ fn a_paragraph_naming_one_speaker_but_citing_another_suppresses_nothing() {
             content: forged,
         }],
     };
-    let mut w = scriptorium_transaction::Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let mut w = scriptorium_transaction::Committer::open(root, std::time::Duration::from_secs(5)).unwrap();
     w.commit(&patch, scriptorium_transaction::Tier::Paired, scriptorium_transaction::Base::Any).unwrap();
     drop(w);
     // Ada's own words are hers to have written.

@@ -8,7 +8,7 @@ use scriptorium_source_archive::input::parse_record;
 use scriptorium_source_archive::SourceId;
 use scriptorium_topic_markdown::views;
 use scriptorium_transaction as transaction;
-use scriptorium_transaction::{Base, Edit, Patch, Tier, Writer};
+use scriptorium_transaction::{Base, Committer, Edit, Patch, Tier};
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -54,7 +54,7 @@ fn workspace() -> tempfile::TempDir {
         def("e-0000000003", "2026-08-09T10:12:00Z", &["m1", "m2"], 2),
         def("e-0000000004", "2026-08-10T09:05:00+02:00", &["m5"], 2),
     );
-    let mut w = Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let mut w = Committer::open(root, std::time::Duration::from_secs(5)).unwrap();
     let patch = Patch {
         base_revision: String::new(),
         message: "remember <the budget>".into(),
@@ -441,7 +441,7 @@ fn impostors_are_shown_apart_from_the_person_they_imitate() {
             )
         })
         .collect();
-    let mut w = Writer::open(root, std::time::Duration::from_secs(5)).unwrap();
+    let mut w = Committer::open(root, std::time::Duration::from_secs(5)).unwrap();
     let patch = Patch {
         base_revision: String::new(),
         message: "impostors".into(),

@@ -165,7 +165,8 @@ fn refusals_are_clear() {
 fn a_held_lock_fails_retryably_and_marks_nothing() {
     let dir = imported_ours();
     let w = s(dir.path());
-    let held = scriptorium::transaction::Writer::open(dir.path(), std::time::Duration::from_secs(1)).unwrap();
+    let held =
+        scriptorium::transaction::Committer::open(dir.path(), std::time::Duration::from_secs(1)).unwrap();
     let out = run(&["write", "--workspace", w, "--force", "--timeout-ms", "100", "--json"], b"");
     let e = error_of(&out);
     assert_eq!((e["code"].as_str(), e["retryable"].as_bool()), (Some("LOCKED"), Some(true)));

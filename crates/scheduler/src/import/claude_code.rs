@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{bad, normalise_timestamp, Transcript};
 use crate::error::Result;
-use crate::node::{Kind, Node, Role};
+use crate::node::{Node, NodeKind, NodeRole};
 
 /// The provider of Claude Code transcripts.
 pub const CLAUDE_CODE_PROVIDER: &str = "claude-code";
@@ -38,9 +38,9 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
         let message = v.get("message").unwrap_or(&Value::Null);
         let entry_type = v.get("type").and_then(Value::as_str).unwrap_or("");
         let role = match message.get("role").and_then(Value::as_str).unwrap_or(entry_type) {
-            "assistant" => Role::Assistant,
-            "user" => Role::User,
-            _ => Role::System,
+            "assistant" => NodeRole::Assistant,
+            "user" => NodeRole::User,
+            _ => NodeRole::System,
         };
         let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
         let content = message.get("content").unwrap_or(&Value::Null);
@@ -55,15 +55,15 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
                 .collect(),
         };
         let kind = if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") {
-            Kind::Runtime
+            NodeKind::Runtime
         } else if !texts.is_empty() && matches!(entry_type, "user" | "assistant") {
-            Kind::Turn
+            NodeKind::Turn
         } else if has("tool_use") {
-            Kind::ToolCall
+            NodeKind::ToolCall
         } else if has("tool_result") {
-            Kind::ToolResult
+            NodeKind::ToolResult
         } else {
-            Kind::Runtime
+            NodeKind::Runtime
         };
         let ts = match v.get("timestamp").and_then(Value::as_str) {
             Some(s) => {
@@ -74,7 +74,7 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
         let node = Node {
             id: uuid.to_owned(),
             parent: v.get("parentUuid").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned),
-            role: if kind == Kind::Turn { role } else { role_or_tool(role, kind) },
+            role: if kind == NodeKind::Turn { role } else { role_or_tool(role, kind) },
             kind,
             timestamp: ts,
             content: texts.join("\n\n"),
@@ -91,9 +91,9 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
     Ok(vec![Transcript { session, nodes, head: None, lenient_parents: true }])
 }
 
-fn role_or_tool(role: Role, kind: Kind) -> Role {
+fn role_or_tool(role: NodeRole, kind: NodeKind) -> NodeRole {
     match kind {
-        Kind::ToolResult => Role::Tool,
+        NodeKind::ToolResult => NodeRole::Tool,
         _ => role,
     }
 }

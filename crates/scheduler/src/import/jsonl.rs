@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::{bad, normalise_timestamp, Transcript};
 use crate::error::Result;
-use crate::node::{Kind, Node, Role};
+use crate::node::{Node, NodeKind, NodeRole};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,11 +44,11 @@ pub(super) fn jsonl(text: &str) -> Result<Vec<Transcript>> {
             continue;
         }
         let raw: JsonlNode = serde_json::from_str(line).map_err(|e| bad(n, format!("{e}")))?;
-        let role = Role::parse(&raw.role)
+        let role = NodeRole::parse(&raw.role)
             .ok_or_else(|| bad(n, format!("role {:?} is not user, assistant, system or tool", raw.role)))?;
         let kind = match raw.kind.as_deref() {
-            None => Kind::Turn,
-            Some(k) => Kind::parse(k).ok_or_else(|| {
+            None => NodeKind::Turn,
+            Some(k) => NodeKind::parse(k).ok_or_else(|| {
                 bad(n, format!("kind {k:?} is not turn, tool_call, tool_result or runtime"))
             })?,
         };

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{normalise_timestamp, Transcript};
 use crate::error::{Error, Result};
-use crate::node::{Kind, Node, Role};
+use crate::node::{Node, NodeKind, NodeRole};
 
 /// The provider of LoCoMo conversations.
 pub const LOCOMO_PROVIDER: &str = "locomo";
@@ -109,8 +109,8 @@ pub(super) fn locomo(text: &str) -> Result<Vec<Transcript>> {
                 let node = Node {
                     id: dia.to_owned(),
                     parent: nodes.last().map(|p| p.id.clone()),
-                    role: Role::User,
-                    kind: Kind::Turn,
+                    role: NodeRole::User,
+                    kind: NodeKind::Turn,
                     timestamp: ts.clone(),
                     content,
                     speaker_id: None,

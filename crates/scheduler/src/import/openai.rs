@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{normalise_timestamp, unix_timestamp, Transcript};
 use crate::error::{Error, Result};
-use crate::node::{Kind, Node, Role};
+use crate::node::{Node, NodeKind, NodeRole};
 
 fn text_of(content: &Value) -> String {
     match content {
@@ -55,14 +55,17 @@ pub(super) fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcri
         let role_text = o.get("role").and_then(Value::as_str).unwrap_or("");
         let text = text_of(o.get("content").unwrap_or(&Value::Null));
         let (role, kind) = match role_text {
-            "user" => (Role::User, Kind::Turn),
+            "user" => (NodeRole::User, NodeKind::Turn),
             "assistant" => {
                 let calls = o.get("tool_calls").and_then(Value::as_array).is_some_and(|a| !a.is_empty())
                     || o.get("function_call").is_some_and(|f| !f.is_null());
-                (Role::Assistant, if calls && text.is_empty() { Kind::ToolCall } else { Kind::Turn })
+                (
+                    NodeRole::Assistant,
+                    if calls && text.is_empty() { NodeKind::ToolCall } else { NodeKind::Turn },
+                )
             }
-            "system" | "developer" => (Role::System, Kind::Runtime),
-            "tool" | "function" => (Role::Tool, Kind::ToolResult),
+            "system" | "developer" => (NodeRole::System, NodeKind::Runtime),
+            "tool" | "function" => (NodeRole::Tool, NodeKind::ToolResult),
             other => {
                 return Err(Error::invalid(format!("message {i}: role {other:?} is not an OpenAI role")))
             }

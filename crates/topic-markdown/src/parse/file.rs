@@ -7,7 +7,7 @@ use super::grammar::{
     block_id, definition_line, fence, fm_entry, is_blank, is_evidence_label, is_heading, parse_evidence,
 };
 use super::inline::scan_inline;
-use super::{Block, Definition, FmEntry, FmValue, FrontMatter, Kind, Line, ParseProblem, TopicFile};
+use super::{Block, Definition, FmEntry, FmValue, FrontMatter, Line, ParseProblem, TopicFile, TopicKind};
 use crate::diag::Code;
 
 fn split_lines(text: &str) -> Vec<Line> {
@@ -125,7 +125,7 @@ fn front_matter_entry(k: usize, l: &str, entries: &mut Vec<FmEntry>, problems: &
         }),
         Ok((_, (key, value))) => {
             if key == "kind" {
-                let ok = matches!(&value, FmValue::Scalar(s) if Kind::parse(s).is_some());
+                let ok = matches!(&value, FmValue::Scalar(s) if TopicKind::parse(s).is_some());
                 if !ok {
                     problems.push(ParseProblem {
                         code: Code::BadFrontMatter,

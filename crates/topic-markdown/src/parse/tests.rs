@@ -26,7 +26,7 @@ fn reads_the_format_example() {
     assert_eq!(f.print(), DAVE);
     let fm = f.front_matter.as_ref().unwrap();
     assert_eq!(fm.description(), Some("One line."));
-    assert_eq!(fm.kind(), Some(Kind::Person));
+    assert_eq!(fm.kind(), Some(TopicKind::Person));
     assert_eq!(fm.aliases(), ["Dave", "dave.k"]);
     assert_eq!(fm.entries[3].key, "owner");
     assert_eq!(f.headings, [6]);
@@ -180,7 +180,7 @@ fn link_shapes() {
     assert_eq!(codes("---\naliases: [a, b\n---\n"), [(Code::BadFrontMatter, 2)]);
     let (f, problems) = TopicFile::parse_lenient("\u{FEFF}---\nkind: person\n---\nx[^e-1175dea39c] ^a\n");
     assert!(problems.is_empty());
-    assert_eq!(f.front_matter.unwrap().kind(), Some(Kind::Person));
+    assert_eq!(f.front_matter.unwrap().kind(), Some(TopicKind::Person));
 }
 
 #[test]

@@ -5,13 +5,13 @@
 use scriptorium_source_archive::SourceRecord;
 use scriptorium_topic_markdown::convert::{Converted, CORE_PATH};
 
-use super::{Base, Writer};
+use super::{Base, Committer};
 use crate::core_md::{CoreMigration, Plan};
 use crate::error::Error;
 use crate::observe::Provenance;
 use crate::patch::{Edit, Patch, Tier};
 
-impl Writer<'_> {
+impl Committer<'_> {
     /// Carries out `plan`, then sets the original aside; says what was done.
     /// Failing to set it aside is a warning, never an error: the original
     /// then stays, and the next migration finds it done (`Plan::Done`).
@@ -102,7 +102,7 @@ impl Writer<'_> {
         Ok(derived.hand_written_core.map(|note| CoreMigration { note, warnings: derived.warnings }))
     }
 
-    /// [`Writer::migrate_core`] before committing `patch`: a patch based on
+    /// [`Committer::migrate_core`] before committing `patch`: a patch based on
     /// the revision before the migration is based on the one after it (the
     /// migration only archives the preserved record and creates
     /// `topics/core.md`, which such a patch cannot have seen, so a `create`

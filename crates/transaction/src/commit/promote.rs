@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use scriptorium_source_archive::{fsio, timestamp, trust, SourceId};
 
-use super::{Promoted, Writer};
+use super::{Committer, Promoted};
 use crate::error::{Code, Error};
 use crate::revision;
 
-impl Writer<'_> {
+impl Committer<'_> {
     /// Promotes pending sources (owner only): one line in
     /// `.scriptorium/audit.jsonl`, after which they and the blocks citing
     /// them count as trusted. Every id must be archived (`NOT_FOUND`).

@@ -80,7 +80,7 @@ pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
 /// commit can be measured on its own.)
 #[derive(Debug)]
 pub struct Prepared {
-    writer: transaction::Writer<'static>,
+    writer: transaction::Committer<'static>,
     patch: Patch,
     provenance: Provenance,
 }
@@ -103,7 +103,7 @@ impl Prepared {
 pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
-    let writer = transaction::Writer::open(input.root, input.lock_timeout)?;
+    let writer = transaction::Committer::open(input.root, input.lock_timeout)?;
     input.refuse_conflicts()?;
     let rev = transaction::revision::compute(input.root)?;
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;

@@ -140,7 +140,7 @@ fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Res
         turn.evidence.label(),
         turn.evidence.definition(path)
     );
-    let mut w = transaction::Writer::open(root, Duration::from_secs(5))?;
+    let mut w = transaction::Committer::open(root, Duration::from_secs(5))?;
     let base = transaction::revision::compute(root)?.hex;
     let patch = Patch {
         base_revision: base,

@@ -77,8 +77,8 @@ pub(crate) fn run(cli: Cli) -> Outcome {
 
 /// A writer on `root`, waiting at most `timeout_ms` for the lock; says on
 /// stderr what of an old layout it moved aside.
-pub(crate) fn writer(root: &Path, timeout_ms: u64) -> Result<transaction::Writer<'static>, Error> {
-    let w = transaction::Writer::open(root, Duration::from_millis(timeout_ms))?;
+pub(crate) fn writer(root: &Path, timeout_ms: u64) -> Result<transaction::Committer<'static>, Error> {
+    let w = transaction::Committer::open(root, Duration::from_millis(timeout_ms))?;
     note_superseded(root, &w.superseded);
     Ok(w)
 }
@@ -138,7 +138,7 @@ pub(crate) fn migrate_core(root: &Path) -> Result<(), Error> {
     if slot != transaction::views::CoreSlot::HandWritten {
         return Ok(());
     }
-    let mut w = match transaction::Writer::open(root, Duration::from_millis(5000)) {
+    let mut w = match transaction::Committer::open(root, Duration::from_millis(5000)) {
         Ok(w) => w,
         Err(e)
             if matches!(
