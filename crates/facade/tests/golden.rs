@@ -556,6 +556,16 @@ fn structured(answer: &Value) -> &Value {
 #[test]
 fn cli() {
     let mut s = Scenario::new("cli");
+    cli_help(&mut s);
+    cli_usage(&mut s);
+    cli_config(&mut s);
+    cli_missing_workspace(&mut s);
+    assert!(!s.ws.exists(), "no verb above creates the workspace");
+    s.finish();
+}
+
+/// `--help` and `--version`, of the binary and of every verb.
+fn cli_help(s: &mut Scenario) {
     s.run("help", &["--help"]);
     s.run("help.verb", &["help"]);
     s.run("version", &["--version"]);
@@ -591,8 +601,10 @@ fn cli() {
         s.run(&format!("help.{}", v.join("-")), &args);
     }
     s.run("help.short", &["status", "-h"]);
+}
 
-    // Usage errors exit 2.
+/// Usage errors exit 2.
+fn cli_usage(s: &mut Scenario) {
     s.run("usage.no-verb", &[]);
     s.run("usage.unknown-verb", &["frobnicate"]);
     s.run("usage.unknown-flag", &["status", "--workspace", "$WS", "--frobnicate"]);
@@ -603,8 +615,11 @@ fn cli() {
     s.run("usage.bad-tier", &["update", "--workspace", "$WS", "--patch", "-", "--tier", "root"]);
     s.run("usage.no-subcommand", &["archive"]);
     s.run("usage.promote-no-ids", &["promote", "--workspace", "$WS"]);
+}
 
-    // Configuration.
+/// Configuration (the backend, the user's file), then the default
+/// workspace and `SCRIPTORIUM_WORKSPACE`.
+fn cli_config(s: &mut Scenario) {
     s.case("config.backend-none", &["status", "--workspace", "$WS", "--json"])
         .env("SCRIPTORIUM_BACKEND", "none")
         .run();
@@ -630,8 +645,10 @@ fn cli() {
     // The default workspace and SCRIPTORIUM_WORKSPACE.
     s.run("workspace.default", &["status"]);
     s.case("workspace.env", &["status", "--json"]).env("SCRIPTORIUM_WORKSPACE", "$ROOT/elsewhere").run();
+}
 
-    // Every verb on a workspace that does not exist.
+/// Every verb on a workspace that does not exist.
+fn cli_missing_workspace(s: &mut Scenario) {
     let missing: &[(&str, &[&str])] = &[
         ("status", &["status", "--workspace", "$WS", "--json"]),
         ("status.human", &["status", "--workspace", "$WS"]),
@@ -667,8 +684,6 @@ fn cli() {
         "0".repeat(64)
     ))
     .run();
-    assert!(!s.ws.exists(), "no verb above creates the workspace");
-    s.finish();
 }
 
 // ---------------------------------------------------------------------------
@@ -708,6 +723,29 @@ fn patch(base: &str, message: &str, edits: Value) -> String {
 #[test]
 fn demo() {
     let mut s = Scenario::new("demo");
+    demo_verb(&mut s);
+    let (status, dump) = demo_read(&mut s);
+    demo_search(&mut s);
+    demo_recall(&mut s);
+    demo_archive(&mut s);
+    demo_update(&mut s, &status, &dump);
+    demo_promote(&mut s);
+    demo_writers(&mut s);
+    demo_palace(&mut s);
+    demo_sessions(&mut s);
+    demo_defects(&mut s);
+
+    // A hand-written root core.md, migrated by the next prompt. Last: the
+    // migration archives the file as a record stamped with the wall clock,
+    // so every revision (and core.md's token count) after it varies.
+    s.case("prompt.hand-written-core.human", &["prompt", "--workspace", "$WS"])
+        .file("$WS/core.md", "# My notes\n\nI like tea in the afternoon.\n")
+        .run();
+    s.finish();
+}
+
+/// `scriptorium demo` itself: the workspace every later case reads.
+fn demo_verb(s: &mut Scenario) {
     s.run("demo.human", &["demo", "--workspace", "$WS"]).ok();
     s.run("demo.json", &["demo", "--workspace", "$ROOT/demo-json", "--json"]);
     s.run("demo.default-folder.json", &["demo", "--json"]);
@@ -717,8 +755,11 @@ fn demo() {
         "demo.bad-model",
         &["demo", "--workspace", "$ROOT/demo-bad-model", "--model-url", "http://127.0.0.1:9/v1"],
     );
+}
 
-    // Reading.
+/// Reading: status, the archive, topic checks, the index. Returns the
+/// first `status --json` and the `archive dump --json` of the team chat.
+fn demo_read(s: &mut Scenario) -> (Out, Out) {
     let status = s.run("status.json", &["status", "--workspace", "$WS", "--json"]).ok();
     s.run("status.human", &["status", "--workspace", "$WS"]);
     let team = "$WS/sources/demo/_v2/team-chat.md";
@@ -742,66 +783,74 @@ fn demo() {
     );
     s.run("index.build.json", &["index", "build", "--workspace", "$WS", "--json"]);
     s.run("index.build.human", &["index", "build", "--workspace", "$WS"]);
+    (status, dump)
+}
 
-    // Search, with each filter and method.
-    let w = ["--workspace", "$WS"];
-    let search = |s: &mut Scenario, name: &str, extra: &[&str]| {
-        let mut args = vec!["search"];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&w);
-        s.run(name, &args);
-    };
-    search(&mut s, "search.json", &["budget", "--json"]);
-    search(&mut s, "search.human", &["budget"]);
-    search(&mut s, "search.limit-1.json", &["budget", "--limit", "1", "--json"]);
-    search(&mut s, "search.limit-0.json", &["budget", "--limit", "0", "--json"]);
-    search(&mut s, "search.kind-topic.json", &["launch", "--kind", "topic", "--json"]);
-    search(&mut s, "search.kind-source.json", &["launch", "--kind", "source", "--json"]);
-    search(&mut s, "search.kind-bad", &["launch", "--kind", "block"]);
-    search(&mut s, "search.path-prefix.json", &["launch", "--path-prefix", "topics/people/", "--json"]);
-    search(&mut s, "search.path-prefix.human", &["budget", "--path-prefix", "sources/"]);
-    search(
-        &mut s,
+/// A `search` case: `search <extra> --workspace $WS`.
+fn search_case(s: &mut Scenario, name: &str, extra: &[&str]) {
+    let mut args = vec!["search"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--workspace", "$WS"]);
+    s.run(name, &args);
+}
+
+/// Search, with each filter and method.
+fn demo_search(s: &mut Scenario) {
+    search_case(s, "search.json", &["budget", "--json"]);
+    search_case(s, "search.human", &["budget"]);
+    search_case(s, "search.limit-1.json", &["budget", "--limit", "1", "--json"]);
+    search_case(s, "search.limit-0.json", &["budget", "--limit", "0", "--json"]);
+    search_case(s, "search.kind-topic.json", &["launch", "--kind", "topic", "--json"]);
+    search_case(s, "search.kind-source.json", &["launch", "--kind", "source", "--json"]);
+    search_case(s, "search.kind-bad", &["launch", "--kind", "block"]);
+    search_case(s, "search.path-prefix.json", &["launch", "--path-prefix", "topics/people/", "--json"]);
+    search_case(s, "search.path-prefix.human", &["budget", "--path-prefix", "sources/"]);
+    search_case(
+        s,
         "search.dates.json",
         &["budget", "--date-from", "2026-03-02", "--date-to", "2026-03-02", "--json"],
     );
-    search(&mut s, "search.dates-outside.json", &["budget", "--date-to", "2026-03-01", "--json"]);
-    search(&mut s, "search.date-bad", &["budget", "--date-from", "2026-02-30"]);
-    search(&mut s, "search.date-bad-shape", &["budget", "--date-to", "yesterday", "--json"]);
-    search(&mut s, "search.speaker-id.json", &["budget launch", "--speaker", "7391", "--json"]);
-    search(&mut s, "search.speaker-id.human", &["budget launch", "--speaker", "7391"]);
-    search(&mut s, "search.speaker-name.json", &["budget", "--speaker", "bo", "--json"]);
-    search(&mut s, "search.speaker-attribution.json", &["budget", "--speaker", "Chen [id 5150]", "--json"]);
-    search(&mut s, "search.speaker-forged-label.json", &["budget", "--speaker", "Ada (7391)", "--json"]);
-    search(&mut s, "search.speaker-nobody.json", &["budget", "--speaker", "Zed", "--json"]);
-    search(&mut s, "search.speaker-kind-topic", &["budget", "--speaker", "7391", "--kind", "topic"]);
-    search(&mut s, "search.pending-hidden.json", &["cancelled", "--json"]);
-    search(&mut s, "search.include-pending.json", &["cancelled", "--include-pending", "--json"]);
-    search(&mut s, "search.include-pending.human", &["cancelled", "--include-pending"]);
-    search(&mut s, "search.method-bm25.json", &["offsite", "--method", "bm25", "--json"]);
-    search(&mut s, "search.method-embedding", &["offsite", "--method", "embedding", "--json"]);
-    search(&mut s, "search.method-hybrid.json", &["offsite", "--method", "hybrid", "--json"]);
-    search(&mut s, "search.method-hybrid.human", &["offsite", "--method", "hybrid"]);
-    search(&mut s, "search.speaker-embedding", &["offsite", "--method", "embedding", "--speaker", "7391"]);
-    search(&mut s, "search.no-hits.json", &["zyzzyva", "--json"]);
-    search(&mut s, "search.no-hits.human", &["zyzzyva"]);
-    search(&mut s, "search.unknown-flag", &["budget", "--fuzzy"]);
+    search_case(s, "search.dates-outside.json", &["budget", "--date-to", "2026-03-01", "--json"]);
+    search_case(s, "search.date-bad", &["budget", "--date-from", "2026-02-30"]);
+    search_case(s, "search.date-bad-shape", &["budget", "--date-to", "yesterday", "--json"]);
+    search_case(s, "search.speaker-id.json", &["budget launch", "--speaker", "7391", "--json"]);
+    search_case(s, "search.speaker-id.human", &["budget launch", "--speaker", "7391"]);
+    search_case(s, "search.speaker-name.json", &["budget", "--speaker", "bo", "--json"]);
+    search_case(s, "search.speaker-attribution.json", &["budget", "--speaker", "Chen [id 5150]", "--json"]);
+    search_case(s, "search.speaker-forged-label.json", &["budget", "--speaker", "Ada (7391)", "--json"]);
+    search_case(s, "search.speaker-nobody.json", &["budget", "--speaker", "Zed", "--json"]);
+    search_case(s, "search.speaker-kind-topic", &["budget", "--speaker", "7391", "--kind", "topic"]);
+    search_case(s, "search.pending-hidden.json", &["cancelled", "--json"]);
+    search_case(s, "search.include-pending.json", &["cancelled", "--include-pending", "--json"]);
+    search_case(s, "search.include-pending.human", &["cancelled", "--include-pending"]);
+    search_case(s, "search.method-bm25.json", &["offsite", "--method", "bm25", "--json"]);
+    search_case(s, "search.method-embedding", &["offsite", "--method", "embedding", "--json"]);
+    search_case(s, "search.method-hybrid.json", &["offsite", "--method", "hybrid", "--json"]);
+    search_case(s, "search.method-hybrid.human", &["offsite", "--method", "hybrid"]);
+    search_case(s, "search.speaker-embedding", &["offsite", "--method", "embedding", "--speaker", "7391"]);
+    search_case(s, "search.no-hits.json", &["zyzzyva", "--json"]);
+    search_case(s, "search.no-hits.human", &["zyzzyva"]);
+    search_case(s, "search.unknown-flag", &["budget", "--fuzzy"]);
     s.case(
         "search.embedding-url-without-model",
         &["search", "offsite", "--workspace", "$WS", "--method", "embedding"],
     )
     .env("SCRIPTORIUM_EMBEDDING_URL", "http://127.0.0.1:9/v1")
     .run();
+}
 
-    // What an agent is given.
+/// What an agent is given.
+fn demo_recall(s: &mut Scenario) {
     s.run("recall.json", &["recall", "what is the budget for the offsite?", "--workspace", "$WS", "--json"]);
     s.run("recall.human", &["recall", "what is the budget for the offsite?", "--workspace", "$WS"]);
     s.run("recall.nothing.json", &["recall", "zyzzyva", "--workspace", "$WS", "--json"]);
     s.run("recall.nothing.human", &["recall", "zyzzyva", "--workspace", "$WS"]);
     s.run("prompt.json", &["prompt", "--workspace", "$WS", "--json"]);
     s.run("prompt.human", &["prompt", "--workspace", "$WS"]);
+}
 
-    // The archive by hand.
+/// The archive by hand.
+fn demo_archive(s: &mut Scenario) {
     let side = record(
         "side",
         "s1",
@@ -854,10 +903,13 @@ fn demo() {
         .stdin("{\"provider\":\"demo\",\"thread\":\"side\",\"message\":\"s9\",\"role\":\"user\",\"timestamp\":\"2026-03-03T08:04:00Z\",\"content\":\"x\",\"speaker_id\":\"\"}\n")
         .run();
     s.run("archive.dump.side", &["archive", "dump", "$WS/sources/demo/_v2/side.md", "--json"]);
-    search(&mut s, "search.speaker-ambiguous", &["honestly", "--speaker", "Ada (7391)"]);
-    search(&mut s, "search.speaker-no-id.json", &["honestly", "--speaker", "Ada (7391) [no id]", "--json"]);
+    search_case(s, "search.speaker-ambiguous", &["honestly", "--speaker", "Ada (7391)"]);
+    search_case(s, "search.speaker-no-id.json", &["honestly", "--speaker", "Ada (7391) [no id]", "--json"]);
+}
 
-    // Patches.
+/// Patches that apply, then those refused, then `check`. `status` and
+/// `dump` are what [`demo_read`] returned.
+fn demo_update(s: &mut Scenario, status: &Out, dump: &Out) {
     let rev0 = status.json()["revision"].as_str().unwrap_or("").to_owned();
     let rev = s.run("status.after-append.json", &["status", "--workspace", "$WS", "--json"]).json()
         ["revision"]
@@ -900,26 +952,34 @@ fn demo() {
     s.case("update.noop.json", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(&rev2, "nothing", json!([])))
         .run();
+    demo_update_refused(s, &rev0, &rev2);
+    s.run("check.json", &["check", "--workspace", "$WS", "--json"]);
+    s.run("check.human", &["check", "--workspace", "$WS"]);
+}
+
+/// Patches refused: conflicts, validation, bad input, escapes, the tier.
+/// `rev0` is a stale revision, `rev2` the current one.
+fn demo_update_refused(s: &mut Scenario, rev0: &str, rev2: &str) {
     s.case("update.conflict-stale-base", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(
-            &rev0,
+            rev0,
             "stale",
             json!([{"op": "create", "path": "topics/stale.md", "content": "# Stale\n"}]),
         ))
         .run();
     s.case("update.conflict-create-existing", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(
-            &rev2,
+            rev2,
             "again",
             json!([{"op": "create", "path": "topics/offsite.md", "content": "# Offsite\n"}]),
         ))
         .run();
     s.case("update.validation-failed", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
-        .stdin(patch(&rev2, "uncited", json!([{"op": "create", "path": "topics/uncited.md", "content": "# Uncited\n\nThe budget is 9k. ^uncited\n"}])))
+        .stdin(patch(rev2, "uncited", json!([{"op": "create", "path": "topics/uncited.md", "content": "# Uncited\n\nThe budget is 9k. ^uncited\n"}])))
         .run();
     s.case("update.str-replace-not-found", &["update", "--workspace", "$WS", "--patch", "-"])
         .stdin(patch(
-            &rev2,
+            rev2,
             "edit",
             json!([{"op": "str_replace", "path": "topics/offsite.md", "old": "no such text", "new": "x"}]),
         ))
@@ -938,21 +998,21 @@ fn demo() {
         .run();
     s.case("update.escape-dotdot", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(
-            &rev2,
+            rev2,
             "escape",
             json!([{"op": "create", "path": "topics/../../evil.md", "content": "# Evil\n"}]),
         ))
         .run();
     s.case("update.escape-absolute", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(
-            &rev2,
+            rev2,
             "escape",
             json!([{"op": "create", "path": "/etc/evil.md", "content": "# Evil\n"}]),
         ))
         .run();
     s.case("update.outside-topics", &["update", "--workspace", "$WS", "--patch", "-", "--json"])
         .stdin(patch(
-            &rev2,
+            rev2,
             "escape",
             json!([{"op": "create", "path": "sources/demo/_v2/x.md", "content": "x"}]),
         ))
@@ -961,14 +1021,14 @@ fn demo() {
         "update.paired-delete",
         &["update", "--workspace", "$WS", "--patch", "-", "--tier", "paired", "--json"],
     )
-    .stdin(patch(&rev2, "delete", json!([{"op": "delete", "path": "topics/offsite.md"}])))
+    .stdin(patch(rev2, "delete", json!([{"op": "delete", "path": "topics/offsite.md"}])))
     .run();
     s.case("update.missing-patch-file", &["update", "--workspace", "$WS", "--patch", "$ROOT/nope.json"])
         .run();
-    s.run("check.json", &["check", "--workspace", "$WS", "--json"]);
-    s.run("check.human", &["check", "--workspace", "$WS"]);
+}
 
-    // Promotion and the derived views.
+/// Promotion and the derived views.
+fn demo_promote(s: &mut Scenario) {
     s.run("promote.json", &["promote", "demo/team-chat/m8", "--workspace", "$WS", "--json"]);
     s.run("promote.again.human", &["promote", "demo/team-chat/m8", "--workspace", "$WS"]);
     s.run("promote.not-archived", &["promote", "demo/team-chat/m99", "--workspace", "$WS", "--json"]);
@@ -984,8 +1044,10 @@ fn demo() {
     s.run("prompt.after-budget.json", &["prompt", "--workspace", "$WS", "--json"]);
     s.run("render.again.json", &["render", "--workspace", "$WS", "--json"]);
     s.run("search.after-promote.json", &["search", "cancelled", "--workspace", "$WS", "--json"]);
+}
 
-    // Writers.
+/// Writers.
+fn demo_writers(s: &mut Scenario) {
     s.run("write.nothing.json", &["write", "--workspace", "$WS", "--json"]);
     s.run("write.nothing.human", &["write", "--workspace", "$WS", "--force"]);
     s.run("write.no-such-session", &["write", "--workspace", "$WS", "--session", "nope", "--json"]);
@@ -997,8 +1059,10 @@ fn demo() {
     s.run("backfill.json", &["backfill", "--workspace", "$WS", "--batch", "1", "--json"]);
     s.run("backfill.human", &["backfill", "--workspace", "$WS"]);
     s.run("backfill.batch-0", &["backfill", "--workspace", "$WS", "--batch", "0"]);
+}
 
-    // The palace (its path only).
+/// The palace (its path only).
+fn demo_palace(s: &mut Scenario) {
     s.run("palace.default", &["palace", "--workspace", "$WS"]);
     s.run("palace.out", &["palace", "--workspace", "$WS", "--out", "$ROOT/palace.html"]);
     s.run("palace.out-again", &["palace", "--workspace", "$WS", "--out", "$ROOT/palace.html"]);
@@ -1009,8 +1073,10 @@ fn demo() {
         "palace.open-without-opener",
         &["palace", "--workspace", "$WS", "--out", "$ROOT/open.html", "--open"],
     );
+}
 
-    // Sessions of every importer format, then written.
+/// Sessions of every importer format, then written.
+fn demo_sessions(s: &mut Scenario) {
     let import = |s: &mut Scenario, name: &str, format: &str, files: &[&str], json: bool| {
         let mut args = vec!["session", "import", "--workspace", "$WS", "--format", format];
         args.extend_from_slice(files);
@@ -1019,14 +1085,14 @@ fn demo() {
         }
         s.run(name, &args);
     };
-    import(&mut s, "session.import.jsonl.json", "jsonl", &["$INPUT/ours.jsonl"], true);
-    import(&mut s, "session.import.jsonl.again.human", "jsonl", &["$INPUT/ours.jsonl"], false);
-    import(&mut s, "session.import.openai.json", "openai", &["$INPUT/openai.json"], true);
-    import(&mut s, "session.import.claude-code.human", "claude-code", &["$INPUT/claude-code.jsonl"], false);
-    import(&mut s, "session.import.bad-format", "csv", &["$INPUT/ours.jsonl"], true);
-    import(&mut s, "session.import.bad-line", "jsonl", &["$INPUT/ours.jsonl", "$INPUT/bad-ours.jsonl"], true);
-    import(&mut s, "session.import.wrong-format", "openai", &["$INPUT/ours.jsonl"], true);
-    import(&mut s, "session.import.missing-file", "jsonl", &["$ROOT/nope.jsonl"], true);
+    import(s, "session.import.jsonl.json", "jsonl", &["$INPUT/ours.jsonl"], true);
+    import(s, "session.import.jsonl.again.human", "jsonl", &["$INPUT/ours.jsonl"], false);
+    import(s, "session.import.openai.json", "openai", &["$INPUT/openai.json"], true);
+    import(s, "session.import.claude-code.human", "claude-code", &["$INPUT/claude-code.jsonl"], false);
+    import(s, "session.import.bad-format", "csv", &["$INPUT/ours.jsonl"], true);
+    import(s, "session.import.bad-line", "jsonl", &["$INPUT/ours.jsonl", "$INPUT/bad-ours.jsonl"], true);
+    import(s, "session.import.wrong-format", "openai", &["$INPUT/ours.jsonl"], true);
+    import(s, "session.import.missing-file", "jsonl", &["$ROOT/nope.jsonl"], true);
     s.run("session.import.no-files", &["session", "import", "--workspace", "$WS", "--format", "jsonl"]);
     s.run("status.after-import.json", &["status", "--workspace", "$WS", "--json"]);
     s.run("write.below-threshold.human", &["write", "--workspace", "$WS"]);
@@ -1042,9 +1108,11 @@ fn demo() {
         "search.imported.json",
         &["search", "checklist", "--workspace", "$WS", "--include-pending", "--json"],
     );
+}
 
-    // Planted defects: a hand edit citing nothing, a torn archive file, an
-    // interrupted install.
+/// Planted defects: a hand edit citing nothing, a torn archive file, an
+/// interrupted install.
+fn demo_defects(s: &mut Scenario) {
     let text = s.read_ws("topics/offsite.md");
     s.case("check.defect.json", &["check", "--workspace", "$WS", "--json"])
         .file("$WS/topics/offsite.md", format!("{text}\nA claim nobody made.[^e-00000000ff] ^made-up\n"))
@@ -1071,14 +1139,6 @@ fn demo() {
         .file("$WS/.scriptorium/journal/intent", "{\"tx\":\"torn\"\n")
         .run();
     s.run("check.after-repair.human", &["check", "--workspace", "$WS"]);
-
-    // A hand-written root core.md, migrated by the next prompt. Last: the
-    // migration archives the file as a record stamped with the wall clock,
-    // so every revision (and core.md's token count) after it varies.
-    s.case("prompt.hand-written-core.human", &["prompt", "--workspace", "$WS"])
-        .file("$WS/core.md", "# My notes\n\nI like tea in the afternoon.\n")
-        .run();
-    s.finish();
 }
 
 // ---------------------------------------------------------------------------
@@ -1204,6 +1264,17 @@ fn locomo() {
 #[test]
 fn mcp() {
     let mut s = Scenario::new("mcp");
+    let m1 = mcp_setup(&mut s);
+    mcp_paired(&mut s, &m1);
+    mcp_owner(&mut s);
+    mcp_broken_sessions(&mut s);
+    s.run("status.after", &["status", "--workspace", "$WS", "--json"]);
+    s.finish();
+}
+
+/// The workspace the sessions work on: three archived records and a topic
+/// citing the first. Returns that record, as `archive dump` printed it.
+fn mcp_setup(s: &mut Scenario) -> Value {
     let records = record("team", "m1", "2026-08-09T10:11:12Z", Some(("7391", "Ada")), "the budget is 50k")
         + &record(
             "team",
@@ -1239,8 +1310,11 @@ fn mcp() {
         ))
         .run()
         .ok();
+    m1
+}
 
-    // A paired caller: every tool, good and bad arguments, protocol faults.
+/// A paired caller: every tool, good and bad arguments, protocol faults.
+fn mcp_paired(s: &mut Scenario, m1: &Value) {
     let mut m = s.mcp("paired", &["mcp", "--workspace", "$WS"]);
     m.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     m.handshake();
@@ -1249,6 +1323,14 @@ fn mcp() {
     let status = m.call(4, "memory_status", json!({}));
     let rev = structured(&status)["revision"].as_str().unwrap_or("").to_owned();
     m.call(5, "memory_status", json!({"verbose": true}));
+    paired_reads(&mut m, m1);
+    paired_writes(&mut m, &rev);
+    paired_grep_and_faults(&mut m);
+    s.close(m);
+}
+
+/// `memory_search` and `memory_get`; `m1` is the record the topic cites.
+fn paired_reads(m: &mut Mcp, m1: &Value) {
     m.call(10, "memory_search", json!({"query": "budget"}));
     m.call(11, "memory_search", json!({"query": "budget", "limit": 1}));
     m.call(12, "memory_search", json!({"query": "budget", "path_prefix": "topics/"}));
@@ -1286,6 +1368,11 @@ fn mcp() {
     m.call(41, "memory_get", json!({"source_id": "not-an-id"}));
     m.call(42, "memory_get", json!({"source_id": "demo/team/m99"}));
     m.call(43, "memory_get", json!({"anchor": "source-00000000"}));
+}
+
+/// `memory_update` from revision `rev` (and a stale one), and
+/// `memory_promote`, which a paired caller may not use.
+fn paired_writes(m: &mut Mcp, rev: &str) {
     let pending = json!({"provider": "demo", "thread": "team", "message": "m9", "role": "user",
         "timestamp": "2026-08-11T08:00:00Z", "content": "The offsite moved to the lake.", "pending": true});
     m.call(
@@ -1310,6 +1397,10 @@ fn mcp() {
     );
     m.call(60, "memory_promote", json!({"source_ids": ["demo/team/m9"]}));
     m.call(61, "memory_promote", json!({}));
+}
+
+/// `memory_grep`, `memory_delete`, and requests that are not well formed.
+fn paired_grep_and_faults(m: &mut Mcp) {
     m.call(70, "memory_grep", json!({"regex": "budget"}));
     m.call(71, "memory_grep", json!({"regex": "(?i)OFFSITE|lake", "path_prefix": "sources/", "limit": 2}));
     m.call(72, "memory_grep", json!({"regex": "("}));
@@ -1326,9 +1417,10 @@ fn mcp() {
     m.line(&format!("{}1{}", "[".repeat(200), "]".repeat(200)), true);
     m.notify(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 999}}));
     m.request(&json!({"jsonrpc": "2.0", "id": 85, "method": "ping"}));
-    s.close(m);
+}
 
-    // The owner: edits and deletes; promotion is still for the keyboard.
+/// The owner: edits and deletes; promotion is still for the keyboard.
+fn mcp_owner(s: &mut Scenario) {
     let mut m = s.mcp("owner", &["mcp", "--workspace", "$WS", "--tier", "owner"]);
     m.handshake();
     let status = m.call(1, "memory_status", json!({}));
@@ -1348,8 +1440,10 @@ fn mcp() {
     m.call(6, "memory_search", json!({"query": "lake", "include_pending": true}));
     m.call(7, "memory_get", json!({"path": "topics/budget.md"}));
     s.close(m);
+}
 
-    // Sessions that do not open properly, and a workspace that is missing.
+/// Sessions that do not open properly, and a workspace that is missing.
+fn mcp_broken_sessions(s: &mut Scenario) {
     let mut m = s.mcp("no-initialize", &["mcp", "--workspace", "$WS"]);
     m.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     s.close(m);
@@ -1369,6 +1463,4 @@ fn mcp() {
     m.handshake();
     m.call(1, "memory_search", json!({"query": "budget", "method": "embedding"}));
     s.close(m);
-    s.run("status.after", &["status", "--workspace", "$WS", "--json"]);
-    s.finish();
 }
