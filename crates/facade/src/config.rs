@@ -31,6 +31,7 @@
 //! set an endpoint or the variable a key is read from ([`USER_ONLY`]); such
 //! a key there is refused, naming where it belongs.
 
+use scriptorium_transaction::layout::CONFIG_FILE;
 use std::path::{Path, PathBuf};
 
 /// The workspace used when neither `--workspace` nor
@@ -54,9 +55,6 @@ pub fn user_file() -> Option<PathBuf> {
         .map(|b| b.join("scriptorium/config.toml"))
 }
 
-/// The workspace's configuration file.
-pub const WORKSPACE_FILE: &str = "scriptorium.toml";
-
 /// The keys only the user file, the environment or flags may set, with
 /// where each belongs instead: they name where memory text and an API key
 /// are sent, which a shared workspace must never choose.
@@ -76,7 +74,7 @@ fn user_only(key: &str, in_workspace: bool) -> Result<(), String> {
                 |p| p.display().to_string(),
             );
             Err(format!(
-                "{k} names where memory text or an API key is sent, which a workspace's {WORKSPACE_FILE} may not choose (a shared or cloned workspace would send them where it likes); set it in {instead} (the user file is {file})"
+                "{k} names where memory text or an API key is sent, which a workspace's {CONFIG_FILE} may not choose (a shared or cloned workspace would send them where it likes); set it in {instead} (the user file is {file})"
             ))
         }
         _ => Ok(()),
@@ -141,7 +139,7 @@ impl Config {
         if let Some(f) = user_file() {
             c.merge_file(&f, false)?;
         }
-        c.merge_file(&workspace.join(WORKSPACE_FILE), true)?;
+        c.merge_file(&workspace.join(CONFIG_FILE), true)?;
         c.merge_env()?;
         Ok(c)
     }
@@ -183,12 +181,10 @@ impl Config {
         if let Some(b) = memory.get("core_budget") {
             if !in_workspace {
                 return Err(format!(
-                    "memory.core_budget belongs in the workspace's {WORKSPACE_FILE}, so every process renders the same core.md"
+                    "memory.core_budget belongs in the workspace's {CONFIG_FILE}, so every process renders the same core.md"
                 ));
             }
-            if !b.as_integer().is_some_and(|n| (1..=1_000_000).contains(&n)) {
-                return Err(format!("memory.core_budget must be a whole number from 1 to 1000000, not {b}"));
-            }
+            scriptorium_transaction::layout::budget_of(b)?;
         }
         if let Some(e) = memory.get("embeddings") {
             let e = e.as_table().ok_or_else(|| "[memory.embeddings] must be a table".to_owned())?;

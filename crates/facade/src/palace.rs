@@ -8,8 +8,8 @@
 //! [`page`] wraps that document in an HTML page whose script and style are
 //! inline and pinned by their SHA-256 in a Content-Security-Policy of
 //! `default-src 'none'`; [`write()`] puts the page on disk (mode 0600, in a
-//! fresh 0700 folder unless told where) and [`open()`] hands it to the
-//! platform's opener.
+//! fresh 0700 folder unless told where); `scriptorium palace --open` hands
+//! it to the platform's opener.
 //!
 //! **Safety:** every string from memory is data. The JSON sits in a
 //! `<script type="application/json">` element with `<`, `>`, `&`, U+2028
@@ -81,37 +81,6 @@ pub fn export(root: &Path) -> Result<String, Error> {
 /// The page for the workspace at `root`: [`page`] of [`export`].
 pub fn generate(root: &Path) -> Result<String, Error> {
     Ok(page(&export(root)?))
-}
-
-/// The platform's opener: `open` on macOS, `explorer` on Windows,
-/// `xdg-open` elsewhere.
-pub fn opener() -> &'static str {
-    if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(windows) {
-        "explorer"
-    } else {
-        "xdg-open"
-    }
-}
-
-/// Hands `path` to the platform's [`opener`] without waiting for it (a
-/// browser may run for hours). `IO` when the opener cannot be started.
-pub fn open(path: &Path) -> Result<(), Error> {
-    let opener = opener();
-    std::process::Command::new(opener)
-        .arg(path)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
-        .map_err(|e| {
-            let mut err =
-                Error::new(Code::Io, format!("cannot start {opener} to open {}: {e}", path.display()));
-            err.path = Some(path.display().to_string());
-            err
-        })
 }
 
 /// The facade error for an I/O failure `what`-ing `path`: `NOT_FOUND`,

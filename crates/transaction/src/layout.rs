@@ -111,10 +111,16 @@ pub fn core_budget(root: &Path) -> Result<usize, Error> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
     match table.get("memory").and_then(|m| m.get("core_budget")) {
         None => Ok(CORE_BUDGET),
-        Some(v) => match v.as_integer() {
-            Some(n @ 1..=1_000_000) => Ok(n as usize),
-            _ => Err(bad(format!("memory.core_budget must be a whole number from 1 to 1000000, not {v}"))),
-        },
+        Some(v) => budget_of(v).map_err(bad),
+    }
+}
+
+/// The value of `memory.core_budget` as a budget, or what is wrong with it
+/// (the one rule, for every reader of the file).
+pub fn budget_of(v: &toml::Value) -> Result<usize, String> {
+    match v.as_integer() {
+        Some(n @ 1..=1_000_000) => Ok(n as usize),
+        _ => Err(format!("memory.core_budget must be a whole number from 1 to 1000000, not {v}")),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use scriptorium::{palace, snapshot, Code};
+use scriptorium::{palace, snapshot, Code, Error};
 
 use super::Ctx;
 use crate::report::{self, refusal, Outcome};
@@ -36,7 +36,7 @@ pub(super) fn run(ctx: &Ctx, out: Option<PathBuf>, open: bool) -> Outcome {
     // One line whatever the path holds: control characters as \u{…}.
     let printed = report::line(&report::shown(&path.display().to_string()));
     if open {
-        if let Err(e) = palace::open(&path) {
+        if let Err(e) = open_with_opener(&path) {
             let _ = writeln!(io::stderr().lock(), "warning: {}; open the file yourself", e.message);
         }
     }
@@ -55,4 +55,35 @@ fn inside_workspace(root: &std::path::Path, place: &std::path::Path) -> bool {
         (Ok(parent), Ok(root)) => parent.starts_with(root),
         _ => false,
     }
+}
+
+/// The platform's opener: `open` on macOS, `explorer` on Windows,
+/// `xdg-open` elsewhere.
+fn opener() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    }
+}
+
+/// Hands `path` to the platform's [`opener`] without waiting for it (a
+/// browser may run for hours). `IO` when the opener cannot be started.
+fn open_with_opener(path: &std::path::Path) -> Result<(), Error> {
+    let opener = opener();
+    std::process::Command::new(opener)
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| {
+            let mut err =
+                Error::new(Code::Io, format!("cannot start {opener} to open {}: {e}", path.display()));
+            err.path = Some(path.display().to_string());
+            err
+        })
 }
