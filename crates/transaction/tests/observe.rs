@@ -10,11 +10,14 @@ use scriptorium_testkit::{ada_record, block, fixture, patch, revision};
 use scriptorium_transaction::observe::{self, Installed, Observer, Provenance};
 use scriptorium_transaction::{Base, Committer, Edit, Tier};
 
+/// One call: revision before and after, paths, tier, provenance.
+type Call = (String, String, Vec<String>, Tier, Provenance);
+
 /// What an observer saw of one workspace (tests run side by side in one
 /// process, and observers are process-wide).
 struct Seen {
     root: PathBuf,
-    calls: Mutex<Vec<(String, String, Vec<String>, Tier, Provenance)>>,
+    calls: Mutex<Vec<Call>>,
 }
 
 impl Observer for Seen {
