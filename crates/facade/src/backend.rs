@@ -16,8 +16,10 @@ use scriptorium_writer::Offline;
 
 use crate::error::Error;
 use crate::fence::Fenced;
+use crate::search::Answer;
 use crate::snapshot::Snapshot;
 use crate::status::Status;
+use crate::tools::args::SearchArgs;
 use crate::tools::{self, Caller};
 use scriptorium_source_archive::Code as ErrorCode;
 
@@ -68,20 +70,17 @@ pub trait MemoryBackend: Send + Sync {
         Ok(Fenced::default())
     }
 
-    /// `memory_search` with its arguments (a JSON object), as a paired,
-    /// non-interactive caller.
+    /// `memory_search`, typed: the hits for `args`, best first.
     ///
     /// ```
     /// use scriptorium::backend::{MemoryBackend, DisabledBackend};
-    /// let e = DisabledBackend.search(&serde_json::json!({"query": "budget"})).unwrap_err();
+    /// use scriptorium::tools::args::SearchArgs;
+    /// let args = SearchArgs { query: "budget".into(), ..SearchArgs::default() };
+    /// let e = DisabledBackend.search(&args).unwrap_err();
     /// assert_eq!(e.code.as_str(), "MEMORY_DISABLED");
     /// ```
-    fn search(&self, args: &Value) -> Result<Value, Error> {
-        self.call_tool(
-            "memory_search",
-            args,
-            &Caller { tier: scriptorium_transaction::Tier::Paired, interactive: false },
-        )
+    fn search(&self, _args: &SearchArgs) -> Result<Answer, Error> {
+        Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend has no search"))
     }
 
     /// Runs a `memory_*` tool for `caller`.
@@ -208,6 +207,15 @@ impl MemoryBackend for LocalMemoryBackend {
         crate::recall::recall(&self.root, message).map(|(f, _)| f).map_err(Error::from)
     }
 
+    fn search(&self, args: &SearchArgs) -> Result<Answer, Error> {
+        let config = crate::config::Config::load(&self.root)?;
+        if config.disabled() {
+            return Err(Error::disabled());
+        }
+        crate::snapshot::require(&self.root)?;
+        tools::search(&self.root, args, &config)
+    }
+
     fn call_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<Value, Error> {
         tools::call_tool(&self.root, name, args, caller)
     }
@@ -264,7 +272,7 @@ impl MemoryBackend for DisabledBackend {
         "none"
     }
 
-    fn search(&self, _args: &Value) -> Result<Value, Error> {
+    fn search(&self, _args: &SearchArgs) -> Result<Answer, Error> {
         Err(Error::disabled())
     }
 }

@@ -21,7 +21,7 @@ use scriptorium_topic_markdown::validate::Loaded;
 use scriptorium_transaction::{self as transaction, Base, Tier};
 
 use crate::error::Error;
-use crate::search::Method;
+use crate::search::{Answer, Method};
 use crate::status::Status;
 
 pub mod args;
@@ -149,7 +149,7 @@ pub fn call_tool(root: &Path, name: &str, args: &Value, caller: &Caller) -> Resu
         return Err(Error::new(Code::NotFound, format!("no workspace at {}", root.display())));
     }
     match call {
-        Call::Search(a) => search(root, &a, &config),
+        Call::Search(a) => search(root, &a, &config).map(|answer| json!(answer)),
         Call::Get(a) => get(root, &a),
         Call::Update => update(root, args, caller),
         Call::Status(args::StatusArgs {}) => status(root),
@@ -163,7 +163,9 @@ fn snapshot(root: &Path) -> Result<Snapshot, Error> {
     Ok(Snapshot::open(root, transaction::lock::INTERACTIVE_TIMEOUT)?)
 }
 
-fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> Result<Value, Error> {
+/// `memory_search`, typed: the answer for `a` on the workspace at `root`,
+/// read under a [`Snapshot`].
+pub fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> Result<Answer, Error> {
     let method = a.method.unwrap_or_default();
     if a.speaker.is_some() && method != Method::Bm25 {
         return Err(invalid(format!(
@@ -189,9 +191,7 @@ fn search(root: &Path, a: &args::SearchArgs, config: &crate::config::Config) -> 
     };
     let limit = args::limit(a.limit, 10, 100)?;
     let _snapshot = snapshot(root)?;
-    let answer =
-        crate::search::answer(root, config, method, &a.query, &filters, a.speaker.as_deref(), limit)?;
-    Ok(serde_json::to_value(answer).expect("an answer serializes"))
+    crate::search::answer(root, config, method, &a.query, &filters, a.speaker.as_deref(), limit)
 }
 
 fn get(root: &Path, a: &args::GetArgs) -> Result<Value, Error> {

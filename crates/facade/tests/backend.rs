@@ -1,6 +1,7 @@
 //! The backend contract: the local backend end to end, the disabled one,
 //! and the process-wide slot.
 
+use scriptorium::tools::args::SearchArgs;
 use std::sync::Arc;
 
 use scriptorium::backend::{get_backend, set_backend, DisabledBackend, LocalMemoryBackend, MemoryBackend};
@@ -29,8 +30,9 @@ fn local_backend_writes_recalls_and_prompts() {
     let recall = memory.recall("what tea does Ada like").unwrap();
     assert!(recall.as_str().starts_with("<memory-context>"));
     assert!(memory.recall("xylophone").unwrap().is_empty());
-    let hits = memory.search(&json!({"query": "tea"})).unwrap();
-    assert!(!hits["hits"].as_array().unwrap().is_empty());
+    let answer = memory.search(&SearchArgs { query: "tea".into(), ..SearchArgs::default() }).unwrap();
+    assert!(!answer.hits.is_empty());
+    assert!(answer.hits[0].snippet.contains("tea"), "{:?}", answer.hits[0]);
     assert_eq!(memory.status().unwrap().pending_turns, Some(0));
     let owner = Caller { tier: Tier::Owner, interactive: true };
     let promoted = memory.call_tool("memory_promote", &json!({"source_ids": ["jsonl/s/1"]}), &owner).unwrap();
@@ -44,7 +46,8 @@ fn disabled_backend_says_nothing_and_refuses_tools() {
     assert!(off.system_prompt().unwrap().is_empty());
     assert!(off.recall("anything").unwrap().is_empty());
     assert_eq!(off.write("s", true), None);
-    assert_eq!(off.search(&json!({"query": "x"})).unwrap_err().code.as_str(), "MEMORY_DISABLED");
+    let args = SearchArgs { query: "x".into(), ..SearchArgs::default() };
+    assert_eq!(off.search(&args).unwrap_err().code.as_str(), "MEMORY_DISABLED");
     let c = Caller { tier: Tier::Owner, interactive: true };
     assert_eq!(off.call_tool("memory_status", &json!({}), &c).unwrap_err().code.as_str(), "MEMORY_DISABLED");
 }

@@ -27,7 +27,7 @@ pub const SLEEP_PROMPT: &str = include_str!("../prompts/sleep.md");
 pub const MAX_CALLS: usize = 12;
 /// Times a refused transaction is shown to the model to repair.
 pub const REPAIRS: usize = 2;
-/// The most characters one `memory_get` page holds.
+/// The most characters one `read` page holds.
 pub const GET_CHARS: usize = 20_000;
 /// Tool calls of one answer that are run; the rest are answered with an
 /// error.

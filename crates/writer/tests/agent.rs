@@ -31,7 +31,7 @@ fn a_person_file_and_a_core_fact() {
         format!("# Core\n{}", cite_block(t, "topics/core.md", "Ada wants answers in French.", "core-french"));
     let mut w = ModelWriter::new(ScriptedModel::new(vec![
         calls(&[
-            ("memory_search", json!({"query": "budget"})),
+            ("search", json!({"query": "budget"})),
             ("evidence", json!({"path": "topics/people/ada.md", "refs": [t.source]})),
         ]),
         calls(&[
@@ -285,9 +285,9 @@ fn a_file_must_be_read_whole_before_it_is_replaced() {
     assert!(len > 20_000 && len <= 40_000, "two pages: {len}");
     let mut w = ModelWriter::new(ScriptedModel::new(vec![
         calls(&[("replace", json!({"path": path, "content": "# Ada\n"}))]),
-        calls(&[("memory_get", json!({"path": path}))]),
+        calls(&[("read", json!({"path": path}))]),
         calls(&[("replace", json!({"path": path, "content": "# Ada\n"}))]),
-        calls(&[("memory_get", json!({"path": path, "offset": 20_000}))]),
+        calls(&[("read", json!({"path": path, "offset": 20_000}))]),
         calls(&[("delete", json!({"path": path})), ("finish", json!({}))]),
     ]));
     let f = w.write_input(&input(root, &[record_by("m9", None, "tidy up")]));
@@ -301,7 +301,7 @@ fn a_file_must_be_read_whole_before_it_is_replaced() {
         .filter_map(|m| m.content.clone())
         .collect();
     assert!(answers[0].contains(&format!("read {path} whole")), "{}", answers[0]);
-    assert!(answers[1].contains("call memory_get with offset 20000"));
+    assert!(answers[1].contains("call read with offset 20000"));
     assert!(answers[2].contains(&format!("read {path} whole")), "one page is not the whole file");
     assert!(!answers[3].contains("offset"), "the last page");
     // Deleting the file drops cited blocks; that is the model's call once it

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::search::Method;
 
 /// `memory_search`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Free text.

@@ -15,13 +15,13 @@ pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
     let path = json!({"type": "string", "description": "workspace-relative, under topics/, ending in .md"});
     let mut v = vec![
         ToolSpec {
-            name: "memory_search",
+            name: "search",
             description:
                 "BM25 search over topic blocks and archived records; returns JSON lines, best first.",
             parameters: json!({"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["query"]}),
         },
         ToolSpec {
-            name: "memory_get",
+            name: "read",
             description:
                 "The current text of one topic file, 20,000 characters a page (`offset` for the next).",
             parameters: json!({"type": "object", "properties": {"path": path, "offset": {"type": "integer"}}, "required": ["path"]}),
@@ -43,12 +43,12 @@ pub fn tool_specs(with_evidence: bool) -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "replace",
-            description: "Stage a topic file's whole new content (read it whole with memory_get first).",
+            description: "Stage a topic file's whole new content (read every page of it with `read` first).",
             parameters: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
         },
         ToolSpec {
             name: "delete",
-            description: "Stage deleting a topic file (read it whole with memory_get first).",
+            description: "Stage deleting a topic file (read every page of it with `read` first).",
             parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
         },
         ToolSpec {
@@ -130,8 +130,8 @@ pub(super) fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (
         },
     };
     let answer = match call.name.as_str() {
-        "memory_search" => memory_search(job, &args),
-        "memory_get" => memory_get(job, staged, &args),
+        "search" => search(job, &args),
+        "read" => read(job, staged, &args),
         "evidence" => evidence(job, &args),
         "create" | "append" => stage_addition(staged, &call.name, &args),
         "replace" | "delete" | "str_replace" => stage_change(staged, &call.name, &args),
@@ -140,9 +140,9 @@ pub(super) fn run_tool(job: &Job<'_>, staged: &mut Staged, call: &ToolCall) -> (
     (answer, false)
 }
 
-/// `memory_search`: the best `limit` hits (5 by default, at most 20) for
+/// `search`: the best `limit` hits (5 by default, at most 20) for
 /// `query`, one JSON line each.
-fn memory_search(job: &Job<'_>, args: &Value) -> String {
+fn search(job: &Job<'_>, args: &Value) -> String {
     let q = match string_arg(args, "query") {
         Err(e) => return e,
         Ok(q) => q,
@@ -163,9 +163,9 @@ fn memory_search(job: &Job<'_>, args: &Value) -> String {
     }
 }
 
-/// `memory_get`: one page of a topic file from `offset`; notes how far the
+/// `read`: one page of a topic file from `offset`; notes how far the
 /// file has been read without a gap.
-fn memory_get(job: &Job<'_>, staged: &mut Staged, args: &Value) -> String {
+fn read(job: &Job<'_>, staged: &mut Staged, args: &Value) -> String {
     let p = match topic_path(args) {
         Err(e) => return e,
         Ok(p) => p,
@@ -191,7 +191,7 @@ fn memory_get(job: &Job<'_>, staged: &mut Staged, args: &Value) -> String {
     if end >= total {
         page
     } else {
-        format!("{page}\n[… {total} characters in all; call memory_get with offset {end} for the rest]")
+        format!("{page}\n[… {total} characters in all; call read with offset {end} for the rest]")
     }
 }
 
@@ -244,7 +244,7 @@ fn stage_change(staged: &mut Staged, name: &str, args: &Value) -> String {
                 && !staged.read_whole.contains(&path)
                 && !staged.created.contains(&path) =>
         {
-            format!("error: read {path} whole with memory_get (every page) before you replace or delete it")
+            format!("error: read {path} whole with read (every page) before you replace or delete it")
         }
         Ok(path) => match name {
             "delete" => staged.stage(Edit::Delete { path }),
