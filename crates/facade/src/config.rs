@@ -301,7 +301,7 @@ impl Config {
     /// The embedding endpoint, when both its URL and model are set.
     pub fn embedder(
         &self,
-    ) -> Option<Result<scriptorium_writer::embed::Embedder, scriptorium_scheduler::WriteFailure>> {
+    ) -> Option<Result<scriptorium_writer::embed::Embedder, scriptorium_writer::model::ModelError>> {
         let (url, model) = (self.embedding_url.as_deref()?, self.embedding_model.as_deref()?);
         let key = std::env::var(&self.embedding_key_env).ok().filter(|v| !v.is_empty());
         Some(scriptorium_writer::embed::Embedder::new(url, model, key, std::time::Duration::from_secs(60)))

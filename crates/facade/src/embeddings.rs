@@ -27,8 +27,8 @@ use scriptorium_bm25_index::search::Filters;
 use scriptorium_bm25_index::segment::Kind;
 use scriptorium_bm25_index::tokenize::{Tokenizer, TokenizerConfig};
 use scriptorium_bm25_index::workspace as index_ws;
-use scriptorium_scheduler::WriteFailure;
 use scriptorium_writer::embed::Embedder;
+use scriptorium_writer::model::ModelError;
 
 use crate::error::Error;
 use scriptorium_source_archive::Code;
@@ -118,7 +118,7 @@ impl Store {
     }
 }
 
-pub(crate) fn model_error(e: WriteFailure) -> Error {
+pub(crate) fn model_error(e: ModelError) -> Error {
     Error::from(e)
 }
 

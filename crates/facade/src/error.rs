@@ -10,6 +10,7 @@ use scriptorium_scheduler::{self as scheduler, WriteFailure};
 use scriptorium_source_archive::{self as archive, Code};
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_transaction as transaction;
+use scriptorium_writer::model::ModelError;
 
 /// A refusal or failure: a stable code, a message, and where it applies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -144,6 +145,12 @@ impl From<scheduler::Error> for Error {
 impl From<WriteFailure> for Error {
     fn from(f: WriteFailure) -> Error {
         Error { retryable: Some(f.retryable), ..Error::new(f.code, f.reason) }
+    }
+}
+
+impl From<ModelError> for Error {
+    fn from(e: ModelError) -> Error {
+        Error { retryable: Some(e.retryable), ..Error::new(e.code, e.reason) }
     }
 }
 

@@ -6,10 +6,10 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use scriptorium_scheduler::WriteFailure;
 use scriptorium_source_archive::input::parse_record;
 use scriptorium_source_archive::SourceRecord;
 use scriptorium_writer::input::{Input, Turn};
+use scriptorium_writer::model::ModelError;
 use scriptorium_writer::{Message, Model, Reply, ToolCall, ToolSpec};
 
 /// An empty workspace with its layout, in a temporary folder.
@@ -69,21 +69,21 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 pub struct ScriptedModel {
     /// The answers still to give, in order; past them every answer is the
     /// text `done?`.
-    pub replies: VecDeque<Result<Reply, WriteFailure>>,
+    pub replies: VecDeque<Result<Reply, ModelError>>,
     /// Every conversation sent, in order.
     pub seen: Vec<Vec<Message>>,
 }
 
 impl ScriptedModel {
     /// A model giving `replies` in order.
-    pub fn new(replies: Vec<Result<Reply, WriteFailure>>) -> ScriptedModel {
+    pub fn new(replies: Vec<Result<Reply, ModelError>>) -> ScriptedModel {
         ScriptedModel { replies: replies.into(), seen: Vec::new() }
     }
 }
 
 /// A reply calling the tools of `list`, each `(name, arguments)`, with
 /// ids `c0`, `c1`, ….
-pub fn calls(list: &[(&str, serde_json::Value)]) -> Result<Reply, WriteFailure> {
+pub fn calls(list: &[(&str, serde_json::Value)]) -> Result<Reply, ModelError> {
     Ok(Reply {
         text: None,
         tool_calls: list
@@ -104,7 +104,7 @@ impl Model for ScriptedModel {
         "scripted"
     }
 
-    fn chat(&mut self, messages: &[Message], _tools: &[ToolSpec]) -> Result<Reply, WriteFailure> {
+    fn chat(&mut self, messages: &[Message], _tools: &[ToolSpec]) -> Result<Reply, ModelError> {
         self.seen.push(messages.to_vec());
         self.replies
             .pop_front()

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use scriptorium_scheduler::{Code, WriteFailure};
+use scriptorium_scheduler::Code;
 
+use crate::model::ModelError;
 use crate::openai::{checked_endpoint, post_json};
 
 /// The longest text sent for one input, in characters: longer texts are
@@ -49,14 +50,14 @@ impl Embedder {
     /// let e = Embedder::new("http://127.0.0.1:11434/v1/", "nomic-embed-text", None, Duration::from_secs(30))?;
     /// assert_eq!(e.identity(), "nomic-embed-text@http://127.0.0.1:11434/v1");
     /// assert!(Embedder::new("ftp://x", "m", None, Duration::from_secs(1)).is_err());
-    /// # Ok::<(), scriptorium_scheduler::WriteFailure>(())
+    /// # Ok::<(), scriptorium_writer::model::ModelError>(())
     /// ```
     pub fn new(
         base_url: &str,
         model: &str,
         api_key: Option<String>,
         timeout: Duration,
-    ) -> Result<Embedder, WriteFailure> {
+    ) -> Result<Embedder, ModelError> {
         let url = checked_endpoint(base_url, model, "embedding model")?;
         let agent = ureq::AgentBuilder::new().timeout(timeout).build();
         Ok(Embedder { base_url: url, model: model.to_owned(), api_key, agent })
@@ -70,7 +71,7 @@ impl Embedder {
 
     /// One vector per text, in order, all of one dimension. Texts longer
     /// than [`MAX_INPUT_CHARS`] are cut; at most [`BATCH`] go per request.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, WriteFailure> {
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(BATCH) {
             let got = self.request(chunk)?;
@@ -88,7 +89,7 @@ impl Embedder {
         Ok(out)
     }
 
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, WriteFailure> {
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let url = format!("{}/embeddings", self.base_url);
         let input: Vec<&str> = texts.iter().map(|t| cut(t)).collect();
         let body = json!({"model": self.model, "input": input}).to_string();
@@ -104,8 +105,8 @@ fn cut(text: &str) -> &str {
     }
 }
 
-fn unavailable(why: String) -> WriteFailure {
-    WriteFailure::new(Code::ModelUnavailable, why)
+fn unavailable(why: String) -> ModelError {
+    ModelError::new(Code::ModelUnavailable, why)
 }
 
 /// Reads an embeddings answer for `n` inputs: `data[i].embedding`, placed
@@ -118,7 +119,7 @@ fn unavailable(why: String) -> WriteFailure {
 /// assert_eq!(parse_embeddings(body, 2).unwrap(), vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
 /// assert!(parse_embeddings(body, 3).is_err());
 /// ```
-pub fn parse_embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, WriteFailure> {
+pub fn parse_embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, ModelError> {
     let v: Value = serde_json::from_str(body)
         .map_err(|e| unavailable(format!("the embedding server's answer is not JSON: {e}")))?;
     let data = v["data"]

@@ -3,7 +3,47 @@
 
 use serde::{Deserialize, Serialize};
 
-use scriptorium_scheduler::WriteFailure;
+use std::fmt;
+
+use scriptorium_scheduler::{Code, WriteFailure};
+
+/// Why a model endpoint (chat or embeddings) gave no usable answer: the
+/// stable code, what went wrong, and whether asking again later could
+/// succeed. A write that meets it fails with it ([`WriteFailure`]); a
+/// search that meets it says so as a search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    /// `MODEL_UNAVAILABLE` (unreachable, timed out, rate-limited, an
+    /// unusable answer), `PERMISSION_DENIED` (credentials) or
+    /// `INVALID_ARGUMENT` (a request the server will never take, bad
+    /// configuration).
+    pub code: Code,
+    /// What went wrong, for a person.
+    pub reason: String,
+    /// Whether asking again later could succeed.
+    pub retryable: bool,
+}
+
+impl ModelError {
+    /// A failure whose retryability follows its code.
+    pub fn new(code: Code, reason: impl Into<String>) -> ModelError {
+        ModelError { code, reason: reason.into(), retryable: code.retryable() }
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.reason)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl From<ModelError> for WriteFailure {
+    fn from(e: ModelError) -> WriteFailure {
+        WriteFailure { code: e.code, reason: e.reason, retryable: e.retryable }
+    }
+}
 
 /// One message of a conversation with the model (chat-completions shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,5 +124,5 @@ pub trait Model {
     /// timeout, 408/429/5xx, a malformed answer), `PERMISSION_DENIED`
     /// (401/403) and `INVALID_ARGUMENT` (400/404/422, bad configuration),
     /// not retryable.
-    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, WriteFailure>;
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, ModelError>;
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use scriptorium_scheduler::{Code, WriteFailure};
+use scriptorium_scheduler::Code;
 
-use crate::model::{Message, Model, Reply, ToolCall, ToolSpec};
+use crate::model::{Message, Model, ModelError, Reply, ToolCall, ToolSpec};
 
 /// The environment variable the API key is read from by default.
 pub const API_KEY_ENV: &str = "SCRIPTORIUM_API_KEY";
@@ -44,7 +44,7 @@ impl OpenAiCompatible {
         model: &str,
         api_key: Option<String>,
         timeout: Duration,
-    ) -> Result<OpenAiCompatible, WriteFailure> {
+    ) -> Result<OpenAiCompatible, ModelError> {
         let url = checked_endpoint(base_url, model, "model")?;
         let agent = ureq::AgentBuilder::new().timeout(timeout).build();
         Ok(OpenAiCompatible { base_url: url, model: model.to_owned(), api_key, agent, timeout })
@@ -103,16 +103,16 @@ pub fn redact_url(url: &str) -> String {
 /// `base_url` without trailing `/`, once it is an http(s) URL and the
 /// model name is not empty; `what` names the endpoint in the refusal
 /// (`model`, `embedding`).
-pub(crate) fn checked_endpoint(base_url: &str, model: &str, what: &str) -> Result<String, WriteFailure> {
+pub(crate) fn checked_endpoint(base_url: &str, model: &str, what: &str) -> Result<String, ModelError> {
     let url = base_url.trim_end_matches('/');
     if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
-        return Err(WriteFailure::new(
+        return Err(ModelError::new(
             Code::InvalidArgument,
             format!("{what} URL {:?} is not an http:// or https:// URL", redact_url(base_url)),
         ));
     }
     if model.trim().is_empty() {
-        return Err(WriteFailure::new(Code::InvalidArgument, format!("the {what} name is empty")));
+        return Err(ModelError::new(Code::InvalidArgument, format!("the {what} name is empty")));
     }
     Ok(url.to_owned())
 }
@@ -126,7 +126,7 @@ pub(crate) fn post_json(
     api_key: Option<&str>,
     body: &str,
     who: &str,
-) -> Result<String, WriteFailure> {
+) -> Result<String, ModelError> {
     let mut req = agent.post(url).set("Content-Type", "application/json");
     if let Some(key) = api_key {
         req = req.set("Authorization", &format!("Bearer {key}"));
@@ -140,7 +140,7 @@ pub(crate) fn post_json(
             let text = resp.into_string().unwrap_or_default();
             Err(status_failure(status, retry_after.as_deref(), &text))
         }
-        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => Err(WriteFailure::new(
+        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::InvalidUrl => Err(ModelError::new(
             Code::InvalidArgument,
             format!("{who} URL {shown:?} is not a valid URL: {}", redact_url(&t.to_string())),
         )),
@@ -150,22 +150,22 @@ pub(crate) fn post_json(
     }
 }
 
-fn unavailable(why: String) -> WriteFailure {
-    WriteFailure::new(Code::ModelUnavailable, why)
+fn unavailable(why: String) -> ModelError {
+    ModelError::new(Code::ModelUnavailable, why)
 }
 
 /// Classifies an HTTP status: 408, 429 and 5xx are retryable; 401/403 are
 /// authentication; the other 4xx are a request the server will never take.
-pub fn status_failure(status: u16, retry_after: Option<&str>, body: &str) -> WriteFailure {
+pub fn status_failure(status: u16, retry_after: Option<&str>, body: &str) -> ModelError {
     let detail: String = body.chars().take(300).collect();
     let after = retry_after.map(|s| format!(" (Retry-After: {s})")).unwrap_or_default();
     match status {
         408 | 429 | 500..=599 => unavailable(format!("the model server answered {status}{after}: {detail}")),
-        401 | 403 => WriteFailure::new(
+        401 | 403 => ModelError::new(
             Code::PermissionDenied,
             format!("the model server refused the credentials ({status}): {detail}"),
         ),
-        _ => WriteFailure::new(
+        _ => ModelError::new(
             Code::InvalidArgument,
             format!("the model server refused the request ({status}): {detail}"),
         ),
@@ -173,7 +173,7 @@ pub fn status_failure(status: u16, retry_after: Option<&str>, body: &str) -> Wri
 }
 
 /// Reads a chat-completions answer.
-pub fn parse_reply(body: &str) -> Result<Reply, WriteFailure> {
+pub fn parse_reply(body: &str) -> Result<Reply, ModelError> {
     let v: Value = serde_json::from_str(body)
         .map_err(|e| unavailable(format!("the model's answer is not JSON: {e}")))?;
     let message = &v["choices"][0]["message"];
@@ -202,7 +202,7 @@ impl Model for OpenAiCompatible {
         &self.model
     }
 
-    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, WriteFailure> {
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<Reply, ModelError> {
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.request_body(messages, tools).to_string();
         let text = post_json(&self.agent, &url, self.api_key.as_deref(), &body, "model")?;

@@ -161,9 +161,9 @@ fn finish_with_no_edits_archives_the_records() {
 fn a_model_failure_passes_through_with_its_class() {
     let dir = workspace();
     let recs = [record_by("m1", None, "hi")];
-    let failure = scriptorium_scheduler::WriteFailure::new(Code::ModelUnavailable, "500 from the server");
+    let failure = scriptorium_writer::model::ModelError::new(Code::ModelUnavailable, "500 from the server");
     let mut w = ModelWriter::new(ScriptedModel::new(vec![Err(failure.clone())]));
-    assert_eq!(w.write_input(&input(dir.path(), &recs)).unwrap_err(), failure);
+    assert_eq!(w.write_input(&input(dir.path(), &recs)).unwrap_err(), failure.into());
 }
 
 #[test]
