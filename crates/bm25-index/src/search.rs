@@ -52,6 +52,7 @@ pub fn idf(n: u32, df: u32) -> f64 {
 }
 
 /// The saturated, length-normalised frequency part of a term's score.
+#[inline]
 pub fn tf_part(p: Bm25, tf: u32, dl: u32, avgdl: f64) -> f64 {
     let (tf, dl) = (f64::from(tf), f64::from(dl));
     let norm = if avgdl > 0.0 { dl / avgdl } else { 0.0 };

@@ -68,11 +68,13 @@ struct ListCursor<'a> {
 }
 
 impl ListCursor<'_> {
+    #[inline]
     fn at(&self, k: usize) -> u32 {
         self.b.get(k * 4..k * 4 + 4).map_or(u32::MAX, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
     }
 
     /// The first document ≥ `target` (galloping), or `u32::MAX`.
+    #[inline]
     fn seek(&mut self, target: u32) -> u32 {
         let n = self.b.len() / 4;
         if self.at(self.pos) >= target {
@@ -100,12 +102,14 @@ impl ListCursor<'_> {
 pub(super) struct Driver<'a>(Vec<ListCursor<'a>>);
 
 impl Driver<'_> {
+    #[inline]
     fn seek(&mut self, target: u32) -> u32 {
         self.0.iter_mut().map(|c| c.seek(target)).min().unwrap_or(u32::MAX)
     }
 }
 
 /// The first document ≥ `d` in every driver's set.
+#[inline]
 pub(super) fn align(drivers: &mut [Driver<'_>], mut d: u32) -> u32 {
     loop {
         let mut moved = false;

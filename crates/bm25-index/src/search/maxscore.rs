@@ -191,65 +191,86 @@ impl<'s, 'q> MaxScore<'s, 'q> {
 
     /// Offers every candidate document of `lo..hi` that can still enter.
     fn range(&mut self, lo: u32, hi: u32) {
-        for c in &mut self.cursors {
+        // Borrowed field by field, so that the loop works on slices.
+        let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, matched, top } = self;
+        let mut terms = Terms { q, docs, contrib, matched };
+        for c in cursors.iter_mut() {
             c.pos = 0;
             c.seek(lo);
         }
         // Cursors below `essential` cannot lift a document into the top k
-        // on their own: they only generate no candidates.
+        // on their own: they generate no candidates, and are only probed.
         let mut essential = 0usize;
         loop {
-            let threshold = self.top.threshold();
-            while essential < self.cursors.len() && below(self.prefix_ub[essential + 1], threshold) {
+            let threshold = top.threshold();
+            while essential < cursors.len() && below(prefix_ub[essential + 1], threshold) {
                 essential += 1;
             }
-            if essential == self.cursors.len() {
+            if essential == cursors.len() {
                 break;
             }
-            let Some(d) = self.next_candidate(essential, hi) else { break };
-            let ok = self.docs.passes(d);
-            let partial = self.score_essential(essential, d, ok);
+            let (probed, generating) = cursors.split_at_mut(essential);
+            let Some(d) = next_candidate(generating, drivers, hi) else { break };
+            let ok = terms.docs.passes(d);
+            let partial = terms.score_generating(generating, d, ok);
             if !ok {
                 continue;
             }
-            if let Some(score) = self.complete(essential, d, partial, threshold) {
-                self.top.offer((score, d));
+            let bound = partial + prefix_ub[essential];
+            if let Some(score) = terms.complete(probed, d, bound, threshold) {
+                top.offer((score, d));
             }
-            self.matched.iter_mut().for_each(|m| *m = false);
+            terms.matched.iter_mut().for_each(|m| *m = false);
         }
     }
+}
 
-    /// The next document below `hi` an essential cursor holds and every
-    /// driver allows.
+/// The next document below `hi` one of the `generating` cursors holds and
+/// every driver allows.
+#[inline]
+fn next_candidate(generating: &mut [Cursor<'_>], drivers: &mut [Driver<'_>], hi: u32) -> Option<u32> {
+    let mut d = generating.iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+    while d < hi {
+        let t = align(drivers, d);
+        if t == d {
+            break;
+        }
+        for c in generating.iter_mut() {
+            c.seek(t);
+        }
+        d = generating.iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+    }
+    (d < hi).then_some(d)
+}
+
+/// The scores of the query terms in the document being scored.
+struct Terms<'a, 's> {
+    q: &'a Query<'a>,
+    docs: &'a Docs<'s>,
+    /// Per query term: its score in the document, when `matched`.
+    contrib: &'a mut [f64],
+    matched: &'a mut [bool],
+}
+
+impl Terms<'_, '_> {
+    /// Scores the term of cursor `c` (which is at `d`) for `d`; returns it.
     #[inline]
-    fn next_candidate(&mut self, essential: usize, hi: u32) -> Option<u32> {
-        let mut d = self.cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
-        while d < hi {
-            let t = align(&mut self.drivers, d);
-            if t == d {
-                break;
-            }
-            for c in &mut self.cursors[essential..] {
-                c.seek(t);
-            }
-            d = self.cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
-        }
-        (d < hi).then_some(d)
+    fn score(&mut self, c: &Cursor<'_>, d: u32) -> f64 {
+        let s = c.idf * tf_part(self.q.p, c.tf(), self.docs.length(d), self.q.avgdl);
+        self.contrib[c.q] = s;
+        self.matched[c.q] = true;
+        s
     }
 
-    /// Moves the essential cursors past `d`; when `ok`, scores the terms
+    /// Moves the `generating` cursors past `d`; when `ok`, scores the terms
     /// they hold for it and returns the sum.
     #[inline]
-    fn score_essential(&mut self, essential: usize, d: u32, ok: bool) -> f64 {
-        let q = self.q;
+    fn score_generating(&mut self, generating: &mut [Cursor<'_>], d: u32, ok: bool) -> f64 {
         let mut partial = 0.0;
-        for c in &mut self.cursors[essential..] {
+        for c in generating.iter_mut() {
             if c.doc() == d {
                 if ok {
-                    let s = c.idf * tf_part(q.p, c.tf(), self.docs.length(d), q.avgdl);
-                    self.contrib[c.q] = s;
-                    self.matched[c.q] = true;
-                    partial += s;
+                    partial += self.score(c, d);
                 }
                 c.pos += 1;
             }
@@ -257,24 +278,18 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         partial
     }
 
-    /// Probes the non-essential cursors for `d`, best bound first, while
-    /// its bound can still reach `threshold`; its full score when it can.
+    /// Probes the `probed` cursors for `d`, best bound first, while its
+    /// `bound` can still reach `threshold`; its full score when it can.
     #[inline]
-    fn complete(&mut self, essential: usize, d: u32, partial: f64, threshold: f64) -> Option<f64> {
-        let q = self.q;
-        let mut bound = partial + self.prefix_ub[essential];
-        for k in (0..essential).rev() {
+    fn complete(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: f64) -> Option<f64> {
+        for c in probed.iter_mut().rev() {
             if below(bound, threshold) {
                 return None;
             }
-            let c = &mut self.cursors[k];
             c.seek(d);
             bound -= c.ub;
             if c.doc() == d {
-                let s = c.idf * tf_part(q.p, c.tf(), self.docs.length(d), q.avgdl);
-                self.contrib[c.q] = s;
-                self.matched[c.q] = true;
-                bound += s;
+                bound += self.score(c, d);
             }
         }
         if below(bound, threshold) {

@@ -18,6 +18,7 @@ const UNRESERVED: [bool; 256] = {
 };
 
 /// True when `encoded` needs no decoding: unreserved bytes and single `-`.
+#[inline]
 pub(super) fn is_plain(encoded: &[u8]) -> bool {
     let mut prev_dash = false;
     for &b in encoded {
@@ -32,6 +33,7 @@ pub(super) fn is_plain(encoded: &[u8]) -> bool {
     true
 }
 
+#[inline]
 pub(super) fn ascii(b: &[u8]) -> &str {
     // Callers pass bytes matched by ASCII-only combinators.
     if b.is_ascii() {

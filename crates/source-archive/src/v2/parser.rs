@@ -114,7 +114,8 @@ impl<'a> Parser<'a> {
     fn frame(&mut self, at: usize, line: u64, frames: &[Frame<'a>]) -> Result<(Frame<'a>, u64), String> {
         let bytes = self.bytes;
         let h = header(&bytes[at..])?;
-        let anchor = self.check_source(h.source, h.hash)?;
+        let source_text = ascii(h.source);
+        let anchor = self.check_source(h.source, source_text, h.hash)?;
         let key = (u64::from(u32::from_be_bytes(anchor)) << 32) | frames.len() as u64;
         let known = match h.speaker {
             None => None,
@@ -129,7 +130,7 @@ impl<'a> Parser<'a> {
             offset: at,
             line,
             len: start - at + end + 1,
-            source_text: ascii(h.source),
+            source_text,
             role: h.role,
             pending: h.pending,
             speaker_id_encoded: h.speaker.map(ascii),
@@ -142,11 +143,10 @@ impl<'a> Parser<'a> {
         Ok((frame, h.lines() + n as u64))
     }
 
-    /// Checks the source id: three canonical parts, the file's own
-    /// provider/thread, and an anchor `hash` made from it. Returns the
-    /// anchor hash.
-    fn check_source(&mut self, source: &[u8], hash: &[u8]) -> Result<[u8; 4], String> {
-        let source_text = ascii(source);
+    /// Checks the source id (`source`, as text `source_text`): three
+    /// canonical parts, the file's own provider/thread, and an anchor `hash`
+    /// made from it. Returns the anchor hash.
+    fn check_source(&mut self, source: &[u8], source_text: &str, hash: &[u8]) -> Result<[u8; 4], String> {
         let mut parts = source.split(|&b| b == b'/');
         let (Some(p), Some(t), Some(m), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
