@@ -179,6 +179,33 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Register the hooks and the memory tools (MCP) in a coding agent's
+    /// settings, keeping every other setting; a second install changes
+    /// nothing.
+    Install {
+        /// The agent.
+        #[arg(value_enum)]
+        harness: HarnessArg,
+        /// user: the settings in your home folder; project: the ones under
+        /// the current folder.
+        #[arg(long, value_enum, default_value_t = ScopeArg::User)]
+        scope: ScopeArg,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take out what install put in, leaving every other setting as it is.
+    Uninstall {
+        /// The agent.
+        #[arg(value_enum)]
+        harness: HarnessArg,
+        /// Which settings (see install).
+        #[arg(long, value_enum, default_value_t = ScopeArg::User)]
+        scope: ScopeArg,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print what an agent is given for one message: the top 5 blocks and
     /// records for it, fenced as recalled memory (nothing when nothing
     /// matches).
@@ -237,6 +264,24 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
     },
+}
+
+/// The coding agents with hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum HarnessArg {
+    /// Claude Code.
+    ClaudeCode,
+    /// Codex CLI.
+    Codex,
+}
+
+/// Where an agent's settings live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ScopeArg {
+    /// The person's own settings (in the home folder).
+    User,
+    /// The project's settings (under the current folder).
+    Project,
 }
 
 #[derive(Debug, Subcommand)]
