@@ -17,6 +17,8 @@ use scriptorium_writer::Offline;
 use crate::error::Error;
 use crate::fence::Fenced;
 use crate::search::Answer;
+use crate::sessions::Recorded;
+use scriptorium_scheduler::import::Transcript;
 use crate::snapshot::Snapshot;
 use crate::status::Status;
 use crate::tools::args::SearchArgs;
@@ -97,6 +99,31 @@ pub trait MemoryBackend: Send + Sync {
     /// ```
     fn call_tool(&self, _name: &str, _args: &Value, _caller: &Caller) -> Result<Value, Error> {
         Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend has no tools"))
+    }
+
+    /// Records turns the harness — never the model — says were said (with
+    /// their trusted speaker fields), each node id once: a node whose id
+    /// its session already has is skipped. Creates the workspace when
+    /// missing.
+    ///
+    /// ```
+    /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
+    /// use scriptorium::scheduler::import::Transcript;
+    /// use scriptorium::scheduler::node::{Node, NodeKind, NodeRole};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let turn = Node {
+    ///     id: "m1".into(), parent: None, role: NodeRole::User, kind: NodeKind::Turn,
+    ///     timestamp: "2026-02-01T09:00:00Z".into(), content: "I chair the review.".into(),
+    ///     speaker_id: Some("u-ada".into()), speaker_display: Some("Ada".into()),
+    ///     provider: "slack".into(), thread: "room-1".into(), pending: false,
+    /// };
+    /// let t = Transcript { session: "room-1".into(), nodes: vec![turn], head: None, lenient_parents: false, continues: false };
+    /// let memory = LocalMemoryBackend::new(dir.path());
+    /// assert_eq!(memory.record(std::slice::from_ref(&t)).unwrap().added, 1);
+    /// assert_eq!(memory.record(&[t]).unwrap().skipped, 1);
+    /// ```
+    fn record(&self, _transcripts: &[Transcript]) -> Result<Recorded, Error> {
+        Err(Error::new(ErrorCode::MemoryDisabled, "this memory backend records nothing"))
     }
 
     /// Writes what `session` owes (forced: everything pending): `None` when
@@ -218,6 +245,10 @@ impl MemoryBackend for LocalMemoryBackend {
 
     fn call_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<Value, Error> {
         tools::call_tool(&self.root, name, args, caller)
+    }
+
+    fn record(&self, transcripts: &[Transcript]) -> Result<Recorded, Error> {
+        crate::sessions::record(&self.root, transcripts)
     }
 
     fn write(&self, session: &str, force: bool) -> Option<WriteFailure> {

@@ -15,6 +15,13 @@
 //! idle_secs = 600              # the watcher's quiet time
 //! nightly_hour = 3             # the nightly pass, local hour 0-23
 //!
+//! [memory.hooks]               # the coding-agent hooks
+//! max_context_chars = 8000     # the most context one hook answer injects
+//! write_deadline_secs = 60     # how long a hook's background write waits for the lock
+//!
+//! [memory.nudge]
+//! every_user_turns = 10        # the save nudge after this many unwritten user turns; 0: off
+//!
 //! [memory.embeddings]          # for memory_search's embedding and hybrid methods
 //! url = "http://127.0.0.1:11434/v1"
 //! model = "nomic-embed-text"
@@ -104,7 +111,24 @@ pub struct Config {
     pub embedding_model: Option<String>,
     /// `memory.embeddings.api_key_env`.
     pub embedding_key_env: String,
+    /// `memory.hooks.max_context_chars`: the most a hook answer injects, in
+    /// UTF-16 code units (how the agents count).
+    pub max_context_chars: usize,
+    /// `memory.hooks.write_deadline_secs`: how long a hook's background
+    /// write waits for the write lock.
+    pub write_deadline_secs: u64,
+    /// `memory.nudge.every_user_turns`: the save nudge is due after this
+    /// many user turns of a session no write has covered (0: never).
+    pub nudge_every_user_turns: usize,
 }
+
+/// The default of `memory.hooks.max_context_chars`: under Claude Code's
+/// 10,000.
+pub const DEFAULT_MAX_CONTEXT_CHARS: usize = 8000;
+/// The default of `memory.hooks.write_deadline_secs`.
+pub const DEFAULT_WRITE_DEADLINE_SECS: u64 = 60;
+/// The default of `memory.nudge.every_user_turns`.
+pub const DEFAULT_NUDGE_EVERY_USER_TURNS: usize = 10;
 
 impl Default for Config {
     fn default() -> Config {
@@ -119,6 +143,9 @@ impl Default for Config {
             embedding_url: None,
             embedding_model: None,
             embedding_key_env: "SCRIPTORIUM_API_KEY".to_owned(),
+            max_context_chars: DEFAULT_MAX_CONTEXT_CHARS,
+            write_deadline_secs: DEFAULT_WRITE_DEADLINE_SECS,
+            nudge_every_user_turns: DEFAULT_NUDGE_EVERY_USER_TURNS,
         }
     }
 }
@@ -174,7 +201,8 @@ impl Config {
             }
         }
         for k in memory.keys() {
-            if !matches!(k.as_str(), "backend" | "writer" | "embeddings" | "core_budget") {
+            if !matches!(k.as_str(), "backend" | "writer" | "embeddings" | "core_budget" | "hooks" | "nudge")
+            {
                 return Err(format!("unknown key memory.{k}"));
             }
         }
@@ -193,6 +221,31 @@ impl Config {
         if let Some(w) = memory.get("writer") {
             let w = w.as_table().ok_or_else(|| "[memory.writer] must be a table".to_owned())?;
             self.merge_writer(w, in_workspace)?;
+        }
+        if let Some(h) = memory.get("hooks") {
+            let h = h.as_table().ok_or_else(|| "[memory.hooks] must be a table".to_owned())?;
+            for (k, v) in h {
+                match k.as_str() {
+                    "max_context_chars" => {
+                        self.max_context_chars = whole(v, "memory.hooks.max_context_chars")?
+                    }
+                    "write_deadline_secs" => {
+                        self.write_deadline_secs = whole(v, "memory.hooks.write_deadline_secs")? as u64
+                    }
+                    _ => return Err(format!("unknown key memory.hooks.{k}")),
+                }
+            }
+        }
+        if let Some(n) = memory.get("nudge") {
+            let n = n.as_table().ok_or_else(|| "[memory.nudge] must be a table".to_owned())?;
+            for (k, v) in n {
+                match k.as_str() {
+                    "every_user_turns" => {
+                        self.nudge_every_user_turns = whole(v, "memory.nudge.every_user_turns")?
+                    }
+                    _ => return Err(format!("unknown key memory.nudge.{k}")),
+                }
+            }
         }
         Ok(())
     }
@@ -310,6 +363,16 @@ impl Config {
     /// The API key, read from the configured variable.
     pub fn api_key(&self) -> Option<String> {
         std::env::var(&self.api_key_env).ok().filter(|v| !v.is_empty())
+    }
+}
+
+/// A whole number setting, or why not.
+fn whole(v: &toml::Value, key: &str) -> Result<usize, String> {
+    match v {
+        toml::Value::Integer(n) if *n >= 0 => {
+            usize::try_from(*n).map_err(|_| format!("{key} is too large: {n}"))
+        }
+        other => Err(format!("{key} must be a whole number, not {other}")),
     }
 }
 

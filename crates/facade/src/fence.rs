@@ -58,6 +58,55 @@ impl Fenced {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The fenced text in at most `max` UTF-16 code units (how JavaScript
+    /// agents count characters), whole body lines dropped from the end
+    /// until it fits: no line is ever cut and the fence stays whole. No
+    /// fence at all when not even one body line fits.
+    ///
+    /// ```
+    /// use scriptorium::fence::fence_memory;
+    /// let f = fence_memory("first line\nsecond line");
+    /// let whole = f.as_str().encode_utf16().count();
+    /// assert_eq!(f.clone().capped(whole), f);
+    /// let cut = f.clone().capped(whole - 1);
+    /// assert!(cut.as_str().contains("first line\n</memory-context>"));
+    /// assert!(!cut.as_str().contains("second"));
+    /// assert!(f.capped(10).is_empty());
+    /// ```
+    pub fn capped(self, max: usize) -> Fenced {
+        let units = |s: &str| s.encode_utf16().count();
+        if units(&self.0) <= max {
+            return self;
+        }
+        let Some(body) = self.body() else { return Fenced::default() };
+        // The fence, its note and the line breaks around the body.
+        let mut used = units(OPEN) + units(NOTE) + units(CLOSE) + 3;
+        let mut kept = Vec::new();
+        for line in body.split('\n') {
+            let cost = units(line) + usize::from(!kept.is_empty());
+            if used + cost > max {
+                break;
+            }
+            used += cost;
+            kept.push(line);
+        }
+        if kept.iter().all(|l| l.trim().is_empty()) {
+            return Fenced::default();
+        }
+        Fenced(format!("{OPEN}\n{NOTE}\n{}\n{CLOSE}", kept.join("\n")))
+    }
+
+    /// The text between the note and the closing line.
+    fn body(&self) -> Option<&str> {
+        self.0
+            .strip_prefix(OPEN)?
+            .strip_prefix('\n')?
+            .strip_prefix(NOTE)?
+            .strip_prefix('\n')?
+            .strip_suffix(CLOSE)?
+            .strip_suffix('\n')
+    }
 }
 
 impl fmt::Display for Fenced {

@@ -24,27 +24,37 @@ const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 /// empty when there is none, or when it is not a regular file (a symbolic
 /// link is never followed).
 pub fn system_prompt(root: &Path) -> std::io::Result<Fenced> {
+    Ok(fence_memory(&core_text(root)?))
+}
+
+/// What [`system_prompt`] fences: the rendered `core.md` without its
+/// marker line; empty when there is none or it is not a regular file.
+pub fn core_text(root: &Path) -> std::io::Result<String> {
     if let scriptorium_transaction::views::CoreSlot::Blocked(_) =
         scriptorium_transaction::views::CoreSlot::of(root)
     {
-        return Ok(Fenced::default());
+        return Ok(String::new());
     }
     let text = match std::fs::read_to_string(root.join("core.md")) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Fenced::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
         Err(e) => return Err(e),
     };
     let body = text.strip_prefix(CORE_MARKER).map(|b| b.trim_start_matches('\n')).unwrap_or(&text);
-    Ok(fence_memory(body.trim_end()))
+    Ok(body.trim_end().to_owned())
 }
 
 /// The fenced top [`RECALL_LIMIT`] pieces of memory (topic blocks and
 /// archived records, pending ones left out) for `message`, one per line,
 /// each a different piece ([`fold`]); empty when nothing matches.
 pub fn recall(root: &Path, message: &str) -> Result<(Fenced, usize), scriptorium_source_archive::Error> {
-    let lines = recall_lines(root, message)?;
-    let shown: Vec<String> = lines.iter().map(show).collect();
-    Ok((fence_memory(&shown.join("\n")), shown.len()))
+    let lines = recall_text(root, message)?;
+    Ok((fence_memory(&lines.join("\n")), lines.len()))
+}
+
+/// What [`recall`] fences: one line per piece of memory, best first.
+pub fn recall_text(root: &Path, message: &str) -> Result<Vec<String>, scriptorium_source_archive::Error> {
+    Ok(recall_lines(root, message)?.iter().map(show).collect())
 }
 
 /// The hits asked of the index first; more are asked while folding frees

@@ -43,6 +43,8 @@ pub struct Status {
     pub sessions_error: Option<String>,
     /// The writer's latest success and failure.
     pub writer: WriterOutcomes,
+    /// The coding-agent hooks' latest failure.
+    pub hooks: crate::hooks::failure::HookStatus,
     /// Why the workspace is read as it is on disk, when it cannot be written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only: Option<ReadOnly>,
@@ -113,6 +115,7 @@ impl Status {
                 latest_success: stored.latest_success,
                 latest_failure: stored.latest_failure,
             },
+            hooks: crate::hooks::failure::status(root),
             read_only: snapshot.read_only(),
         })
     }

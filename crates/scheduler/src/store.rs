@@ -110,6 +110,10 @@ pub trait SessionStore {
     fn watch_state(&self, session: &str, workspace: &str) -> Result<WatchState>;
     /// Saves the watcher's state of a session for `workspace`.
     fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()>;
+    /// The user turns of a session recorded after its newest node marked
+    /// for `workspace` (all of them when none is): what no write has
+    /// covered since the last one touching the session.
+    fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize>;
 }
 
 /// The embedded store: SQLite in WAL mode.
@@ -347,6 +351,16 @@ fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str
 }
 
 impl SessionStore for SqliteStore {
+    fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT COUNT(*) FROM nodes WHERE session = ?1 AND role = 'user' AND kind = 'turn' AND row > COALESCE(
+                (SELECT MAX(n.row) FROM marks m JOIN nodes n ON n.session = m.session AND n.id = m.node
+                 WHERE m.session = ?1 AND m.workspace = ?2), 0)",
+        )?;
+        let n: i64 = st.query_row(params![session, workspace], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     fn sessions(&self) -> Result<Vec<SessionInfo>> {
         let mut st = self.conn.prepare_cached("SELECT id, head, seq, active_at FROM sessions ORDER BY id")?;
         let rows = st.query_map([], |r| {

@@ -152,6 +152,9 @@ impl SessionStore for ForeignMarks {
     fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()> {
         self.0.set_watch_state(session, workspace, state)
     }
+    fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        self.0.user_turns_since_mark(session, workspace)
+    }
 }
 
 #[test]

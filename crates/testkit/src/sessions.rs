@@ -143,4 +143,7 @@ impl SessionStore for FlakyMarks {
     fn set_watch_state(&self, session: &str, workspace: &str, state: &WatchState) -> Result<()> {
         self.inner.set_watch_state(session, workspace, state)
     }
+    fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        self.inner.user_turns_since_mark(session, workspace)
+    }
 }

@@ -178,7 +178,15 @@ pub(crate) enum Command {
         /// Machine-readable output: {"text","hits"}.
         #[arg(long)]
         json: bool,
+        /// The session being started: adds the save nudge when it is due.
+        #[arg(long)]
+        session: Option<String>,
     },
+    /// Answer a coding agent's hook event (JSON on stdin) in the shape that
+    /// agent expects; never fails the agent (exit 0, a short systemMessage
+    /// naming the error code).
+    #[command(subcommand)]
+    Hook(HookCommand),
     /// Register the hooks and the memory tools (MCP) in a coding agent's
     /// settings, keeping every other setting; a second install changes
     /// nothing.
@@ -285,6 +293,30 @@ pub(crate) enum ScopeArg {
 }
 
 #[derive(Debug, Subcommand)]
+pub(crate) enum HookCommand {
+    /// A Claude Code hook event on stdin.
+    ClaudeCode,
+    /// A Codex CLI hook event on stdin.
+    Codex,
+    /// The background write a Stop, PreCompact or SessionEnd hook starts.
+    #[command(hide = true)]
+    Write {
+        /// The hook event that started it.
+        #[arg(long)]
+        event: String,
+        /// The session to write.
+        #[arg(long)]
+        session: String,
+        /// Write everything pending (extract-before-discard).
+        #[arg(long)]
+        force: bool,
+        /// Seconds to wait for the write lock.
+        #[arg(long)]
+        deadline_secs: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub(crate) enum IndexCommand {
     /// Build the search index of a workspace from every file, replacing any
     /// index there, and print what was built.
@@ -364,10 +396,18 @@ pub(crate) enum ArchiveCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionCommand {
+    /// Record turns read as JSON lines on stdin (FORMAT.md §8, the jsonl
+    /// shape): each node id once, a known one skipped; prints
+    /// {"added","skipped"}. The harness, not the model, names the speaker.
+    Append {
+        /// Machine-readable output (the only output form of this verb).
+        #[arg(long)]
+        json: bool,
+    },
     /// Import transcripts into the session store; a file imported again
     /// adds only nodes with new ids.
     Import {
-        /// jsonl, openai, claude-code or locomo.
+        /// jsonl, openai, claude-code, codex or locomo.
         #[arg(long)]
         format: String,
         /// The transcript files.

@@ -12,6 +12,7 @@ use serde_json::Value;
 mod config;
 mod core_md;
 mod embeddings;
+mod hooks;
 mod mcp;
 mod quotes;
 #[cfg(unix)]
@@ -19,6 +20,7 @@ mod readonly;
 mod recall;
 mod rules;
 mod search;
+mod session_append;
 mod sessions;
 mod topics;
 mod transaction;

@@ -15,6 +15,7 @@ use crate::report::{self, shown, Outcome};
 mod archive;
 mod check;
 mod demo;
+mod hook;
 mod palace;
 mod search;
 mod sessions;
@@ -33,6 +34,11 @@ pub(crate) struct Ctx {
 /// Runs the verb the command line names.
 pub(crate) fn run(cli: Cli) -> Outcome {
     let root = cli.workspace();
+    // A hook never fails its agent: it answers every refusal itself, the
+    // disabled backend's included.
+    if let Command::Hook(h) = cli.command {
+        return hook::run(root, h);
+    }
     // Configuration first: with memory.backend = "none" every verb refuses
     // before reading stdin or touching the workspace.
     let config = Config::load(&root).map_err(Error::from)?;
@@ -50,6 +56,7 @@ pub(crate) fn run(cli: Cli) -> Outcome {
             update::update(&ctx, &patch, tier, timeout_ms, json)
         }
         Command::Status { json } => status::status(&ctx, json),
+        Command::Session(SessionCommand::Append { .. }) => sessions::append(&ctx),
         Command::Session(SessionCommand::Import { format, files, json }) => {
             sessions::import(&ctx, &format, &files, json)
         }
@@ -60,7 +67,7 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Command::Watch { idle_secs, once, json, model } => {
             sessions::watch(&ctx, idle_secs, once, json, &model)
         }
-        Command::Prompt { json } => search::prompt(&ctx, json),
+        Command::Prompt { json, session } => search::prompt(&ctx, session.as_deref(), json),
         Command::Mcp { tier } => crate::mcp::run(ctx.root, tier.tier()),
         Command::Demo { model, json } => demo::run(cli.workspace, &ctx.config, &model, json),
         Command::Recall { text, json } => search::recall(&ctx, &text, json),

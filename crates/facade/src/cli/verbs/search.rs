@@ -105,17 +105,11 @@ fn print_fenced(f: &Fenced, hits: usize, as_json: bool) -> Outcome {
 }
 
 /// The rendered `core.md`, fenced.
-pub(super) fn prompt(ctx: &Ctx, as_json: bool) -> Outcome {
+pub(super) fn prompt(ctx: &Ctx, session: Option<&str>, as_json: bool) -> Outcome {
     snapshot::require(&ctx.root)?;
     super::migrate_core(&ctx.root)?;
     let _snapshot = super::snapshot(&ctx.root)?;
-    let f = scriptorium::recall::system_prompt(&ctx.root).map_err(|e| {
-        Error::new(Code::Io, format!("cannot read core.md: {e}")).at(ctx
-            .root
-            .join("core.md")
-            .display()
-            .to_string())
-    })?;
+    let f = scriptorium::nudge::session_prompt(&ctx.root, session, ctx.config.nudge_every_user_turns)?;
     let blocks = f.as_str().lines().filter(|l| l.contains(" ^")).count();
     print_fenced(&f, blocks, as_json)
 }

@@ -32,11 +32,23 @@ fn open_store(root: &Path) -> Result<SqliteStore, Error> {
     Ok(SqliteStore::open(&root.join(SESSIONS_DB))?)
 }
 
+/// Records the turns read as our JSONL on stdin; prints {"added","skipped"}.
+pub(super) fn append(ctx: &Ctx) -> Outcome {
+    let mut text = String::new();
+    io::Read::read_to_string(&mut io::stdin().lock(), &mut text).map_err(|e| {
+        let why =
+            if e.kind() == io::ErrorKind::InvalidData { "stdin is not UTF-8" } else { "cannot read stdin" };
+        Error::invalid(format!("{why}: {e}")).at("stdin")
+    })?;
+    let recorded = scriptorium::sessions::append_jsonl(&ctx.root, &text)?;
+    report::json_line(&recorded)
+}
+
 /// Imports transcripts into the session store.
 pub(super) fn import(ctx: &Ctx, format: &str, files: &[PathBuf], as_json: bool) -> Outcome {
     let Some(format) = Format::parse(format) else {
         return Err(Error::invalid(format!(
-            "--format {format:?} is not jsonl, openai, claude-code or locomo"
+            "--format {format:?} is not jsonl, openai, claude-code, codex or locomo"
         ))
         .into());
     };

@@ -14,8 +14,12 @@ pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
     if as_json {
         return report::json_line(&v);
     }
+    let hooks = match &s.hooks.last_error {
+        Some(e) => format!("\nhooks last failed at {}: {} ({})", e.time, e.code, e.event),
+        None => String::new(),
+    };
     report::line(&format!(
-        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}",
+        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}{}",
         s.revision,
         s.topic_files,
         s.blocks,
@@ -27,7 +31,8 @@ pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
         s.core.omitted.len(),
         v["index"],
         v["pending_turns"],
-        v["writer"]
+        v["writer"],
+        hooks
     ))
 }
 

@@ -1,0 +1,203 @@
+//! Memory inside coding agents: the answers to Claude Code's and Codex's
+//! hook events, as typed calls (the `scriptorium hook` verb is a thin
+//! adapter over them, so a harness written in Rust needs no binary).
+//!
+//! * `SessionStart`: the fenced `core.md`, with the save nudge when due.
+//! * `UserPromptSubmit`: the fenced recall for the prompt (top 5), with the
+//!   nudge when due.
+//! * `Stop`, `SubagentStop`: what the transcript gained since the last call
+//!   is recorded ([`cursor`]); then a write (not forced: only at the
+//!   threshold) is asked for, to run in the background.
+//! * `PreCompact`, `SessionEnd`: extract before discard: record, then a
+//!   forced write of the session, in the background.
+//!
+//! Injected context is capped at `memory.hooks.max_context_chars` by whole
+//! lines ([`crate::fence::Fenced::capped`]). A failure never fails the
+//! agent: the answer carries a short `systemMessage` naming the code (for
+//! the person, not the model) and the failure is recorded for `status`
+//! ([`failure`]). A workspace that does not exist yet is not a failure:
+//! there is nothing to inject, and the first `Stop` creates it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use scriptorium_scheduler::import::Format;
+use scriptorium_scheduler::store::SESSIONS_DB;
+use scriptorium_scheduler::{pending, Scheduler, SqliteStore, WriteFailure};
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::fence::Fenced;
+
+pub mod cursor;
+mod event;
+pub mod failure;
+mod reply;
+mod running;
+
+pub use event::{EventName, HookEvent, MAX_EVENT_BYTES};
+
+/// The coding agents whose hooks memory answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    /// Claude Code.
+    ClaudeCode,
+    /// Codex CLI.
+    Codex,
+}
+
+impl Harness {
+    /// The harness's name on the command line (`claude-code`, `codex`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::Codex => "codex",
+        }
+    }
+
+    /// The shape of its transcript files.
+    pub fn format(self) -> Format {
+        match self {
+            Harness::ClaudeCode => Format::ClaudeCode,
+            Harness::Codex => Format::Codex,
+        }
+    }
+}
+
+/// A write a hook asks for, to run in a process of its own so the hook
+/// returns at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackgroundWrite {
+    /// The session to write.
+    pub session: String,
+    /// Everything pending (extract before discard), not only a batch at
+    /// the threshold.
+    pub force: bool,
+}
+
+/// A hook's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The event answered.
+    pub event: EventName,
+    /// Context for the model (empty: none).
+    pub context: Fenced,
+    /// A short notice for the person (a failure, naming its code).
+    pub system_message: Option<String>,
+    /// A write to start in the background.
+    pub write: Option<BackgroundWrite>,
+}
+
+impl Answer {
+    fn empty(event: EventName) -> Answer {
+        Answer { event, context: Fenced::default(), system_message: None, write: None }
+    }
+
+    /// What the hook prints on stdout: only the keys both harnesses accept
+    /// for the event, and nothing at all when there is nothing to say.
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        reply::render(self)
+    }
+}
+
+/// Answers one hook event of `harness` (the JSON the agent wrote on
+/// stdin) for the workspace at `root`. Never fails: a failure becomes the
+/// answer's `system_message` and is recorded for `status`.
+pub fn answer(root: &Path, config: &Config, harness: Harness, input: &[u8]) -> Answer {
+    let event = match HookEvent::parse(input) {
+        Ok(e) => e,
+        Err(e) => return failed(root, EventName::Other("unknown".to_owned()), &e),
+    };
+    match answer_with(root, config, harness, &event) {
+        Ok(a) => a,
+        Err(e) => failed(root, event.name.clone(), &e),
+    }
+}
+
+fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent) -> Result<Answer, Error> {
+    let mut a = Answer::empty(event.name.clone());
+    match event.name {
+        EventName::SessionStart | EventName::UserPromptSubmit => {
+            if !root.join(".scriptorium").is_dir() && !root.join("core.md").is_file() {
+                return Ok(a);
+            }
+            let every = config.nudge_every_user_turns;
+            let session = event.session_id.as_deref();
+            let context = if event.name == EventName::SessionStart {
+                crate::nudge::session_prompt(root, session, every)?
+            } else {
+                let recalled = match &event.prompt {
+                    Some(p) => crate::recall::recall_text(root, p)?.join("\n"),
+                    None => String::new(),
+                };
+                let nudge = match session {
+                    Some(s) => crate::nudge::due(root, s, every)?,
+                    None => None,
+                };
+                crate::nudge::fence_with(nudge.as_deref(), &recalled)
+            };
+            a.context = context.capped(config.max_context_chars);
+        }
+        EventName::Stop | EventName::SubagentStop | EventName::PreCompact | EventName::SessionEnd => {
+            let force = matches!(event.name, EventName::PreCompact | EventName::SessionEnd);
+            let gained = match &event.transcript_path {
+                Some(t) => cursor::import_new(root, harness.format(), t)?,
+                None => cursor::Gained::default(),
+            };
+            let session = gained.sessions.last().cloned().or_else(|| event.session_id.clone());
+            if let Some(session) = session {
+                if force || gained.recorded.added > 0 {
+                    a.write = Some(BackgroundWrite { session, force });
+                }
+            }
+        }
+        EventName::Other(_) => {}
+    }
+    Ok(a)
+}
+
+/// The answer to a failure: a notice naming the code; recorded.
+fn failed(root: &Path, event: EventName, e: &Error) -> Answer {
+    failure::record(root, event.as_str(), e);
+    let mut a = Answer::empty(event);
+    a.system_message = Some(notice(e));
+    a
+}
+
+/// A short notice for the person: what failed, and its code.
+pub fn notice(e: &Error) -> String {
+    let mut message: String = e.message.chars().take(200).collect();
+    if message.len() < e.message.len() {
+        message.push('…');
+    }
+    format!("scriptorium memory: {} ({})", message, e.code.as_str())
+}
+
+/// The background write a hook asked for: writes `session` (everything
+/// pending when `force`), waiting for the write lock up to `deadline`. A
+/// failure (`LOCKED` past the deadline, a model that cannot be reached, …)
+/// is recorded for `event` and returned; a retryable one leaves the turns
+/// pending for the watcher or the next hook. A second non-forced write of
+/// the same session while one runs does nothing (the running one covers
+/// it).
+pub fn background_write(
+    root: &Path,
+    config: &Config,
+    event: &str,
+    job: &BackgroundWrite,
+    deadline: Duration,
+) -> Result<(), Error> {
+    let started = std::time::Instant::now();
+    let run = || -> Result<(), Error> {
+        let Some(identity) = scriptorium_transaction::layout::identity(root)? else { return Ok(()) };
+        let Some(_running) = running::claim(root, &job.session, job.force, deadline)? else { return Ok(()) };
+        let store = SqliteStore::open(&root.join(SESSIONS_DB)).map_err(WriteFailure::from)?;
+        let mut chosen = crate::writers::choose(&crate::writers::WriterFlags::default(), config)?;
+        let mut sch = Scheduler::new(&store, root, &identity.id);
+        sch.threshold = config.threshold.unwrap_or(pending::DEFAULT_THRESHOLD);
+        sch.lock_timeout = deadline.saturating_sub(started.elapsed());
+        sch.write(chosen.batch_writer(), &job.session, job.force)?;
+        Ok(())
+    };
+    run().inspect_err(|e| failure::record(root, event, e))
+}

@@ -1,0 +1,62 @@
+//! The latest hook failure, kept in `.scriptorium/hooks/last_error.json` so
+//! that `status --json` shows it as `"hooks":{"last_error":{"code","event","time"}}`:
+//! a hook never fails the agent, and its failures are never silent.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use scriptorium_source_archive::{fsio, timestamp};
+
+use crate::error::Error;
+
+/// Where the latest failure is kept, workspace-relative.
+pub const LAST_ERROR: &str = ".scriptorium/hooks/last_error.json";
+
+/// A hook's failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastError {
+    /// The FORMAT.md §5 code.
+    pub code: String,
+    /// The hook event (`Stop`, `UserPromptSubmit`, …; `write` for a
+    /// background write's own failure is named by the event that started it).
+    pub event: String,
+    /// When (UTC, RFC 3339).
+    pub time: String,
+}
+
+/// The hooks' part of a status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HookStatus {
+    /// The latest failure, if any was ever recorded.
+    pub last_error: Option<LastError>,
+}
+
+/// The hooks' status of the workspace at `root` (nothing recorded, or an
+/// unreadable record: no failure to show).
+pub fn status(root: &Path) -> HookStatus {
+    let last_error = std::fs::read(root.join(LAST_ERROR)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    HookStatus { last_error }
+}
+
+/// Records `e` as the latest failure of `event`, when the workspace exists
+/// (a hook never creates a workspace to say it failed); a record that
+/// cannot be written is logged and otherwise dropped: the person is told
+/// by the hook's answer all the same.
+pub fn record(root: &Path, event: &str, e: &Error) {
+    if !root.join(".scriptorium").is_dir() {
+        return;
+    }
+    let entry =
+        LastError { code: e.code.as_str().to_owned(), event: event.to_owned(), time: timestamp::now() };
+    let target = root.join(LAST_ERROR);
+    let written = serde_json::to_vec(&entry).map_err(|e| e.to_string()).and_then(|bytes| {
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        fsio::replace_cache_file(root, &target, &bytes).map_err(|e| e.to_string())
+    });
+    if let Err(why) = written {
+        tracing::warn!(%why, "cannot record the hook's failure");
+    }
+}

@@ -1,0 +1,128 @@
+//! A hook against a missing, locked, corrupted or disabled workspace, and
+//! against input that is not an event: never a failed agent, never a
+//! silent failure.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{append, event, hook, hook_raw, json_lines, ok_json, s, workspace_with};
+
+const SESSION: &str = "7c1d0000-0000-4000-8000-000000000001";
+
+fn turn(uuid: &str, parent: Option<&str>, text: &str) -> Value {
+    json!({"parentUuid": parent, "sessionId": SESSION, "type": "user", "uuid": uuid,
+           "message": {"role": "user", "content": text}, "timestamp": "2026-03-04T10:00:00.000Z"})
+}
+
+/// The notice of an answer, checking it is the answer's only key.
+fn notice(answer: &Option<Value>) -> String {
+    let a = answer.as_ref().expect("an answer");
+    assert_eq!(a.as_object().unwrap().keys().collect::<Vec<_>>(), ["systemMessage"], "{a}");
+    a["systemMessage"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_missing_workspace_injects_nothing_and_the_first_stop_creates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("not-yet");
+    let transcript = dir.path().join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "Hello there, I am Ada.")]);
+    for (name, extra) in [("SessionStart", json!({"source": "startup"})), ("UserPromptSubmit", json!({"prompt": "hello"}))] {
+        assert_eq!(hook("claude-code", &ws, &event(name, SESSION, &transcript, extra)), None, "{name}");
+    }
+    assert!(!ws.exists(), "reading never creates the workspace");
+    assert_eq!(hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    assert!(ws.join(".scriptorium").is_dir());
+    let status = ok_json(&["status", "--workspace", s(&ws), "--json"], b"");
+    assert_eq!(status["pending_turns"], 1);
+    assert_eq!(status["hooks"]["last_error"], Value::Null);
+}
+
+#[test]
+fn a_locked_workspace_still_answers_and_a_write_past_its_deadline_is_recorded_as_locked() {
+    let dir = workspace_with("[memory.writer]\nthreshold = 1\n\n[memory.hooks]\nwrite_deadline_secs = 1\n");
+    let ws = dir.path();
+    let transcript = ws.join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "The Orchid review is on Friday.")]);
+    assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    // Let that first write finish, then hold the writers' lock.
+    let first = Instant::now();
+    while !ws.join("sources").exists() && first.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(ws.join(".scriptorium/write.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    append(&transcript, &[turn("u2", Some("u1"), "Ada will bring the Orchid slides.")]);
+    assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    let asked = hook("claude-code", ws, &event("UserPromptSubmit", SESSION, &transcript, json!({"prompt": "Orchid review"})));
+    assert!(asked.is_some(), "recall answers while a writer holds the lock");
+    let recorded = ws.join(".scriptorium/hooks/last_error.json");
+    let start = Instant::now();
+    while !recorded.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "the locked write was never recorded");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(held);
+    let status = ok_json(&["status", "--workspace", s(ws), "--json"], b"");
+    let e = &status["hooks"]["last_error"];
+    assert_eq!((e["code"].as_str(), e["event"].as_str()), (Some("LOCKED"), Some("Stop")), "{status}");
+    assert!(e["time"].as_str().unwrap().ends_with('Z'));
+    // The turn was recorded and waits for the next write.
+    assert_eq!(status["pending_turns"], 1, "{status}");
+}
+
+#[test]
+fn a_corrupted_session_store_is_told_to_the_person_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let transcript = ws.join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "hello")]);
+    assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    std::fs::write(ws.join(".scriptorium/sessions.db"), vec![0x5a; 8192]).unwrap();
+    append(&transcript, &[turn("u2", Some("u1"), "again")]);
+    let said = notice(&hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))));
+    assert!(said.starts_with("scriptorium memory: "), "{said}");
+    let recorded: Value = serde_json::from_slice(&std::fs::read(ws.join(".scriptorium/hooks/last_error.json")).unwrap()).unwrap();
+    assert!(said.ends_with(&format!("({})", recorded["code"].as_str().unwrap())), "{said} / {recorded}");
+    assert_eq!(recorded["event"], "Stop");
+    // The nudge needs the store too: SessionStart says so, and still exits 0.
+    let start = hook("claude-code", ws, &event("SessionStart", SESSION, &transcript, json!({"source": "startup"})));
+    assert!(start.unwrap()["systemMessage"].is_string());
+}
+
+#[test]
+fn a_disabled_backend_reads_and_writes_nothing_and_says_so_once_per_session() {
+    let dir = workspace_with("[memory]\nbackend = \"none\"\n");
+    let ws = dir.path();
+    let transcript = ws.join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "hello")]);
+    let said = notice(&hook("claude-code", ws, &event("SessionStart", SESSION, &transcript, json!({"source": "startup"}))));
+    assert!(said.ends_with("(MEMORY_DISABLED)"), "{said}");
+    for (name, extra) in [("UserPromptSubmit", json!({"prompt": "hello"})), ("Stop", json!({})), ("PreCompact", json!({"trigger": "manual"}))] {
+        assert_eq!(hook("claude-code", ws, &event(name, SESSION, &transcript, extra)), None, "{name}");
+    }
+    assert!(!ws.join(".scriptorium").exists());
+}
+
+#[test]
+fn input_that_is_not_an_event_gets_a_notice_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in [&b"not json"[..], b"[]", b"{\"session_id\":\"x\"}", b"", &[0xff, 0xfe, 0x00]] {
+        let out = hook_raw("claude-code", dir.path(), input);
+        let said = notice(&json_lines(&out.stdout).pop());
+        assert!(said.ends_with("(INVALID_ARGUMENT)"), "{said}");
+    }
+    // An event memory has nothing to do for: nothing at all.
+    let other = json!({"hook_event_name": "PreToolUse", "session_id": "x", "tool_name": "Bash"});
+    assert_eq!(hook("claude-code", dir.path(), &other), None);
+    // A transcript that is not a file is refused with a notice.
+    let not_a_file = event("Stop", SESSION, dir.path(), json!({}));
+    assert!(notice(&hook("claude-code", dir.path(), &not_a_file)).ends_with("(INVALID_ARGUMENT)"));
+}
