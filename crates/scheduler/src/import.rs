@@ -1,10 +1,19 @@
-//! Importers: transcripts in four shapes into a [`SessionStore`]
+//! Importers: transcripts in five shapes into a [`SessionStore`]
 //! (FORMAT.md §8). Importing a file again adds only nodes with new ids and
 //! leaves nodes and marks alone.
 //!
 //! Each shape has its reader in a module of its own (`jsonl`, `openai`,
-//! `claude_code`, `locomo`); this module reads a file with one and adds
-//! what it read to the store.
+//! `claude_code`, `codex`, `locomo`); this module reads a file, or a piece
+//! of one, with one and adds what it read to the store.
+//!
+//! **Pieces.** The line formats (`jsonl`, `claude-code`, `codex`) can be
+//! read a piece at a time ([`read_text`]), as a hook does with a transcript
+//! that grows while its session runs: a piece is whole lines of the file,
+//! told by the number of its first line. Reading a file in consecutive
+//! pieces gives the same nodes, and the same store once each piece is
+//! imported in order, as reading it whole. A last line not yet ended by its
+//! LF that does not parse yet (JSON cut short) is the line still being
+//! written: it is left out, so the next piece starts with it.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +26,7 @@ use crate::observe::Recorded;
 use crate::store::{NewNodes, SessionStore};
 
 mod claude_code;
+mod codex;
 pub mod evidence;
 mod jsonl;
 mod locomo;
@@ -24,6 +34,8 @@ mod openai;
 
 use claude_code::claude_code;
 pub use claude_code::CLAUDE_CODE_PROVIDER;
+use codex::codex;
+pub use codex::CODEX_PROVIDER;
 use jsonl::jsonl;
 pub use jsonl::JSONL_PROVIDER;
 use locomo::locomo;
@@ -40,21 +52,41 @@ pub enum Format {
     OpenAi,
     /// A Claude Code session file.
     ClaudeCode,
+    /// A Codex CLI rollout file.
+    Codex,
     /// The LoCoMo benchmark's JSON.
     Locomo,
 }
 
 impl Format {
-    /// Parses `jsonl`, `openai`, `claude-code` or `locomo`.
+    /// Parses `jsonl`, `openai`, `claude-code`, `codex` or `locomo`.
     pub fn parse(s: &str) -> Option<Format> {
         Some(match s {
             "jsonl" => Format::Jsonl,
             "openai" => Format::OpenAi,
             "claude-code" => Format::ClaudeCode,
+            "codex" => Format::Codex,
             "locomo" => Format::Locomo,
             _ => return None,
         })
     }
+
+    /// Whether the format is one object per line, so a file of it can be
+    /// read a piece at a time (`openai` and `locomo` are one JSON document).
+    pub fn by_line(self) -> bool {
+        matches!(self, Format::Jsonl | Format::ClaudeCode | Format::Codex)
+    }
+}
+
+/// Where a piece of a transcript file comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The file's stem (the session when the text names none).
+    pub stem: &'a str,
+    /// The file's modification time (dates lines without one).
+    pub mtime: &'a str,
+    /// The 1-based line number of the text's first line in the file.
+    pub first_line: usize,
 }
 
 /// One conversation read from a file.
@@ -70,6 +102,12 @@ pub struct Transcript {
     /// the node a root instead of an error: Claude Code files name parents
     /// that live in other files after a compaction.
     pub lenient_parents: bool,
+    /// Whether the nodes continue the session's chain from an earlier piece
+    /// of the same file: [`import`] makes a new, parentless first node the
+    /// child of the session's head in the store (a Codex piece that does
+    /// not start at line 1; formats whose nodes name their parents never
+    /// need it).
+    pub continues: bool,
 }
 
 /// What an import did.
@@ -83,13 +121,24 @@ pub struct Imported {
     pub new_nodes: usize,
 }
 
-/// Reads one file.
+/// Reads one file: [`read_text`] over the whole of it from line 1, dated by
+/// its modification time. A file ending inside a UTF-8 character (a line
+/// still being written) is read up to that character.
 pub fn read(format: Format, path: &Path) -> Result<Vec<Transcript>> {
     let shown = path.display().to_string();
-    let text = std::fs::read(path).map_err(|e| Error::io(&e, "cannot read the transcript").at(&shown))?;
-    let text = String::from_utf8(text).map_err(|e| {
-        Error::invalid(format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to())).at(&shown)
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(&e, "cannot read the transcript").at(&shown))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // The file ends part way through a character: the writer is not done.
+        Err(e) if e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
+        }
+        Err(e) => {
+            return Err(Error::invalid(format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+                .at(&shown))
+        }
+    };
     let mtime = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
@@ -97,16 +146,35 @@ pub fn read(format: Format, path: &Path) -> Result<Vec<Transcript>> {
         .map(|d| timestamp::format_unix(d.as_secs() as i64))
         .unwrap_or_else(|| timestamp::format_unix(0));
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let read = match format {
-        Format::Jsonl => jsonl(&text),
-        Format::OpenAi => openai(&text, &stem, &mtime),
-        Format::ClaudeCode => claude_code(&text, &stem, &mtime),
-        Format::Locomo => locomo(&text),
-    };
-    let mut transcripts = read.map_err(|e| if e.path.is_none() { e.at(&shown) } else { e })?;
+    let origin = Origin { stem: &stem, mtime: &mtime, first_line: 1 };
+    read_text(format, &text, &origin).map_err(|e| if e.path.is_none() { e.at(&shown) } else { e })
+}
+
+/// Reads the text of a transcript file, or a piece of it: whole lines
+/// starting at line `origin.first_line` of the file (line numbers in
+/// errors and Codex node ids are the file's). Reading a line format's file
+/// in consecutive pieces gives the same nodes as reading it whole; `openai`
+/// and `locomo` are one JSON document each and are read only whole
+/// (`INVALID_ARGUMENT` for a piece not starting at line 1).
+pub fn read_text(format: Format, text: &str, origin: &Origin<'_>) -> Result<Vec<Transcript>> {
+    if origin.first_line == 0 {
+        return Err(Error::invalid("line numbers start at 1"));
+    }
+    if !format.by_line() && origin.first_line != 1 {
+        return Err(Error::invalid(
+            "an openai or locomo transcript is one JSON document; it is read whole, not from a later line",
+        ));
+    }
+    let mut transcripts = match format {
+        Format::Jsonl => jsonl(text, origin.first_line),
+        Format::OpenAi => openai(text, origin.stem, origin.mtime),
+        Format::ClaudeCode => claude_code(text, origin),
+        Format::Codex => codex(text, origin),
+        Format::Locomo => locomo(text),
+    }?;
     for t in &mut transcripts {
         t.head = t.nodes.last().map(|n| n.id.clone());
-        t.nodes = parents_first(std::mem::take(&mut t.nodes)).map_err(|e| e.at(&shown))?;
+        t.nodes = parents_first(std::mem::take(&mut t.nodes))?;
     }
     Ok(transcripts)
 }
@@ -142,6 +210,9 @@ pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -
     let mut owned = Vec::with_capacity(transcripts.len());
     for t in transcripts {
         let mut nodes = t.nodes.clone();
+        if t.continues {
+            continue_chain(store, &t.session, &mut nodes)?;
+        }
         if t.lenient_parents {
             let here: std::collections::HashSet<&str> = t.nodes.iter().map(|n| n.id.as_str()).collect();
             for n in &mut nodes {
@@ -170,6 +241,40 @@ pub fn import<S: SessionStore + ?Sized>(store: &S, transcripts: &[Transcript]) -
         nodes: owned.iter().map(Vec::len).sum(),
         new_nodes: new.iter().map(Vec::len).sum(),
     })
+}
+
+/// Makes a new, parentless first node the child of the session's head in
+/// the store, so a piece read after an earlier one extends its chain. A
+/// first node already stored is left alone (importing a piece again changes
+/// nothing), and so is one of a session the store does not hold yet.
+fn continue_chain<S: SessionStore + ?Sized>(store: &S, session: &str, nodes: &mut [Node]) -> Result<()> {
+    let Some(first) = nodes.first_mut() else { return Ok(()) };
+    if first.parent.is_some() || store.link(session, &first.id, "")?.is_some() {
+        return Ok(());
+    }
+    let head = store.session(session)?.and_then(|s| s.head).filter(|h| *h != first.id);
+    if let Some(head) = head {
+        if store.link(session, &head, "")?.is_some() {
+            first.parent = Some(head);
+        }
+    }
+    Ok(())
+}
+
+/// The lines of `text` with their numbers in the file (the text's first
+/// line being `first_line`), each told whether it is the last line and
+/// not yet ended by a LF (perhaps still being written).
+fn numbered(text: &str, first_line: usize) -> impl Iterator<Item = (usize, &str, bool)> {
+    let last = text.lines().count();
+    let open = !text.ends_with('\n');
+    text.lines().enumerate().map(move |(i, line)| (first_line + i, line, open && i + 1 == last))
+}
+
+/// Whether a line that did not parse is the one still being written: the
+/// last line, not yet ended by a LF, whose JSON stops short. It is left for
+/// the next read; any other bad line is refused.
+fn unfinished(open: bool, e: &serde_json::Error) -> bool {
+    open && e.is_eof()
 }
 
 /// Orders nodes so every parent in the list comes before its children,

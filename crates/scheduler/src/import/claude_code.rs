@@ -3,22 +3,24 @@
 
 use serde_json::Value;
 
-use super::{bad, normalise_timestamp, Transcript};
+use super::{bad, normalise_timestamp, numbered, unfinished, Origin, Transcript};
 use crate::error::Result;
 use crate::node::{Node, NodeKind, NodeRole};
 
 /// The provider of Claude Code transcripts.
 pub const CLAUDE_CODE_PROVIDER: &str = "claude-code";
 
-/// The one session of a Claude Code session file (named by its session id,
-/// else by the file's `stem`; `mtime` dates events without a time).
-pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcript>> {
+/// The one session of a Claude Code session file, or of a piece of one
+/// (named by its session id, else by the file's stem; the file's mtime
+/// dates events without a time). Entries name their parents by uuid, so a
+/// piece whose first entry's parent came in an earlier piece links to it
+/// through the store.
+pub(super) fn claude_code(text: &str, origin: &Origin<'_>) -> Result<Vec<Transcript>> {
+    let (stem, mtime) = (origin.stem, origin.mtime);
     let mut nodes = Vec::new();
     let mut session: Option<String> = None;
     let mut seen = std::collections::HashSet::new();
-    let last_line = text.lines().count();
-    for (n, line) in text.lines().enumerate() {
-        let n = n + 1;
+    for (n, line, open) in numbered(text, origin.first_line) {
         if line.trim().is_empty() {
             continue;
         }
@@ -26,7 +28,7 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
             Ok(v) => v,
             // The last line of a transcript still being written, not yet
             // ended by its LF: it is read next time.
-            Err(_) if n == last_line && !text.ends_with('\n') => continue,
+            Err(e) if unfinished(open, &e) => continue,
             Err(e) => return Err(bad(n, format!("not JSON: {e}"))),
         };
         let Some(uuid) = v.get("uuid").and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
@@ -88,7 +90,7 @@ pub(super) fn claude_code(text: &str, stem: &str, mtime: &str) -> Result<Vec<Tra
         nodes.push(node);
     }
     let session = session.unwrap_or_else(|| stem.to_owned());
-    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: true }])
+    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: true, continues: false }])
 }
 
 fn role_or_tool(role: NodeRole, kind: NodeKind) -> NodeRole {

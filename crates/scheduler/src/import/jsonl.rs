@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::{bad, normalise_timestamp, Transcript};
+use super::{bad, normalise_timestamp, numbered, unfinished, Transcript};
 use crate::error::Result;
 use crate::node::{Node, NodeKind, NodeRole};
 
@@ -33,17 +33,22 @@ struct JsonlNode {
 /// The provider of our own JSONL when a line names none.
 pub const JSONL_PROVIDER: &str = "jsonl";
 
-/// The sessions of a JSONL transcript, in order of first appearance.
-pub(super) fn jsonl(text: &str) -> Result<Vec<Transcript>> {
+/// The sessions of a JSONL transcript (or of a piece of one whose first
+/// line is line `first_line` of the file), in order of first appearance. A
+/// last line cut short and not yet ended by a LF is left for the next read.
+pub(super) fn jsonl(text: &str, first_line: usize) -> Result<Vec<Transcript>> {
     let mut sessions: Vec<Transcript> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let n = n + 1;
+    for (n, line, open) in numbered(text, first_line) {
         if line.trim().is_empty() {
             continue;
         }
-        let raw: JsonlNode = serde_json::from_str(line).map_err(|e| bad(n, format!("{e}")))?;
+        let raw: JsonlNode = match serde_json::from_str(line) {
+            Ok(raw) => raw,
+            Err(e) if unfinished(open, &e) => continue,
+            Err(e) => return Err(bad(n, format!("{e}"))),
+        };
         let role = NodeRole::parse(&raw.role)
             .ok_or_else(|| bad(n, format!("role {:?} is not user, assistant, system or tool", raw.role)))?;
         let kind = match raw.kind.as_deref() {
@@ -80,6 +85,7 @@ pub(super) fn jsonl(text: &str) -> Result<Vec<Transcript>> {
                 nodes: Vec::new(),
                 head: None,
                 lenient_parents: false,
+                continues: false,
             });
             sessions.len() - 1
         });

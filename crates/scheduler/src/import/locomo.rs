@@ -124,7 +124,7 @@ pub(super) fn locomo(text: &str) -> Result<Vec<Transcript>> {
                 nodes.push(node);
             }
         }
-        out.push(Transcript { session, nodes, head: None, lenient_parents: false });
+        out.push(Transcript { session, nodes, head: None, lenient_parents: false, continues: false });
     }
     Ok(out)
 }

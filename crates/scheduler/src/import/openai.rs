@@ -113,5 +113,5 @@ pub(super) fn openai(text: &str, stem: &str, mtime: &str) -> Result<Vec<Transcri
         node.check().map_err(|e| Error::invalid(format!("message {i}: {}", e.message)))?;
         nodes.push(node);
     }
-    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: false }])
+    Ok(vec![Transcript { session, nodes, head: None, lenient_parents: false, continues: false }])
 }
