@@ -18,11 +18,11 @@ use crate::error::Error;
 use crate::fence::Fenced;
 use crate::search::Answer;
 use crate::sessions::Recorded;
-use scriptorium_scheduler::import::Transcript;
 use crate::snapshot::Snapshot;
 use crate::status::Status;
 use crate::tools::args::SearchArgs;
 use crate::tools::{self, Caller};
+use scriptorium_scheduler::import::Transcript;
 use scriptorium_source_archive::Code as ErrorCode;
 
 /// The contract between memory and an agent runtime. One verb per action;

@@ -135,8 +135,9 @@ pub fn read(format: Format, path: &Path) -> Result<Vec<Transcript>> {
             String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
         }
         Err(e) => {
-            return Err(Error::invalid(format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
-                .at(&shown))
+            return Err(
+                Error::invalid(format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to())).at(&shown)
+            )
         }
     };
     let mtime = std::fs::metadata(path)

@@ -33,10 +33,14 @@ fn turns_are_recorded_once_and_a_known_id_is_skipped() {
 
     let w = run(&["write", "--workspace", ws.to_str().unwrap(), "--force", "--json"], b"");
     assert_eq!(w.status.code(), Some(0), "{}", String::from_utf8_lossy(&w.stderr));
-    let dump = run(&["archive", "dump", ws.join("sources/slack/_v2/room-1.md").to_str().unwrap(), "--json"], b"");
+    let dump =
+        run(&["archive", "dump", ws.join("sources/slack/_v2/room-1.md").to_str().unwrap(), "--json"], b"");
     let records = json_lines(&dump.stdout);
     assert_eq!(records.len(), 2);
-    assert_eq!((records[0]["speaker_id"].as_str(), records[0]["content"].as_str()), (Some("u-ada"), Some("I will chair the Orchid review.")));
+    assert_eq!(
+        (records[0]["speaker_id"].as_str(), records[0]["content"].as_str()),
+        (Some("u-ada"), Some("I will chair the Orchid review."))
+    );
     // The impostor's turn keeps its own id and is archived pending.
     assert_eq!(records[1]["speaker_id"], "u-mallory");
     assert_eq!(records[1]["pending"], true);
@@ -46,11 +50,16 @@ fn turns_are_recorded_once_and_a_known_id_is_skipped() {
 fn a_bad_line_refuses_the_whole_call_naming_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = format!("{TURNS}{{\"session\":\"room-1\",\"id\":\"m9\",\"role\":\"narrator\",\"timestamp\":\"2026-02-01T09:00:00Z\",\"content\":\"x\"}}\n");
-    let out = run(&["session", "append", "--workspace", dir.path().to_str().unwrap(), "--json"], bad.as_bytes());
+    let out =
+        run(&["session", "append", "--workspace", dir.path().to_str().unwrap(), "--json"], bad.as_bytes());
     let e = error_of(&out);
     assert_eq!(e["code"], "INVALID_ARGUMENT");
     assert_eq!(e["line"], 3, "{e}");
-    assert_eq!(append(dir.path(), TURNS), json!({"added": 2, "skipped": 0}), "nothing of the refused call landed");
+    assert_eq!(
+        append(dir.path(), TURNS),
+        json!({"added": 2, "skipped": 0}),
+        "nothing of the refused call landed"
+    );
     let not_utf8 = run(&["session", "append", "--workspace", dir.path().to_str().unwrap()], &[0xff, 0x0a]);
     assert_eq!(error_of(&not_utf8)["code"], "INVALID_ARGUMENT");
 }

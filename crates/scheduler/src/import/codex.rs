@@ -209,7 +209,9 @@ fn message(payload: &Value) -> Entry {
     let texts: Vec<&str> = match payload.get("content") {
         Some(Value::String(s)) => vec![s.as_str()],
         other => items(other)
-            .filter(|i| matches!(i.get("type").and_then(Value::as_str), Some("input_text" | "output_text" | "text")))
+            .filter(|i| {
+                matches!(i.get("type").and_then(Value::as_str), Some("input_text" | "output_text" | "text"))
+            })
             .filter_map(|i| i.get("text").and_then(Value::as_str))
             .collect(),
     };
@@ -230,7 +232,8 @@ fn message(payload: &Value) -> Entry {
 fn harness_text(text: &str) -> bool {
     let t = text.trim();
     let starts = |m: &str| t.get(..m.len()).is_some_and(|p| p.eq_ignore_ascii_case(m));
-    let ends = |m: &str| t.len() >= m.len() && t.get(t.len() - m.len()..).is_some_and(|p| p.eq_ignore_ascii_case(m));
+    let ends =
+        |m: &str| t.len() >= m.len() && t.get(t.len() - m.len()..).is_some_and(|p| p.eq_ignore_ascii_case(m));
     HARNESS_FRAGMENTS.iter().any(|(start, end)| starts(start) && ends(end))
 }
 
@@ -273,15 +276,19 @@ mod tests {
         );
         assert_eq!(session_of_stem("rollout-x"), "rollout-x");
         assert_eq!(session_of_stem("my-session"), "my-session");
-        assert_eq!(session_of_stem("rollout-2025-10-01T12-00-00-0199a213-81c0-7800-8aa1-bbab2a035a5z"),
-            "rollout-2025-10-01T12-00-00-0199a213-81c0-7800-8aa1-bbab2a035a5z");
+        assert_eq!(
+            session_of_stem("rollout-2025-10-01T12-00-00-0199a213-81c0-7800-8aa1-bbab2a035a5z"),
+            "rollout-2025-10-01T12-00-00-0199a213-81c0-7800-8aa1-bbab2a035a5z"
+        );
     }
 
     #[test]
     fn harness_context_is_told_by_both_markers() {
         assert!(harness_text("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"));
         assert!(harness_text("  <ENVIRONMENT_CONTEXT>x</environment_context>\n"));
-        assert!(harness_text("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>"));
+        assert!(harness_text(
+            "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>"
+        ));
         assert!(harness_text("<hook_prompt hook_run_id=\"r1\">Run the tests.</hook_prompt>"));
         assert!(!harness_text("<environment_context> is the tag I asked about"), "no end marker");
         assert!(!harness_text("why does <skill>x</skill> show up?"), "not at the start");
@@ -292,7 +299,12 @@ mod tests {
     fn tool_outputs_in_every_shape() {
         let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
         assert_eq!(output_text(Some(&v(r#""ok""#))), "ok");
-        assert_eq!(output_text(Some(&v(r#"[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"x"},{"type":"input_text","text":"b"}]"#))), "a\n\nb");
+        assert_eq!(
+            output_text(Some(&v(
+                r#"[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"x"},{"type":"input_text","text":"b"}]"#
+            ))),
+            "a\n\nb"
+        );
         assert_eq!(output_text(Some(&v(r#"{"content":"failed","success":false}"#))), "failed");
         assert_eq!(output_text(None), "");
     }

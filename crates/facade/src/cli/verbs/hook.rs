@@ -16,18 +16,8 @@ use scriptorium::config::Config;
 use scriptorium::hooks::{self, Answer, BackgroundWrite, EventName, Harness, MAX_EVENT_BYTES};
 use scriptorium::{Code, Error};
 
-use crate::args::{HarnessArg, HookCommand};
+use crate::args::HookCommand;
 use crate::report::{Exit, Outcome};
-
-impl HarnessArg {
-    /// The harness the flag names.
-    pub(crate) fn harness(self) -> Harness {
-        match self {
-            HarnessArg::ClaudeCode => Harness::ClaudeCode,
-            HarnessArg::Codex => Harness::Codex,
-        }
-    }
-}
 
 /// Runs a hook verb on the workspace at `root`.
 pub(super) fn run(root: PathBuf, command: HookCommand) -> Outcome {

@@ -34,17 +34,19 @@ pub(crate) struct Ctx {
 /// Runs the verb the command line names.
 pub(crate) fn run(cli: Cli) -> Outcome {
     let root = cli.workspace();
-    // A hook never fails its agent: it answers every refusal itself, the
-    // disabled backend's included.
-    if let Command::Hook(h) = cli.command {
-        return hook::run(root, h);
-    }
     // Configuration first: with memory.backend = "none" every verb refuses
-    // before reading stdin or touching the workspace.
-    let config = Config::load(&root).map_err(Error::from)?;
-    if config.disabled() {
-        return Err(Error::disabled().into());
-    }
+    // before reading stdin or touching the workspace. Except a hook, which
+    // never fails its agent: it reads the configuration and answers every
+    // refusal itself, the disabled backend's included.
+    let config = if matches!(cli.command, Command::Hook(_)) {
+        Config::default()
+    } else {
+        let config = Config::load(&root).map_err(Error::from)?;
+        if config.disabled() {
+            return Err(Error::disabled().into());
+        }
+        config
+    };
     let ctx = Ctx { root, config };
     match cli.command {
         Command::Archive(ArchiveCommand::Append { timeout_ms, .. }) => archive::append(&ctx, timeout_ms),
@@ -68,6 +70,8 @@ pub(crate) fn run(cli: Cli) -> Outcome {
             sessions::watch(&ctx, idle_secs, once, json, &model)
         }
         Command::Prompt { json, session } => search::prompt(&ctx, session.as_deref(), json),
+        Command::Hook(h) => hook::run(ctx.root, h),
+        Command::Install { .. } | Command::Uninstall { .. } => Err(Error::invalid("TEMP-UNMERGED").into()),
         Command::Mcp { tier } => crate::mcp::run(ctx.root, tier.tier()),
         Command::Demo { model, json } => demo::run(cli.workspace, &ctx.config, &model, json),
         Command::Recall { text, json } => search::recall(&ctx, &text, json),

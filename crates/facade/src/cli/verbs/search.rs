@@ -7,7 +7,7 @@ use scriptorium::archive::json::{self, Trust};
 use scriptorium::fence::Fenced;
 use scriptorium::index::{self, search::Filters, segment::Kind};
 use scriptorium::search::{Hit, Method};
-use scriptorium::{snapshot, Code, Error};
+use scriptorium::{snapshot, Error};
 
 use super::Ctx;
 use crate::args::{KindArg, MethodArg, SearchArgs};

@@ -28,7 +28,9 @@ fn a_missing_workspace_injects_nothing_and_the_first_stop_creates_it() {
     let ws = dir.path().join("not-yet");
     let transcript = dir.path().join("t.jsonl");
     append(&transcript, &[turn("u1", None, "Hello there, I am Ada.")]);
-    for (name, extra) in [("SessionStart", json!({"source": "startup"})), ("UserPromptSubmit", json!({"prompt": "hello"}))] {
+    for (name, extra) in
+        [("SessionStart", json!({"source": "startup"})), ("UserPromptSubmit", json!({"prompt": "hello"}))]
+    {
         assert_eq!(hook("claude-code", &ws, &event(name, SESSION, &transcript, extra)), None, "{name}");
     }
     assert!(!ws.exists(), "reading never creates the workspace");
@@ -61,7 +63,11 @@ fn a_locked_workspace_still_answers_and_a_write_past_its_deadline_is_recorded_as
     held.lock().unwrap();
     append(&transcript, &[turn("u2", Some("u1"), "Ada will bring the Orchid slides.")]);
     assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
-    let asked = hook("claude-code", ws, &event("UserPromptSubmit", SESSION, &transcript, json!({"prompt": "Orchid review"})));
+    let asked = hook(
+        "claude-code",
+        ws,
+        &event("UserPromptSubmit", SESSION, &transcript, json!({"prompt": "Orchid review"})),
+    );
     assert!(asked.is_some(), "recall answers while a writer holds the lock");
     let recorded = ws.join(".scriptorium/hooks/last_error.json");
     let start = Instant::now();
@@ -89,11 +95,14 @@ fn a_corrupted_session_store_is_told_to_the_person_and_recorded() {
     append(&transcript, &[turn("u2", Some("u1"), "again")]);
     let said = notice(&hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))));
     assert!(said.starts_with("scriptorium memory: "), "{said}");
-    let recorded: Value = serde_json::from_slice(&std::fs::read(ws.join(".scriptorium/hooks/last_error.json")).unwrap()).unwrap();
+    let recorded: Value =
+        serde_json::from_slice(&std::fs::read(ws.join(".scriptorium/hooks/last_error.json")).unwrap())
+            .unwrap();
     assert!(said.ends_with(&format!("({})", recorded["code"].as_str().unwrap())), "{said} / {recorded}");
     assert_eq!(recorded["event"], "Stop");
     // The nudge needs the store too: SessionStart says so, and still exits 0.
-    let start = hook("claude-code", ws, &event("SessionStart", SESSION, &transcript, json!({"source": "startup"})));
+    let start =
+        hook("claude-code", ws, &event("SessionStart", SESSION, &transcript, json!({"source": "startup"})));
     assert!(start.unwrap()["systemMessage"].is_string());
 }
 
@@ -103,9 +112,17 @@ fn a_disabled_backend_reads_and_writes_nothing_and_says_so_once_per_session() {
     let ws = dir.path();
     let transcript = ws.join("t.jsonl");
     append(&transcript, &[turn("u1", None, "hello")]);
-    let said = notice(&hook("claude-code", ws, &event("SessionStart", SESSION, &transcript, json!({"source": "startup"}))));
+    let said = notice(&hook(
+        "claude-code",
+        ws,
+        &event("SessionStart", SESSION, &transcript, json!({"source": "startup"})),
+    ));
     assert!(said.ends_with("(MEMORY_DISABLED)"), "{said}");
-    for (name, extra) in [("UserPromptSubmit", json!({"prompt": "hello"})), ("Stop", json!({})), ("PreCompact", json!({"trigger": "manual"}))] {
+    for (name, extra) in [
+        ("UserPromptSubmit", json!({"prompt": "hello"})),
+        ("Stop", json!({})),
+        ("PreCompact", json!({"trigger": "manual"})),
+    ] {
         assert_eq!(hook("claude-code", ws, &event(name, SESSION, &transcript, extra)), None, "{name}");
     }
     assert!(!ws.join(".scriptorium").exists());
