@@ -33,7 +33,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("parking_lot", "small fast locks inside a process"),
     ("fs4", "the cross-process write lock"),
     ("tiktoken-rs", "o200k_base token counts for budgets and batches"),
-    ("sha2", "anchor hashes and revisions (SHA-256)"),
+    ("sha2", "anchor hashes, revisions and imported Codex node ids (SHA-256)"),
     ("unicode-normalization", "NFC for collision keys and speaker matching"),
     ("caseless", "full Unicode case folding for NFC/case-fold collision keys"),
     ("unicode-security", "UTS #39 confusable skeletons, so the memory fence catches look-alike tags"),
