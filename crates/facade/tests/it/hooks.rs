@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::{json_lines, run};
 
 mod claude;
+mod codex;
 
 mod trouble;
 

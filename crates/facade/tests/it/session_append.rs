@@ -43,7 +43,8 @@ fn turns_are_recorded_once_and_a_known_id_is_skipped() {
     );
     // The impostor's turn keeps its own id and is archived pending.
     assert_eq!(records[1]["speaker_id"], "u-mallory");
-    assert_eq!(records[1]["pending"], true);
+    assert_eq!(records[1]["trust"], "pending");
+    assert_ne!(records[0]["trust"], "pending");
 }
 
 #[test]

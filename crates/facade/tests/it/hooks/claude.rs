@@ -4,6 +4,13 @@ use serde_json::{json, Value};
 
 use super::{append, archived, context, event, hook, ok_json, s, wait_for_status, workspace_with};
 
+/// Words that keep the rounds' texts apart (recall folds texts sharing a
+/// run of four words).
+const WORDS: [&str; 20] = [
+    "amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "jasper", "kelp",
+    "linen", "maple", "nutmeg", "opal", "pepper", "quartz", "russet", "sage", "topaz",
+];
+
 const SESSION: &str = "5f0c2d7e-8a41-4c55-9b1e-2f7f0a9d3c11";
 
 /// A Claude Code transcript line: a person's prompt.
@@ -50,7 +57,8 @@ fn tool_result(session: &str, uuid: &str, parent: &str, minute: u32) -> Value {
 /// answer.
 fn round(session: &str, n: u32, last: Option<&str>) -> (Vec<Value>, [String; 2]) {
     let (u, t, r, a) = (format!("u{n:02}"), format!("t{n:02}"), format!("r{n:02}"), format!("a{n:02}"));
-    let text = format!("Round {n}: the budget review for project Orchid moves to week {n}.");
+    let w = |i: u32| WORDS[(i % 20) as usize];
+    let text = format!("Orchid {} budget {} review {} week {n}.", w(n), w(n * 3 + 1), w(n * 7 + 2));
     let lines = vec![
         user(session, &u, last, &text, n),
         assistant(session, &t, &u, "", true, n),
@@ -219,6 +227,7 @@ fn the_nudge_follows_its_setting_and_zero_turns_it_off() {
 fn injected_context_is_capped_by_whole_lines_and_the_fence_stays_whole() {
     let (dir, transcript) = recorded(20, "[memory.hooks]\nmax_context_chars = 420\n");
     let ws = dir.path();
+    ok_json(&["write", "--workspace", s(ws), "--force", "--json", "--timeout-ms", "30000"], b"");
     let asked = hook(
         "claude-code",
         ws,
