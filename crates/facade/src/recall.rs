@@ -65,11 +65,41 @@ const MAX_CANDIDATES: usize = 1024 * RECALL_LIMIT;
 /// The most places a line lists after `; also`; the rest are counted.
 const MAX_PLACES: usize = 8;
 
-/// The top [`RECALL_LIMIT`] pieces of memory for `message`, folded.
+/// The most characters of a message recall searches with: a longer one (a
+/// pasted log, a file) is searched by its first and last halves of this,
+/// where a question usually stands, so a recall costs the same whatever
+/// was pasted.
+pub const QUERY_CHARS: usize = 4000;
+
+/// The part of `message` recall searches with ([`QUERY_CHARS`]).
+///
+/// ```
+/// use scriptorium::recall::{query_of, QUERY_CHARS};
+/// assert_eq!(query_of("short question"), "short question");
+/// let long = format!("{} middle {}", "a ".repeat(5000), "why does it fail?");
+/// let q = query_of(&long);
+/// assert!(q.chars().count() <= QUERY_CHARS + 1);
+/// assert!(q.ends_with("why does it fail?") && !q.contains("middle"));
+/// ```
+pub fn query_of(message: &str) -> std::borrow::Cow<'_, str> {
+    let n = message.chars().count();
+    if n <= QUERY_CHARS {
+        return message.into();
+    }
+    let half = QUERY_CHARS / 2;
+    let head: String = message.chars().take(half).collect();
+    let tail: String = message.chars().skip(n - half).collect();
+    format!("{head}\n{tail}").into()
+}
+
+/// The top [`RECALL_LIMIT`] pieces of memory for `message` (searched by
+/// [`query_of`]), folded.
 pub fn recall_lines(
     root: &Path,
     message: &str,
 ) -> Result<Vec<fold::Line>, scriptorium_source_archive::Error> {
+    let query = query_of(message);
+    let message = query.as_ref();
     let mut asked = FIRST_CANDIDATES;
     loop {
         let hits = scriptorium_bm25_index::workspace::search(
