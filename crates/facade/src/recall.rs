@@ -76,7 +76,7 @@ pub const QUERY_CHARS: usize = 4000;
 /// ```
 /// use scriptorium::recall::{query_of, QUERY_CHARS};
 /// assert_eq!(query_of("short question"), "short question");
-/// let long = format!("{} middle {}", "a ".repeat(5000), "why does it fail?");
+/// let long = format!("{}middle {}why does it fail?", "a ".repeat(3000), "b ".repeat(3000));
 /// let q = query_of(&long);
 /// assert!(q.chars().count() <= QUERY_CHARS + 1);
 /// assert!(q.ends_with("why does it fail?") && !q.contains("middle"));
