@@ -25,6 +25,8 @@ use scriptorium_scheduler::import::Format;
 use scriptorium_scheduler::store::SESSIONS_DB;
 use scriptorium_scheduler::{pending, Scheduler, SqliteStore, WriteFailure};
 
+use scriptorium_source_archive::Code;
+
 use crate::config::Config;
 use crate::error::Error;
 use crate::fence::Fenced;
@@ -121,21 +123,24 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
             if !root.join(".scriptorium").is_dir() && !root.join("core.md").is_file() {
                 return Ok(a);
             }
-            let every = config.nudge_every_user_turns;
-            let session = event.session_id.as_deref();
-            let context = if event.name == EventName::SessionStart {
-                crate::nudge::session_prompt(root, session, every)?
-            } else {
-                let recalled = match &event.prompt {
-                    Some(p) => crate::recall::recall_text(root, p)?.join("\n"),
-                    None => String::new(),
-                };
-                let nudge = match session {
-                    Some(s) => crate::nudge::due(root, s, every)?,
-                    None => None,
-                };
-                crate::nudge::fence_with(nudge.as_deref(), &recalled)
+            let nudge = match &event.session_id {
+                Some(s) => crate::nudge::due(root, s, config.nudge_every_user_turns),
+                None => Ok(None),
             };
+            // Without the nudge the context is still worth giving: the
+            // failure is told and recorded beside it.
+            let nudge = nudge.unwrap_or_else(|e| {
+                failure::record(root, event.name.as_str(), &e);
+                a.system_message = Some(notice(&e));
+                None
+            });
+            let body = match (&event.name, &event.prompt) {
+                (EventName::SessionStart, _) => crate::recall::core_text(root)
+                    .map_err(|e| Error::new(Code::Io, format!("cannot read core.md: {e}")).at("core.md"))?,
+                (_, Some(p)) => crate::recall::recall_text(root, p)?.join("\n"),
+                (_, None) => String::new(),
+            };
+            let context = crate::nudge::fence_with(nudge.as_deref(), &body);
             a.context = context.capped(config.max_context_chars);
         }
         EventName::Stop | EventName::SubagentStop | EventName::PreCompact | EventName::SessionEnd => {

@@ -339,3 +339,26 @@ fn a_recorded_turn_is_told_once_and_a_reimported_one_never() {
     assert_eq!(again.new_nodes, 0);
     assert_eq!(told.0.lock().unwrap().len(), got.len(), "nothing new, nothing told");
 }
+
+#[test]
+fn claude_code_entries_the_harness_wrote_are_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s3.jsonl");
+    let line = |uuid: &str, parent: &str, content: &str| {
+        serde_json::json!({"parentUuid": if parent.is_empty() { serde_json::Value::Null } else { parent.into() },
+            "sessionId": "s3", "type": "user", "message": {"role": "user", "content": content},
+            "uuid": uuid, "timestamp": "2025-06-02T20:00:00Z"})
+        .to_string()
+    };
+    let lines = [
+        line("c1", "", "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"),
+        line("c2", "c1", "<local-command-stdout>Set model to opus</local-command-stdout>"),
+        line("c3", "c2", "  <system-reminder>The user opened a file.</system-reminder>"),
+        line("c4", "c3", "Why does <command-name> appear in the log?"),
+    ];
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let (s, _) = load(Format::ClaudeCode, &p);
+    let kind = |id: &str| s.node("s3", id).unwrap().unwrap().kind;
+    assert_eq!([kind("c1"), kind("c2"), kind("c3")], [NodeKind::Runtime; 3]);
+    assert_eq!(kind("c4"), NodeKind::Turn, "a person may write the same words inside a sentence");
+}

@@ -56,17 +56,18 @@ pub(super) fn claude_code(text: &str, origin: &Origin<'_>) -> Result<Vec<Transcr
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
                 .collect(),
         };
-        let kind = if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") {
-            NodeKind::Runtime
-        } else if !texts.is_empty() && matches!(entry_type, "user" | "assistant") {
-            NodeKind::Turn
-        } else if has("tool_use") {
-            NodeKind::ToolCall
-        } else if has("tool_result") {
-            NodeKind::ToolResult
-        } else {
-            NodeKind::Runtime
-        };
+        let kind =
+            if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") || harness_made(&texts) {
+                NodeKind::Runtime
+            } else if !texts.is_empty() && matches!(entry_type, "user" | "assistant") {
+                NodeKind::Turn
+            } else if has("tool_use") {
+                NodeKind::ToolCall
+            } else if has("tool_result") {
+                NodeKind::ToolResult
+            } else {
+                NodeKind::Runtime
+            };
         let ts = match v.get("timestamp").and_then(Value::as_str) {
             Some(s) => {
                 normalise_timestamp(s).ok_or_else(|| bad(n, format!("timestamp {s:?} is not RFC 3339")))?
@@ -98,4 +99,27 @@ fn role_or_tool(role: NodeRole, kind: NodeKind) -> NodeRole {
         NodeKind::ToolResult => NodeRole::Tool,
         _ => role,
     }
+}
+
+/// The openings of the user entries Claude Code writes itself: a slash
+/// command's invocation and its output, a `!` shell command's output, and
+/// reminders it adds to the conversation. Nobody said them.
+const HARNESS_MADE: [&str; 7] = [
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<system-reminder>",
+];
+
+/// Whether an entry's text is Claude Code's own ([`HARNESS_MADE`]): every
+/// text block, trimmed, starts with one of its openings.
+fn harness_made(texts: &[&str]) -> bool {
+    !texts.is_empty()
+        && texts.iter().all(|t| {
+            let t = t.trim_start();
+            HARNESS_MADE.iter().any(|m| t.starts_with(m))
+        })
 }
