@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use scriptorium_scheduler::import::Format;
 use scriptorium_scheduler::store::SESSIONS_DB;
-use scriptorium_scheduler::{pending, Scheduler, SqliteStore, WriteFailure};
+use scriptorium_scheduler::{pending, Scheduler, SessionStore, SqliteStore, WriteFailure};
 
 use scriptorium_source_archive::Code;
 
@@ -196,7 +196,15 @@ pub fn background_write(
     let run = || -> Result<(), Error> {
         let Some(identity) = scriptorium_transaction::layout::identity(root)? else { return Ok(()) };
         let Some(_running) = running::claim(root, &job.session, job.force, deadline)? else { return Ok(()) };
-        let store = SqliteStore::open(&root.join(SESSIONS_DB)).map_err(WriteFailure::from)?;
+        let Some(store) = SqliteStore::open_existing(&root.join(SESSIONS_DB)).map_err(WriteFailure::from)?
+        else {
+            return Ok(());
+        };
+        // A session that recorded nothing yet (closed before its first
+        // turn) owes nothing.
+        if store.session(&job.session).map_err(WriteFailure::from)?.is_none() {
+            return Ok(());
+        }
         let mut chosen = crate::writers::choose(&crate::writers::WriterFlags::default(), config)?;
         let mut sch = Scheduler::new(&store, root, &identity.id);
         sch.threshold = config.threshold.unwrap_or(pending::DEFAULT_THRESHOLD);

@@ -143,3 +143,52 @@ fn input_that_is_not_an_event_gets_a_notice_not_a_failure() {
     let not_a_file = event("Stop", SESSION, dir.path(), json!({}));
     assert!(notice(&hook("claude-code", dir.path(), &not_a_file)).ends_with("(INVALID_ARGUMENT)"));
 }
+
+#[test]
+fn a_session_closed_before_its_first_turn_owes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let transcript = ws.join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "hello")]);
+    assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    // What a SessionEnd of a session with no turns starts, run in the
+    // foreground: nothing to write, nothing failed.
+    let out = super::run(
+        &[
+            "hook",
+            "write",
+            "--workspace",
+            s(ws),
+            "--session",
+            "never-spoke",
+            "--force",
+            "--event",
+            "SessionEnd",
+            "--deadline-secs",
+            "5",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!ws.join(".scriptorium/hooks/last_error.json").exists());
+    // The session that spoke is written by the same call.
+    let out = super::run(
+        &[
+            "hook",
+            "write",
+            "--workspace",
+            s(ws),
+            "--session",
+            SESSION,
+            "--force",
+            "--event",
+            "SessionEnd",
+            "--deadline-secs",
+            "5",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let status = ok_json(&["status", "--workspace", s(ws), "--json"], b"");
+    assert_eq!(status["pending_turns"], 0, "{status}");
+}
