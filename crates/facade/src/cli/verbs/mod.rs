@@ -15,6 +15,7 @@ use crate::report::{self, shown, Outcome};
 mod archive;
 mod check;
 mod demo;
+mod install;
 mod palace;
 mod search;
 mod sessions;
@@ -71,6 +72,8 @@ pub(crate) fn run(cli: Cli) -> Outcome {
             update::promote(&ctx, &source_ids, json, timeout_ms, &model)
         }
         Command::Palace { out, open } => palace::run(&ctx, out, open),
+        Command::Install { harness, scope, json } => install::install(&ctx, harness, scope, json),
+        Command::Uninstall { harness, scope, json } => install::uninstall(&ctx, harness, scope, json),
         Command::Render { json, budget, timeout_ms } => status::render(&ctx, json, budget, timeout_ms),
     }
 }
