@@ -9,7 +9,8 @@
 //! contract and its local and disabled implementations, the fence
 //! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
 //! the memory palace, a self-contained HTML page of a workspace
-//! ([`palace`]), configuration ([`config`]), the choice of writer and
+//! ([`palace`]), registering the hooks and tools in a coding agent
+//! ([`install`]), configuration ([`config`]), the choice of writer and
 //! promotion ([`writers`]), the `scriptorium` binary and
 //! its MCP server;
 //! and each layer re-exported as a module (`archive`, `topics`, `index`,
@@ -38,6 +39,7 @@ pub mod embeddings;
 mod error;
 pub mod fence;
 pub mod hooks;
+pub mod install;
 pub mod nudge;
 pub mod palace;
 pub mod recall;

@@ -16,6 +16,7 @@ mod archive;
 mod check;
 mod demo;
 mod hook;
+mod install;
 mod palace;
 mod search;
 mod sessions;
@@ -71,7 +72,6 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         }
         Command::Prompt { json, session } => search::prompt(&ctx, session.as_deref(), json),
         Command::Hook(h) => hook::run(ctx.root, h),
-        Command::Install { .. } | Command::Uninstall { .. } => Err(Error::invalid("TEMP-UNMERGED").into()),
         Command::Mcp { tier } => crate::mcp::run(ctx.root, tier.tier()),
         Command::Demo { model, json } => demo::run(cli.workspace, &ctx.config, &model, json),
         Command::Recall { text, json } => search::recall(&ctx, &text, json),
@@ -82,6 +82,8 @@ pub(crate) fn run(cli: Cli) -> Outcome {
             update::promote(&ctx, &source_ids, json, timeout_ms, &model)
         }
         Command::Palace { out, open } => palace::run(&ctx, out, open),
+        Command::Install { harness, scope, json } => install::install(&ctx, harness, scope, json),
+        Command::Uninstall { harness, scope, json } => install::uninstall(&ctx, harness, scope, json),
         Command::Render { json, budget, timeout_ms } => status::render(&ctx, json, budget, timeout_ms),
     }
 }
