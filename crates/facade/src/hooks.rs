@@ -57,6 +57,26 @@ impl Harness {
         }
     }
 
+    /// The events its hooks are registered for (by `install`), with each
+    /// hook's timeout in seconds: every one without a matcher, so it runs
+    /// on every occurrence (each `SessionStart` source, manual and
+    /// automatic compaction).
+    pub fn events(self) -> &'static [(&'static str, u64)] {
+        match self {
+            Harness::ClaudeCode => &[
+                ("SessionStart", 30),
+                ("UserPromptSubmit", 30),
+                ("Stop", 60),
+                ("SubagentStop", 60),
+                ("PreCompact", 120),
+                ("SessionEnd", 120),
+            ],
+            Harness::Codex => {
+                &[("SessionStart", 30), ("UserPromptSubmit", 30), ("Stop", 60), ("PreCompact", 120)]
+            }
+        }
+    }
+
     /// The shape of its transcript files.
     pub fn format(self) -> Format {
         match self {

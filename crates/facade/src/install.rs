@@ -27,49 +27,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use crate::hooks::Harness;
 use crate::Error;
 
 /// The suffix of a backup, beside the file: `settings.json.scriptorium-backup`.
 pub const BACKUP_SUFFIX: &str = ".scriptorium-backup";
-
-/// The coding agents install knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Harness {
-    /// Claude Code.
-    ClaudeCode,
-    /// OpenAI's Codex CLI.
-    Codex,
-}
-
-impl Harness {
-    /// The name on the command line: `claude-code`, `codex`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => "claude-code",
-            Harness::Codex => "codex",
-        }
-    }
-
-    /// The events a hook is registered for, with each hook's timeout in
-    /// seconds: every one without a matcher, so it runs on every
-    /// occurrence (each `SessionStart` source, manual and automatic
-    /// compaction).
-    pub fn events(self) -> &'static [(&'static str, u64)] {
-        match self {
-            Harness::ClaudeCode => &[
-                ("SessionStart", 30),
-                ("UserPromptSubmit", 30),
-                ("Stop", 60),
-                ("SubagentStop", 60),
-                ("PreCompact", 120),
-                ("SessionEnd", 120),
-            ],
-            Harness::Codex => {
-                &[("SessionStart", 30), ("UserPromptSubmit", 30), ("Stop", 60), ("PreCompact", 120)]
-            }
-        }
-    }
-}
 
 /// Whose settings: the person's (in the home folder) or the project's
 /// (under the current folder).

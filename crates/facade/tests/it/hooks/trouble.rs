@@ -49,11 +49,7 @@ fn a_locked_workspace_still_answers_and_a_write_past_its_deadline_is_recorded_as
     append(&transcript, &[turn("u1", None, "The Orchid review is on Friday.")]);
     assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
     // Let that first write finish, then hold the writers' lock.
-    let first = Instant::now();
-    while !ws.join("sources").exists() && first.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    super::wait_for_status(ws, |st| st["writer"]["latest_success"].is_string() && st["pending_turns"] == 0);
     let held = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -151,44 +147,18 @@ fn a_session_closed_before_its_first_turn_owes_nothing() {
     let transcript = ws.join("t.jsonl");
     append(&transcript, &[turn("u1", None, "hello")]);
     assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
-    // What a SessionEnd of a session with no turns starts, run in the
-    // foreground: nothing to write, nothing failed.
-    let out = super::run(
-        &[
-            "hook",
-            "write",
-            "--workspace",
-            s(ws),
-            "--session",
-            "never-spoke",
-            "--force",
-            "--event",
-            "SessionEnd",
-            "--deadline-secs",
-            "5",
-        ],
-        b"",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // What a SessionEnd starts, run in the foreground.
+    let write = |session: &str| {
+        let args =
+            ["hook", "write", "--workspace", s(ws), "--session", session, "--force", "--event", "SessionEnd"];
+        let out = super::run(&[&args[..], &["--deadline-secs", "5"]].concat(), b"");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    // A session with no turns: nothing to write, nothing failed.
+    write("never-spoke");
     assert!(!ws.join(".scriptorium/hooks/last_error.json").exists());
-    // The session that spoke is written by the same call.
-    let out = super::run(
-        &[
-            "hook",
-            "write",
-            "--workspace",
-            s(ws),
-            "--session",
-            SESSION,
-            "--force",
-            "--event",
-            "SessionEnd",
-            "--deadline-secs",
-            "5",
-        ],
-        b"",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // The session that spoke is written.
+    write(SESSION);
     let status = ok_json(&["status", "--workspace", s(ws), "--json"], b"");
     assert_eq!(status["pending_turns"], 0, "{status}");
 }
