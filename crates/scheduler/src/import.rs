@@ -31,6 +31,7 @@ pub mod evidence;
 mod jsonl;
 mod locomo;
 mod openai;
+mod surrogates;
 
 use claude_code::claude_code;
 pub use claude_code::CLAUDE_CODE_PROVIDER;
@@ -42,6 +43,7 @@ use locomo::locomo;
 pub use locomo::{locomo_time, LOCOMO_PROVIDER};
 use openai::openai;
 pub use openai::OPENAI_PROVIDER;
+pub use surrogates::lone_surrogates_replaced;
 
 /// The shapes `session import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +177,9 @@ pub fn read_text(format: Format, text: &str, origin: &Origin<'_>) -> Result<Vec<
     }?;
     for t in &mut transcripts {
         t.head = t.nodes.last().map(|n| n.id.clone());
+        if t.lenient_parents {
+            cut_cycles(&mut t.nodes);
+        }
         t.nodes = parents_first(std::mem::take(&mut t.nodes))?;
     }
     Ok(transcripts)
@@ -276,6 +281,39 @@ fn numbered(text: &str, first_line: usize) -> impl Iterator<Item = (usize, &str,
 /// the next read; any other bad line is refused.
 fn unfinished(open: bool, e: &serde_json::Error) -> bool {
     open && e.is_eof()
+}
+
+/// Makes a node whose parent chain comes back to it a root, for the
+/// formats whose parents are only hints (a damaged or hand-edited harness
+/// file must not stop everything else in it from being read).
+fn cut_cycles(nodes: &mut [Node]) {
+    let at: HashMap<String, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+    let mut state = vec![0u8; nodes.len()]; // 0 new, 1 on the path, 2 done
+    for start in 0..nodes.len() {
+        let mut path: Vec<usize> = Vec::new();
+        let mut i = start;
+        loop {
+            match state[i] {
+                2 => break,
+                1 => {
+                    if let Some(&last) = path.last() {
+                        nodes[last].parent = None;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+            state[i] = 1;
+            path.push(i);
+            match nodes[i].parent.as_deref().and_then(|p| at.get(p)) {
+                Some(&p) => i = p,
+                None => break,
+            }
+        }
+        for j in path {
+            state[j] = 2;
+        }
+    }
 }
 
 /// Orders nodes so every parent in the list comes before its children,

@@ -355,10 +355,34 @@ fn claude_code_entries_the_harness_wrote_are_runtime() {
         line("c2", "c1", "<local-command-stdout>Set model to opus</local-command-stdout>"),
         line("c3", "c2", "  <system-reminder>The user opened a file.</system-reminder>"),
         line("c4", "c3", "Why does <command-name> appear in the log?"),
+        line("c5", "c4", "<bash-stdout>ok</bash-stdout> and now deploy it, please"),
+        line("c6", "c5", "<bash-input>ls</bash-input>\n<bash-stdout>a b</bash-stdout><bash-stderr></bash-stderr>"),
     ];
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     let (s, _) = load(Format::ClaudeCode, &p);
     let kind = |id: &str| s.node("s3", id).unwrap().unwrap().kind;
     assert_eq!([kind("c1"), kind("c2"), kind("c3")], [NodeKind::Runtime; 3]);
     assert_eq!(kind("c4"), NodeKind::Turn, "a person may write the same words inside a sentence");
+    assert_eq!(kind("c5"), NodeKind::Turn, "a person's words after an element make a turn");
+    assert_eq!(kind("c6"), NodeKind::Runtime);
+}
+
+#[test]
+fn claude_code_lone_surrogates_and_parent_cycles_do_not_stop_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s4.jsonl");
+    let text = concat!(
+        r#"{"parentUuid":"d2","sessionId":"s4","type":"user","message":{"role":"user","content":"cut \ud83d here"},"uuid":"d1","timestamp":"2025-06-02T20:00:00Z"}"#,
+        "\n",
+        r#"{"parentUuid":"d1","sessionId":"s4","type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"ok \ud83d\ude00"}]},"uuid":"d2","timestamp":"2025-06-02T20:00:01Z"}"#,
+        "\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let (s, got) = load(Format::ClaudeCode, &p);
+    assert_eq!(got.new_nodes, 2);
+    assert_eq!(s.node("s4", "d1").unwrap().unwrap().content, "cut \u{fffd} here");
+    assert_eq!(s.node("s4", "d2").unwrap().unwrap().content, "ok \u{1f600}");
+    // The cycle d1 -> d2 -> d1 is cut: one of them is a root.
+    let roots = ["d1", "d2"].iter().filter(|id| s.node("s4", id).unwrap().unwrap().parent.is_none()).count();
+    assert_eq!(roots, 1);
 }

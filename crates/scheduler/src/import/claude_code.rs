@@ -24,7 +24,7 @@ pub(super) fn claude_code(text: &str, origin: &Origin<'_>) -> Result<Vec<Transcr
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = match serde_json::from_str(line) {
+        let v: Value = match serde_json::from_str(&super::lone_surrogates_replaced(line)) {
             Ok(v) => v,
             // The last line of a transcript still being written, not yet
             // ended by its LF: it is read next time.
@@ -101,25 +101,43 @@ fn role_or_tool(role: NodeRole, kind: NodeKind) -> NodeRole {
     }
 }
 
-/// The openings of the user entries Claude Code writes itself: a slash
-/// command's invocation and its output, a `!` shell command's output, and
-/// reminders it adds to the conversation. Nobody said them.
-const HARNESS_MADE: [&str; 7] = [
-    "<command-name>",
-    "<command-message>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<system-reminder>",
+/// The elements of the user entries Claude Code writes itself: a slash
+/// command's invocation and its output, a `!` shell command's input and
+/// output, and reminders it adds to the conversation. Nobody said them.
+const HARNESS_MADE: [&str; 9] = [
+    "command-name",
+    "command-message",
+    "command-args",
+    "local-command-stdout",
+    "local-command-stderr",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "system-reminder",
 ];
 
-/// Whether an entry's text is Claude Code's own ([`HARNESS_MADE`]): every
-/// text block, trimmed, starts with one of its openings.
+/// Whether an entry's text is Claude Code's own: every text block is, once
+/// trimmed, nothing but whole [`HARNESS_MADE`] elements (`<name>…</name>`,
+/// white space between them). A person's words before, between or after
+/// them make it a turn.
 fn harness_made(texts: &[&str]) -> bool {
-    !texts.is_empty()
-        && texts.iter().all(|t| {
-            let t = t.trim_start();
-            HARNESS_MADE.iter().any(|m| t.starts_with(m))
-        })
+    !texts.is_empty() && texts.iter().all(|t| only_elements(t))
+}
+
+fn only_elements(text: &str) -> bool {
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let Some(name) = HARNESS_MADE.iter().find(|n| {
+            rest.strip_prefix('<').and_then(|r| r.strip_prefix(**n)).is_some_and(|r| r.starts_with('>'))
+        }) else {
+            return false;
+        };
+        let close = format!("</{name}>");
+        let Some(end) = rest.find(&close) else { return false };
+        rest = rest[end + close.len()..].trim_start();
+    }
+    true
 }

@@ -70,7 +70,7 @@ pub(super) fn codex(text: &str, origin: &Origin<'_>) -> Result<Vec<Transcript>> 
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = match serde_json::from_str(line) {
+        let v: Value = match serde_json::from_str(&super::lone_surrogates_replaced(line)) {
             Ok(v) => v,
             // The last line of a rollout still being written: read next time.
             Err(e) if unfinished(open, &e) => continue,
