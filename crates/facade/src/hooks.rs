@@ -36,6 +36,7 @@ mod event;
 pub mod failure;
 mod reply;
 mod running;
+mod state;
 
 pub use event::{EventName, HookEvent, MAX_EVENT_BYTES};
 
@@ -122,15 +123,15 @@ impl Answer {
     }
 }
 
-/// Answers one hook event of `harness` (the JSON the agent wrote on
-/// stdin) for the workspace at `root`. Never fails: a failure becomes the
+/// Answers one hook event of `harness` (read with [`HookEvent::parse`])
+/// for the workspace at `root`. Never fails: a failure becomes the
 /// answer's `system_message` and is recorded for `status`.
-pub fn answer(root: &Path, config: &Config, harness: Harness, input: &[u8]) -> Answer {
-    let event = match HookEvent::parse(input) {
-        Ok(e) => e,
-        Err(e) => return failed(root, EventName::Other("unknown".to_owned()), &e),
-    };
-    match answer_with(root, config, harness, &event) {
+pub fn answer(root: &Path, config: &Config, harness: Harness, event: &HookEvent) -> Answer {
+    if root.exists() && !root.is_dir() {
+        let e = Error::invalid("the workspace is not a folder").at(root.display().to_string());
+        return failed(root, event.name.clone(), &e);
+    }
+    match answer_with(root, config, harness, event) {
         Ok(a) => a,
         Err(e) => failed(root, event.name.clone(), &e),
     }
@@ -143,7 +144,14 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
             if !root.join(".scriptorium").is_dir() && !root.join("core.md").is_file() {
                 return Ok(a);
             }
-            let nudge = match &event.session_id {
+            // The session the transcript's turns are recorded under (a
+            // resumed transcript may name an earlier one), else the event's.
+            let session = event
+                .transcript_path
+                .as_deref()
+                .and_then(|t| cursor::session_of(root, t))
+                .or_else(|| event.session_id.clone());
+            let nudge = match &session {
                 Some(s) => crate::nudge::due(root, s, config.nudge_every_user_turns),
                 None => Ok(None),
             };
@@ -169,6 +177,13 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
                 Some(t) => cursor::import_new(root, harness.format(), t)?,
                 None => cursor::Gained::default(),
             };
+            if let Some(first) = gained.skipped.first() {
+                // The rest was recorded; the person is told what was not.
+                failure::record(root, event.name.as_str(), first);
+                let more = gained.skipped.len() - 1;
+                let also = if more > 0 { format!(" (and {more} more line(s))") } else { String::new() };
+                a.system_message = Some(format!("{}{also}", notice(first)));
+            }
             let session = gained.sessions.last().cloned().or_else(|| event.session_id.clone());
             if let Some(session) = session {
                 if force || gained.recorded.added > 0 {
@@ -181,21 +196,28 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
     Ok(a)
 }
 
-/// The answer to a failure: a notice naming the code; recorded.
-fn failed(root: &Path, event: EventName, e: &Error) -> Answer {
+/// The answer to a failure met while answering `event`: a notice naming
+/// the code, recorded for `status`.
+pub fn failed(root: &Path, event: EventName, e: &Error) -> Answer {
     failure::record(root, event.as_str(), e);
     let mut a = Answer::empty(event);
     a.system_message = Some(notice(e));
     a
 }
 
-/// A short notice for the person: what failed, and its code.
+/// A short notice for the person: what failed, where, and its code.
 pub fn notice(e: &Error) -> String {
     let mut message: String = e.message.chars().take(200).collect();
     if message.len() < e.message.len() {
         message.push('…');
     }
-    format!("scriptorium memory: {} ({})", message, e.code.as_str())
+    let place = match (&e.path, e.line) {
+        (Some(p), Some(l)) => format!(" [{p}, line {l}]"),
+        (Some(p), None) => format!(" [{p}]"),
+        (None, Some(l)) => format!(" [line {l}]"),
+        (None, None) => String::new(),
+    };
+    format!("scriptorium memory: {message}{place} ({})", e.code.as_str())
 }
 
 /// The background write a hook asked for: writes `session` (everything

@@ -15,8 +15,6 @@ use scriptorium_scheduler::store::SESSIONS_DB;
 use scriptorium_scheduler::{SessionStore, SqliteStore};
 use scriptorium_transaction::layout;
 
-use scriptorium_source_archive::Code;
-
 use crate::error::Error;
 use crate::fence::Fenced;
 
@@ -51,21 +49,6 @@ pub fn line(n: usize) -> String {
     format!(
         "[Save nudge: {n} user turns of this session are not in memory yet. If they hold something worth keeping (a decision, a preference, a fact about a person or a project), save it with memory_update.]"
     )
-}
-
-/// What a session is given when it starts: the fenced `core.md`, with the
-/// nudge line first when it is due for `session` (every `every` unwritten
-/// user turns).
-pub fn session_prompt(root: &Path, session: Option<&str>, every: usize) -> Result<Fenced, Error> {
-    let core = crate::recall::core_text(root).map_err(|e| {
-        Error::new(Code::Io, format!("cannot read core.md: {e}"))
-            .at(root.join("core.md").display().to_string())
-    })?;
-    let nudge = match session {
-        Some(s) => due(root, s, every)?,
-        None => None,
-    };
-    Ok(fence_with(nudge.as_deref(), &core))
 }
 
 /// Fences the nudge line (first, so capping keeps it) and `body` together.

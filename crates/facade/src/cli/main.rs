@@ -41,8 +41,29 @@ fn init_logs(verbose: u8) {
         .try_init();
 }
 
+/// Whether the command line asks for a hook: its first word that is not a
+/// flag (or `--workspace`'s value) is `hook`.
+fn is_hook(args: &[std::ffi::OsString]) -> bool {
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        if w == "--workspace" {
+            words.next();
+        } else if !w.to_string_lossy().starts_with('-') {
+            return w == "hook";
+        }
+    }
+    false
+}
+
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match args::Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        // A hook never fails its agent, not even on a bad command line
+        // (exit 2 would block Claude Code's prompt or stop).
+        Err(e) if is_hook(&argv) && e.use_stderr() => return report::hook_usage(&e.to_string()),
+        Err(e) => e.exit(),
+    };
     init_logs(cli.verbose);
     report::finish(verbs::run(cli))
 }

@@ -134,3 +134,13 @@ pub(crate) fn shown(s: &str) -> String {
         })
         .collect()
 }
+
+/// A hook's answer to a command line that does not parse: a notice for the
+/// person on stdout, exit 0.
+pub(crate) fn hook_usage(usage: &str) -> ExitCode {
+    let first = usage.lines().next().unwrap_or("").trim_start_matches("error: ");
+    let e = Error::invalid(format!("the hook's command line is not valid: {first}"));
+    let answer = serde_json::json!({ "systemMessage": scriptorium::hooks::notice(&e) });
+    let _ = writeln!(io::stdout().lock(), "{answer}");
+    ExitCode::SUCCESS
+}

@@ -6,18 +6,23 @@
 //! before it, and a hash of the file's first and last 4 KiB before that
 //! offset. A file shorter than the offset, or whose hashed bytes changed,
 //! was rewritten: it is read again from its start, which adds nothing twice
-//! (a node id the store has is skipped). A last line without its LF is
-//! still being written: it is left for the next call.
+//! (a node id the store has is skipped), as is a transcript whose session
+//! the store no longer has (a session store deleted and made anew). A last
+//! line without its LF is still being written: it is left for the next
+//! call. A line that cannot be read is skipped (and reported), so one
+//! damaged line never stops the rest of a session from being recorded.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use scriptorium_scheduler::import::{self, Format, Origin};
-use scriptorium_source_archive::{fsio, timestamp, Code};
+use scriptorium_scheduler::import::{self, Format, Origin, Transcript};
+use scriptorium_scheduler::store::SESSIONS_DB;
+use scriptorium_scheduler::{SessionStore, SqliteStore};
+use scriptorium_source_archive::{timestamp, Code};
 
 use crate::error::Error;
 use crate::sessions::{self, Recorded};
@@ -36,6 +41,9 @@ struct Cursor {
     lines: usize,
     head: String,
     edge: String,
+    /// The session the transcript's lines went to.
+    #[serde(default)]
+    session: Option<String>,
 }
 
 /// What reading a transcript's new lines did.
@@ -48,6 +56,8 @@ pub struct Gained {
     /// Whether the transcript had been rewritten or shortened since the
     /// last call (so it was read again from its start).
     pub reread: bool,
+    /// The lines that could not be read (skipped), with why.
+    pub skipped: Vec<Error>,
 }
 
 /// Imports what `transcript` (a file in `format`) gained since the last
@@ -66,13 +76,11 @@ pub fn import_new(root: &Path, format: Format, transcript: &Path) -> Result<Gain
     }
     let mut file = File::open(transcript).map_err(io)?;
     let len = meta.len();
-    let slot = slot(root, transcript);
-    let saved = load(&slot).filter(|c| c.path == shown);
+    let slot = slot(transcript);
+    let saved = load(root, &slot).filter(|c| c.path == shown);
+    let known = saved.as_ref().and_then(|c| c.session.clone());
     let (start, lines, reread) = match saved {
-        Some(c)
-            if c.offset <= len
-                && hashes(&mut file, c.offset).ok() == Some((c.head.clone(), c.edge.clone())) =>
-        {
+        Some(c) if c.offset <= len && still_there(root, &c) && same_bytes(&mut file, &c) => {
             (c.offset, c.lines, false)
         }
         Some(_) => (0, 0, true),
@@ -83,58 +91,121 @@ pub fn import_new(root: &Path, format: Format, transcript: &Path) -> Result<Gain
     file.seek(SeekFrom::Start(start)).map_err(io)?;
     file.by_ref().take(want).read_to_end(&mut bytes).map_err(io)?;
     let Some(end) = bytes.iter().rposition(|&b| b == b'\n').map(|i| i + 1) else {
-        return Ok(Gained { reread, ..Gained::default() });
+        return Ok(Gained { reread, sessions: known.into_iter().collect(), ..Gained::default() });
     };
     bytes.truncate(end);
-    let text = String::from_utf8(bytes).map_err(|e| {
-        Error::invalid(format!("not UTF-8 (at byte {})", start + e.utf8_error().valid_up_to() as u64))
-            .at(&shown)
-    })?;
-    let stem = transcript.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut skipped = Vec::new();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = start + e.utf8_error().valid_up_to() as u64;
+            skipped.push(
+                Error::invalid(format!("not UTF-8 (at byte {at}); read with U+FFFD in its place")).at(&shown),
+            );
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    // Lines after the first piece name their session only through what
+    // was read before (a Codex rollout names it on its first line).
+    let stem = match (&known, start) {
+        (Some(session), s) if s > 0 => session.clone(),
+        _ => transcript.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+    };
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or_else(|| timestamp::format_unix(0), |d| timestamp::format_unix(d.as_secs() as i64));
     let origin = Origin { stem: &stem, mtime: &mtime, first_line: lines + 1 };
-    let transcripts = import::read_text(format, &text, &origin).map_err(|e| {
-        let e: Error = e.into();
-        if e.path.is_none() {
-            e.at(&shown)
-        } else {
-            e
-        }
-    })?;
+    let transcripts = read_skipping(format, text.clone(), &origin, &shown, &mut skipped)?;
     let recorded = sessions::record(root, &transcripts)?;
-    let offset = start + end as u64;
-    let (head, edge) = hashes(&mut file, offset).map_err(io)?;
-    let next = Cursor { path: shown, offset, lines: lines + text.matches('\n').count(), head, edge };
-    save(root, &slot, &next)?;
     let mut names: Vec<String> = transcripts.into_iter().map(|t| t.session).collect();
     names.dedup();
-    Ok(Gained { sessions: names, recorded, reread })
+    let session = names.last().cloned().or(known);
+    let offset = start + end as u64;
+    let (head, edge) = hashes(&mut file, offset).map_err(io)?;
+    let lines = lines + text.matches('\n').count();
+    let next = Cursor { path: shown, offset, lines, head, edge, session: session.clone() };
+    save(root, &slot, &next)?;
+    Ok(Gained { sessions: session.into_iter().collect(), recorded, reread, skipped })
 }
 
-/// The file remembering `transcript`.
-fn slot(root: &Path, transcript: &Path) -> PathBuf {
-    let digest = Sha256::digest(transcript.as_os_str().as_encoded_bytes());
-    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    root.join(".scriptorium/hooks/transcripts").join(format!("{name}.json"))
+/// The session the lines of `transcript` were recorded under, when it has
+/// been read before.
+pub fn session_of(root: &Path, transcript: &Path) -> Option<String> {
+    let c = load(root, &slot(transcript))?;
+    (c.path == transcript.display().to_string()).then_some(c.session).flatten()
+}
+
+/// Reads `text`, skipping each line that cannot be read (blanked, so the
+/// others keep their line numbers and ids) and saying why in `skipped`.
+fn read_skipping(
+    format: Format,
+    mut text: String,
+    origin: &Origin<'_>,
+    shown: &str,
+    skipped: &mut Vec<Error>,
+) -> Result<Vec<Transcript>, Error> {
+    loop {
+        let e: Error = match import::read_text(format, &text, origin) {
+            Ok(t) => return Ok(t),
+            Err(e) => e.into(),
+        };
+        let e = if e.path.is_none() { e.at(shown) } else { e };
+        let Some(at) =
+            e.line.and_then(|l| usize::try_from(l).ok()).and_then(|l| l.checked_sub(origin.first_line))
+        else {
+            return Err(e);
+        };
+        let Some(range) = line_range(&text, at) else { return Err(e) };
+        if text[range.clone()].trim().is_empty() {
+            return Err(e);
+        }
+        text.replace_range(range, "");
+        skipped.push(e);
+    }
+}
+
+/// The bytes of line `n` (0-based, without its LF) of `text`.
+fn line_range(text: &str, n: usize) -> Option<std::ops::Range<usize>> {
+    let start = if n == 0 { 0 } else { text.match_indices('\n').nth(n - 1)?.0 + 1 };
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    Some(start..end)
+}
+
+/// Whether the session store still has the session the cursor's lines
+/// went to (a store deleted and made anew has lost them: read again).
+fn still_there(root: &Path, c: &Cursor) -> bool {
+    let Some(session) = &c.session else { return true };
+    match SqliteStore::open_existing(&root.join(SESSIONS_DB)) {
+        Ok(Some(store)) => store.session(session).is_ok_and(|s| s.is_some()),
+        _ => false,
+    }
+}
+
+/// Whether the bytes the cursor hashed are unchanged.
+fn same_bytes(file: &mut File, c: &Cursor) -> bool {
+    hashes(file, c.offset).ok() == Some((c.head.clone(), c.edge.clone()))
+}
+
+/// The file remembering `transcript`, workspace-relative.
+fn slot(transcript: &Path) -> String {
+    format!(
+        "{}/transcripts/{}.json",
+        super::state::DIR,
+        super::state::name_of(transcript.as_os_str().as_encoded_bytes())
+    )
 }
 
 /// The saved cursor; none when missing or unreadable (the transcript is
 /// then read from its start, which adds nothing twice).
-fn load(slot: &Path) -> Option<Cursor> {
-    serde_json::from_slice(&std::fs::read(slot).ok()?).ok()
+fn load(root: &Path, slot: &str) -> Option<Cursor> {
+    serde_json::from_slice(&std::fs::read(root.join(slot)).ok()?).ok()
 }
 
-fn save(root: &Path, slot: &Path, c: &Cursor) -> Result<(), Error> {
-    if let Some(dir) = slot.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::new(Code::Io, format!("cannot create {}: {e}", dir.display())))?;
-    }
+fn save(root: &Path, slot: &str, c: &Cursor) -> Result<(), Error> {
     let bytes = serde_json::to_vec(c).map_err(|e| Error::new(Code::Io, e.to_string()))?;
-    Ok(fsio::replace_cache_file(root, slot, &bytes)?)
+    super::state::write(root, slot, &bytes)
 }
 
 /// The hashes of the first and the last [`EDGE`] bytes before `offset`.

@@ -103,7 +103,13 @@ impl HookEvent {
             ))
             .at("stdin"));
         }
-        let raw: Raw = serde_json::from_slice(bytes).map_err(|e| {
+        // A byte order mark, and lone surrogate escapes (as JavaScript
+        // writes a cut emoji), are read past rather than refused.
+        let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| Error::invalid(format!("the hook event is not UTF-8: {e}")).at("stdin"))?;
+        let text = scriptorium_scheduler::import::lone_surrogates_replaced(text);
+        let raw: Raw = serde_json::from_str(&text).map_err(|e| {
             Error::invalid(format!("the hook event is not the JSON object expected: {e}")).at("stdin")
         })?;
         let nonempty = |s: Option<String>| s.filter(|s| !s.is_empty());

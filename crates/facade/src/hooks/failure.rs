@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use scriptorium_source_archive::{fsio, timestamp};
+use scriptorium_source_archive::timestamp;
 
 use crate::error::Error;
 
@@ -44,19 +44,16 @@ pub fn status(root: &Path) -> HookStatus {
 /// cannot be written is logged and otherwise dropped: the person is told
 /// by the hook's answer all the same.
 pub fn record(root: &Path, event: &str, e: &Error) {
-    if !root.join(".scriptorium").is_dir() {
+    // A `.scriptorium` that is a link is not followed (`is_dir` would).
+    if !std::fs::symlink_metadata(root.join(".scriptorium")).is_ok_and(|m| m.is_dir()) {
         return;
     }
     let entry =
         LastError { code: e.code.as_str().to_owned(), event: event.to_owned(), time: timestamp::now() };
-    let target = root.join(LAST_ERROR);
-    let written = serde_json::to_vec(&entry).map_err(|e| e.to_string()).and_then(|bytes| {
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        }
-        fsio::replace_cache_file(root, &target, &bytes).map_err(|e| e.to_string())
-    });
+    let written = serde_json::to_vec(&entry)
+        .map_err(|e| Error::new(scriptorium_source_archive::Code::Io, e.to_string()))
+        .and_then(|bytes| super::state::write(root, LAST_ERROR, &bytes));
     if let Err(why) = written {
-        tracing::warn!(%why, "cannot record the hook's failure");
+        tracing::warn!(why = %why.message, "cannot record the hook's failure");
     }
 }

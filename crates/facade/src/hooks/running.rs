@@ -3,11 +3,9 @@
 //! one covers it) or waits its turn (forced: extract before discard must
 //! see every turn).
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-use sha2::{Digest, Sha256};
 
 use scriptorium_source_archive::Code;
 
@@ -25,18 +23,10 @@ pub(super) fn claim(
     force: bool,
     deadline: Duration,
 ) -> Result<Option<Running>, Error> {
-    let dir = root.join(".scriptorium/hooks/writing");
-    let io = |e: std::io::Error| {
-        Error::new(Code::Io, format!("cannot claim the session's write: {e}")).at(dir.display().to_string())
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    let name: String = Sha256::digest(session.as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect();
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(format!("{name}.lock")))
-        .map_err(io)?;
+    let rel = format!("{}/writing/{}.lock", super::state::DIR, super::state::name_of(session.as_bytes()));
+    let file = super::state::lock_file(root, &rel)?;
+    let io =
+        |e: std::io::Error| Error::new(Code::Io, format!("cannot claim the session's write: {e}")).at(&rel);
     let started = Instant::now();
     loop {
         match file.try_lock() {

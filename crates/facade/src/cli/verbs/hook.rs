@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use scriptorium::config::Config;
-use scriptorium::hooks::{self, Answer, BackgroundWrite, EventName, Harness, MAX_EVENT_BYTES};
+use scriptorium::hooks::{self, Answer, BackgroundWrite, EventName, Harness, HookEvent, MAX_EVENT_BYTES};
 use scriptorium::{Code, Error};
 
 use crate::args::HookCommand;
@@ -40,22 +40,19 @@ pub(super) fn run(root: PathBuf, command: HookCommand) -> Outcome {
 fn answer(root: &Path, harness: Harness) -> Exit {
     let mut input = Vec::new();
     let read = io::stdin().lock().take(MAX_EVENT_BYTES as u64 + 1).read_to_end(&mut input);
-    let a = match (read, Config::load(root)) {
-        (Err(e), _) => {
-            refused(root, Error::new(Code::Io, format!("cannot read the hook event: {e}")).at("stdin"))
-        }
-        (Ok(_), Err(e)) => refused(root, e.into()),
-        (Ok(_), Ok(config)) if config.disabled() => disabled(&input),
-        (Ok(_), Ok(config)) => {
-            let mut a = hooks::answer(root, &config, harness, &input);
-            if let Some(job) = a.write.take() {
-                if let Err(e) = start(root, &a.event, &job, config.write_deadline_secs) {
-                    hooks::failure::record(root, a.event.as_str(), &e);
-                    a.system_message.get_or_insert_with(|| hooks::notice(&e));
-                }
-            }
-            a
-        }
+    let unknown = || EventName::Other("unknown".to_owned());
+    let a = match read
+        .map_err(|e| Error::new(Code::Io, format!("cannot read the hook event: {e}")).at("stdin"))
+    {
+        Err(e) => hooks::failed(root, unknown(), &e),
+        Ok(_) => match HookEvent::parse(&input) {
+            Err(e) => hooks::failed(root, unknown(), &e),
+            Ok(event) => match Config::load(root) {
+                Err(e) => hooks::failed(root, event.name.clone(), &e.into()),
+                Ok(config) if config.disabled() => disabled(event.name),
+                Ok(config) => answer_event(root, &config, harness, &event),
+            },
+        },
     };
     if let Some(v) = a.to_json() {
         // A reader gone away cannot be told anything more.
@@ -64,22 +61,21 @@ fn answer(root: &Path, harness: Harness) -> Exit {
     Exit::Success
 }
 
-/// The answer to a failure met before the event could be answered.
-fn refused(root: &Path, e: Error) -> Answer {
-    hooks::failure::record(root, "unknown", &e);
-    Answer {
-        event: EventName::Other("unknown".to_owned()),
-        context: Default::default(),
-        system_message: Some(hooks::notice(&e)),
-        write: None,
+/// The answer to `event`, with its background write started.
+fn answer_event(root: &Path, config: &Config, harness: Harness, event: &HookEvent) -> Answer {
+    let mut a = hooks::answer(root, config, harness, event);
+    if let Some(job) = a.write.take() {
+        if let Err(e) = start(root, &a.event, &job, config.write_deadline_secs) {
+            hooks::failure::record(root, a.event.as_str(), &e);
+            a.system_message.get_or_insert_with(|| hooks::notice(&e));
+        }
     }
+    a
 }
 
 /// With `memory.backend = "none"` nothing is read or written; the person
 /// is told once per session, when it starts.
-fn disabled(input: &[u8]) -> Answer {
-    let event =
-        hooks::HookEvent::parse(input).map(|e| e.name).unwrap_or(EventName::Other("unknown".to_owned()));
+fn disabled(event: EventName) -> Answer {
     let system_message = (event == EventName::SessionStart).then(|| hooks::notice(&Error::disabled()));
     Answer { event, context: Default::default(), system_message, write: None }
 }

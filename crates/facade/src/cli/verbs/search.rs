@@ -109,7 +109,25 @@ pub(super) fn prompt(ctx: &Ctx, session: Option<&str>, as_json: bool) -> Outcome
     snapshot::require(&ctx.root)?;
     super::migrate_core(&ctx.root)?;
     let _snapshot = super::snapshot(&ctx.root)?;
-    let f = scriptorium::nudge::session_prompt(&ctx.root, session, ctx.config.nudge_every_user_turns)?;
+    // The nudge needs the session store; without it the prompt is still
+    // worth giving (a read-only workspace, a damaged store): said on stderr.
+    let nudge =
+        match session.map(|s| scriptorium::nudge::due(&ctx.root, s, ctx.config.nudge_every_user_turns)) {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                report::warn(&[format!("no save nudge: {} ({})", e.message, e.code.as_str())]);
+                None
+            }
+            None => None,
+        };
+    let core = scriptorium::recall::core_text(&ctx.root).map_err(|e| {
+        Error::new(scriptorium::Code::Io, format!("cannot read core.md: {e}")).at(ctx
+            .root
+            .join("core.md")
+            .display()
+            .to_string())
+    })?;
+    let f = scriptorium::nudge::fence_with(nudge.as_deref(), &core);
     let blocks = f.as_str().lines().filter(|l| l.contains(" ^")).count();
     print_fenced(&f, blocks, as_json)
 }

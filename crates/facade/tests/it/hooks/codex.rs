@@ -91,3 +91,20 @@ fn session_start_and_prompt_answers_have_the_shape_codex_accepts() {
     ephemeral["transcript_path"] = serde_json::Value::Null;
     assert_eq!(hook("codex", ws, &ephemeral), None);
 }
+
+#[test]
+fn a_rollout_with_any_file_name_stays_one_session_across_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let rollout = dir.path().join("session.jsonl");
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let half = lines.len() / 2;
+    std::fs::write(&rollout, lines[..half].concat()).unwrap();
+    assert_eq!(hook("codex", &ws, &codex_event("Stop", &rollout, json!({"turn_id": "t1"}))), None);
+    std::fs::write(&rollout, lines.concat()).unwrap();
+    assert_eq!(hook("codex", &ws, &codex_event("Stop", &rollout, json!({"turn_id": "t2"}))), None);
+    ok_json(&["write", "--workspace", s(&ws), "--force", "--json", "--timeout-ms", "30000"], b"");
+    let threads: Vec<_> = std::fs::read_dir(ws.join("sources/codex/_v2")).unwrap().collect();
+    assert_eq!(threads.len(), 1, "one thread file: {threads:?}");
+}

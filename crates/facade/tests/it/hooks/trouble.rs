@@ -162,3 +162,69 @@ fn a_session_closed_before_its_first_turn_owes_nothing() {
     let status = ok_json(&["status", "--workspace", s(ws), "--json"], b"");
     assert_eq!(status["pending_turns"], 0, "{status}");
 }
+
+#[test]
+fn a_damaged_line_is_skipped_and_told_and_the_rest_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let transcript = dir.path().join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "first")]);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .map(|mut f| std::io::Write::write_all(&mut f, b"{\"uuid\": \"broken\", \"type\": \n").unwrap())
+        .unwrap();
+    append(&transcript, &[turn("u3", Some("u1"), "third, after the damage")]);
+    let said = notice(&hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))));
+    assert!(said.ends_with("line 2] (INVALID_ARGUMENT)"), "{said}");
+    append(&transcript, &[turn("u4", Some("u3"), "fourth")]);
+    assert_eq!(hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    let status = ok_json(&["status", "--workspace", s(&ws), "--json"], b"");
+    assert_eq!(status["pending_turns"], 3, "{status}");
+    assert_eq!(status["hooks"]["last_error"]["event"], "Stop");
+}
+
+#[test]
+fn a_bad_command_line_still_exits_0_with_a_notice() {
+    for args in [&["hook", "claude-code", "--bogus"][..], &["hook", "codex", "--workspace"], &["hook"]] {
+        let out = super::run(args, b"{}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let said = notice(&json_lines(&out.stdout).pop());
+        assert!(said.ends_with("(INVALID_ARGUMENT)"), "{said}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_state_folder_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(ws.join(".scriptorium")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ws.join(".scriptorium/hooks")).unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "hello")]);
+    let said = notice(&hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))));
+    assert!(said.contains("symbolic link"), "{said}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+    // A bad event is told, and not recorded through the link either.
+    assert!(notice(&super::hook("claude-code", &ws, &json!({"nope": 1}))).ends_with("(INVALID_ARGUMENT)"));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[test]
+fn a_session_store_made_anew_gets_the_whole_transcript_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let transcript = dir.path().join("t.jsonl");
+    append(&transcript, &[turn("u1", None, "one"), turn("u2", Some("u1"), "two")]);
+    assert_eq!(hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(ws.join(format!(".scriptorium/sessions.db{suffix}")));
+    }
+    append(&transcript, &[turn("u3", Some("u2"), "three")]);
+    assert_eq!(hook("claude-code", &ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    let status = ok_json(&["status", "--workspace", s(&ws), "--json"], b"");
+    assert_eq!(status["pending_turns"], 3, "{status}");
+}
