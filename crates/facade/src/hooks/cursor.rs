@@ -98,10 +98,13 @@ pub fn import_new(root: &Path, format: Format, transcript: &Path) -> Result<Gain
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let at = start + e.utf8_error().valid_up_to() as u64;
-            skipped.push(
-                Error::invalid(format!("not UTF-8 (at byte {at}); read with U+FFFD in its place")).at(&shown),
-            );
+            let valid = e.utf8_error().valid_up_to();
+            let at = start + valid as u64;
+            let mut told =
+                Error::invalid(format!("not UTF-8 (at byte {at}); read with U+FFFD in its place")).at(&shown);
+            let before = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count();
+            told.line = Some((lines + 1 + before) as u64);
+            skipped.push(told);
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };

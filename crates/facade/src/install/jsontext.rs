@@ -56,9 +56,50 @@ pub(crate) struct Fault {
     pub(crate) column: usize,
 }
 
+/// The deepest nesting of arrays and objects read (settings files are a
+/// few levels deep; the reader recurses once per level).
+const MAX_DEPTH: usize = 512;
+
+/// Where (line, column) `text` first nests deeper than [`MAX_DEPTH`], if
+/// it does; strings are stepped over.
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut line, mut column) = (1, 0);
+    for c in text.chars() {
+        column += 1;
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                '\n' => (line, column) = (line + 1, 0),
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some((line, column));
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            '\n' => (line, column) = (line + 1, 0),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Reads `text` into spans; `Err` when it is not JSON. The root may be any
 /// value; callers check that it is an object.
 pub(crate) fn parse(text: &str) -> Result<Node, Fault> {
+    if let Some((line, column)) = too_deep(text) {
+        let message = format!("nested deeper than {MAX_DEPTH} levels of arrays and objects");
+        return Err(Fault { message, line, column });
+    }
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
         let (line, column) = (e.line(), e.column());
         let full = e.to_string();
@@ -371,6 +412,15 @@ mod tests {
         assert_eq!(m[0].value.elements().unwrap()[1].members().unwrap()[0].key, "b\"");
         assert_eq!(m[1].value.value(text), Value::Null);
         assert_eq!(&text[r.start..r.end], text.trim());
+    }
+
+    #[test]
+    fn nesting_too_deep_is_a_fault_not_a_crash() {
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let f = parse(&deep).unwrap_err();
+        assert!(f.message.contains("nested deeper"), "{}", f.message);
+        assert_eq!(f.line, 1);
+        assert!(parse(&format!("{{\"x\":\"{}\"}}", "[".repeat(1000))).is_ok(), "brackets in a string");
     }
 
     #[test]
