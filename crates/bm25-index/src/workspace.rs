@@ -200,6 +200,33 @@ pub fn search(
     answer(&rebuilt.view).map_err(|d| Error::new(Code::Io, format!("the rebuilt index is unusable: {d}")))?
 }
 
+/// [`search`] over the index files as the last writer left them, without
+/// looking at the workspace's files first: a reader that must answer in
+/// milliseconds whatever happened since (a coding agent's prompt hook)
+/// and can live with what a hand edit changed since the last write showing
+/// up at the next one. Writers refresh the index as part of every commit,
+/// so what memory wrote is there. Falls back to [`search`] (which refreshes,
+/// or builds) when there is no usable index or a chunk reads damaged.
+pub fn search_as_is(
+    root: &Path,
+    config: TokenizerConfig,
+    query: &str,
+    filters: &crate::search::Filters,
+    limit: usize,
+    bm25: crate::search::Bm25,
+) -> Result<Vec<Hit>, Error> {
+    if let Ok(view) = open_existing(root, config)? {
+        let terms = view.query_terms(query);
+        let answered = view
+            .search(query, filters, limit, bm25)
+            .and_then(|hits| hits.iter().map(|h| hit(&view, h, &terms)).collect::<Result<Vec<_>, _>>());
+        if let Ok(hits) = answered {
+            return Ok(hits);
+        }
+    }
+    search(root, config, query, filters, None, limit, bm25)
+}
+
 /// The refusal of a speaker name several identities have.
 fn ambiguous(name: &str, who: &[String]) -> Error {
     let list: Vec<String> = who.iter().map(|w| format!("\"{w}\"")).collect();

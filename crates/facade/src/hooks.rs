@@ -165,7 +165,9 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
             let body = match (&event.name, &event.prompt) {
                 (EventName::SessionStart, _) => crate::recall::core_text(root)
                     .map_err(|e| Error::new(Code::Io, format!("cannot read core.md: {e}")).at("core.md"))?,
-                (_, Some(p)) => crate::recall::recall_text(root, p)?.join("\n"),
+                (_, Some(p)) => {
+                    crate::recall::recall_text_with(root, p, crate::recall::IndexRead::AsIs)?.join("\n")
+                }
                 (_, None) => String::new(),
             };
             let context = crate::nudge::fence_with(nudge.as_deref(), &body);

@@ -57,6 +57,28 @@ pub fn recall_text(root: &Path, message: &str) -> Result<Vec<String>, scriptoriu
     Ok(recall_lines(root, message)?.iter().map(show).collect())
 }
 
+/// How recall reads the search index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexRead {
+    /// Refreshed first with every file changed since it was written (what
+    /// `recall` and the tools do).
+    Refreshed,
+    /// As the last writer left it, without looking at the workspace's
+    /// files: milliseconds whatever happened since, for a coding agent's
+    /// prompt hook (every write refreshes the index as it commits, so
+    /// only a hand edit since the last write is not seen yet).
+    AsIs,
+}
+
+/// [`recall_text`] reading the index as `read` says.
+pub fn recall_text_with(
+    root: &Path,
+    message: &str,
+    read: IndexRead,
+) -> Result<Vec<String>, scriptorium_source_archive::Error> {
+    Ok(recall_lines_with(root, message, read)?.iter().map(show).collect())
+}
+
 /// The hits asked of the index first; more are asked while folding frees
 /// places and the index has more.
 const FIRST_CANDIDATES: usize = 4 * RECALL_LIMIT;
@@ -98,19 +120,28 @@ pub fn recall_lines(
     root: &Path,
     message: &str,
 ) -> Result<Vec<fold::Line>, scriptorium_source_archive::Error> {
+    recall_lines_with(root, message, IndexRead::Refreshed)
+}
+
+/// [`recall_lines`] reading the index as `read` says.
+pub fn recall_lines_with(
+    root: &Path,
+    message: &str,
+    read: IndexRead,
+) -> Result<Vec<fold::Line>, scriptorium_source_archive::Error> {
     let query = query_of(message);
     let message = query.as_ref();
     let mut asked = FIRST_CANDIDATES;
     loop {
-        let hits = scriptorium_bm25_index::workspace::search(
-            root,
-            TokenizerConfig::default(),
-            message,
-            &Filters::default(),
-            None,
-            asked,
-            Bm25::default(),
-        )?;
+        let (config, filters, bm25) = (TokenizerConfig::default(), Filters::default(), Bm25::default());
+        let hits = match read {
+            IndexRead::Refreshed => {
+                scriptorium_bm25_index::workspace::search(root, config, message, &filters, None, asked, bm25)?
+            }
+            IndexRead::AsIs => {
+                scriptorium_bm25_index::workspace::search_as_is(root, config, message, &filters, asked, bm25)?
+            }
+        };
         let answered = hits.len();
         let mut cites = cites::Cites::new(root);
         let pieces = hits.iter().map(|h| piece(h, &mut cites));
