@@ -149,6 +149,7 @@ CREATE TABLE IF NOT EXISTS nodes(
 );
 CREATE INDEX IF NOT EXISTS nodes_tips ON nodes(session, row) WHERE leaf = 1;
 CREATE INDEX IF NOT EXISTS nodes_children ON nodes(parent_row);
+CREATE INDEX IF NOT EXISTS nodes_recent ON nodes(session, row);
 CREATE TABLE IF NOT EXISTS marks(
     session TEXT NOT NULL,
     node TEXT NOT NULL,
@@ -286,6 +287,11 @@ impl SqliteStore {
             }
             conn.execute_batch("COMMIT;")?;
         }
+        if create {
+            // An index later builds added (no new schema version: older
+            // builds read the database as before). Readers never write.
+            conn.execute_batch("CREATE INDEX IF NOT EXISTS nodes_recent ON nodes(session, row);")?;
+        }
         Ok(())
     }
 }
@@ -352,13 +358,22 @@ fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str
 
 impl SessionStore for SqliteStore {
     fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        // Newest first, up to the first marked node: what was recorded
+        // since the last write, not the whole session.
         let mut st = self.conn.prepare_cached(
-            "SELECT COUNT(*) FROM nodes WHERE session = ?1 AND role = 'user' AND kind = 'turn' AND row > COALESCE(
-                (SELECT MAX(n.row) FROM marks m JOIN nodes n ON n.session = m.session AND n.id = m.node
-                 WHERE m.session = ?1 AND m.workspace = ?2), 0)",
+            "SELECT n.role = 'user' AND n.kind = 'turn',
+                    EXISTS(SELECT 1 FROM marks m WHERE m.session = n.session AND m.node = n.id AND m.workspace = ?2)
+             FROM nodes n WHERE n.session = ?1 ORDER BY n.row DESC",
         )?;
-        let n: i64 = st.query_row(params![session, workspace], |r| r.get(0))?;
-        Ok(usize::try_from(n).unwrap_or(0))
+        let mut rows = st.query(params![session, workspace])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            if r.get::<_, bool>(1)? {
+                break;
+            }
+            n += usize::from(r.get::<_, bool>(0)?);
+        }
+        Ok(n)
     }
 
     fn sessions(&self) -> Result<Vec<SessionInfo>> {
