@@ -6,9 +6,11 @@
 //! forged labels inside bodies, and some pending records.
 
 pub mod categories;
+pub mod claude_code;
 pub mod corpus;
 pub mod forced_write;
 pub mod locomo;
+pub mod page_cache;
 pub mod workspace_gen;
 
 use scriptorium_source_archive::{v2, Role, SourceId, SourceRecord, Speaker};
@@ -46,7 +48,9 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &[
+/// The vocabulary of every generated record and block (and of the prompts
+/// the hook benchmark sends, so that they match).
+pub const WORDS: &[&str] = &[
     "the",
     "budget",
     "is",

@@ -48,6 +48,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("tantivy", "the benchmark peer of the BM25 index (benches crate only)"),
     ("proptest", "property tests"),
     ("tempfile", "temporary workspaces in tests and benchmarks"),
+    ("libc", "posix_fadvise and mincore for the cold page cache of the hook benchmark (benches crate only)"),
     ("anyhow", "error plumbing in xtask and binaries only"),
     ("rusqlite", "the embedded session store (SQLite, bundled so a fresh machine needs nothing installed)"),
     (
