@@ -32,7 +32,7 @@
 #![allow(clippy::print_stdout)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -83,24 +83,6 @@ fn timed_commit(ws: &mut Workspace) -> Duration {
     let elapsed = started.elapsed();
     std::hint::black_box(c);
     elapsed
-}
-
-/// The `scriptorium` binary: `SCRIPTORIUM_BIN`, or the one built beside
-/// this bench (`target/<profile>/scriptorium`; `cargo xtask bench` and
-/// `cargo xtask ci` build it first).
-fn cli() -> PathBuf {
-    if let Some(p) = std::env::var_os("SCRIPTORIUM_BIN") {
-        return p.into();
-    }
-    let exe = std::env::current_exe().expect("the bench knows its path");
-    let dir = exe.parent().and_then(Path::parent).expect("the bench lives in target/<profile>/deps");
-    let bin = dir.join(format!("scriptorium{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first (cargo build --release -p scriptorium --bin scriptorium), or set SCRIPTORIUM_BIN",
-        bin.display()
-    );
-    bin
 }
 
 /// One `scriptorium update` of a one-block patch, from process start to
@@ -420,7 +402,7 @@ fn commit(c: &mut Criterion) {
     std::fs::create_dir_all(&base).expect("the bench folder exists");
     let peer_dir = tempfile::Builder::new().prefix("scriptorium-fts5-").tempdir_in(&base).expect("a folder");
     let mut peer = Peer::start(plan.records, peer_dir.path());
-    let bin = cli();
+    let bin = scriptorium_benches::cli();
     let mut sized: Vec<Sized> = Vec::new();
     for &blocks in &plan.blocks {
         let name = format!("{}_blocks_{}_records", label(blocks), label(plan.records));

@@ -109,23 +109,6 @@ fn label(n: usize) -> String {
     }
 }
 
-/// The `scriptorium` binary: `SCRIPTORIUM_BIN`, or the one built beside
-/// this bench (`target/<profile>/scriptorium`).
-fn cli() -> PathBuf {
-    if let Some(p) = std::env::var_os("SCRIPTORIUM_BIN") {
-        return p.into();
-    }
-    let exe = std::env::current_exe().expect("the bench knows its path");
-    let dir = exe.parent().and_then(Path::parent).expect("the bench lives in target/<profile>/deps");
-    let bin = dir.join(format!("scriptorium{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first (cargo build --release -p scriptorium --bin scriptorium), or set SCRIPTORIUM_BIN",
-        bin.display()
-    );
-    bin
-}
-
 /// `name` on the `PATH`.
 fn on_path(name: &str) -> PathBuf {
     let path = std::env::var_os("PATH").expect("a PATH");
@@ -528,7 +511,7 @@ fn hooks(c: &mut Criterion) {
     std::fs::create_dir_all(&base).expect("the bench folder exists");
     println!("load average at the start: {}", load());
     let (ws, dir) = generate(&base, &p);
-    let r = Runner { bin: cli(), cat: on_path("cat"), ws: ws.root.clone() };
+    let r = Runner { bin: scriptorium_benches::cli(), cat: on_path("cat"), ws: ws.root.clone() };
     let transcripts = dir.path().join("transcripts");
     std::fs::create_dir_all(&transcripts).expect("a folder");
     let transcript = transcripts.join(format!("{SESSION}.jsonl"));

@@ -196,3 +196,22 @@ pub fn topic_workspace(
     }
     (out, resolver)
 }
+
+/// The `scriptorium` binary the benches run: `SCRIPTORIUM_BIN`, or the one
+/// built beside the running bench (`target/<profile>/scriptorium`; `cargo
+/// xtask bench` and `cargo xtask ci` build it first).
+pub fn cli() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("SCRIPTORIUM_BIN") {
+        return p.into();
+    }
+    let exe = std::env::current_exe().expect("the bench knows its path");
+    let dir =
+        exe.parent().and_then(std::path::Path::parent).expect("the bench lives in target/<profile>/deps");
+    let bin = dir.join(format!("scriptorium{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first (cargo build --release -p scriptorium --bin scriptorium), or set SCRIPTORIUM_BIN",
+        bin.display()
+    );
+    bin
+}
