@@ -29,11 +29,14 @@ pub enum Code {
     ModelUnavailable,
     /// The operating system refused an operation.
     Io,
+    /// An archived record committed to the workspace history was changed,
+    /// removed or reordered outside Scriptorium.
+    Tampered,
 }
 
 impl Code {
     /// Every code, in FORMAT.md §5's order.
-    pub const ALL: [Code; 9] = [
+    pub const ALL: [Code; 10] = [
         Code::InvalidArgument,
         Code::NotFound,
         Code::Conflict,
@@ -43,6 +46,7 @@ impl Code {
         Code::MemoryDisabled,
         Code::ModelUnavailable,
         Code::Io,
+        Code::Tampered,
     ];
 
     /// The code as printed: `INVALID_ARGUMENT`, `NOT_FOUND`, …
@@ -57,6 +61,7 @@ impl Code {
             Code::MemoryDisabled => "MEMORY_DISABLED",
             Code::ModelUnavailable => "MODEL_UNAVAILABLE",
             Code::Io => "IO",
+            Code::Tampered => "TAMPERED",
         }
     }
 

@@ -28,6 +28,7 @@ use crate::core_md;
 use crate::derive;
 use crate::disk::{Disk, Faults};
 use crate::error::{Code, Error};
+use crate::history;
 use crate::install::{self, Recovered};
 use crate::lock::{self, WorkspaceLock};
 use crate::observe::{Installed, Provenance};
@@ -258,7 +259,8 @@ impl<'f> Committer<'f> {
         let tx = install::new_tx_id();
         let appended = plan.report.appended;
         let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &committed.changed, appended);
-        install::install(root, self.disk(), &tx, &changes, line)?;
+        let planned = plan_commit(root, &rev, &changes, &after, tier, &patch.message, provenance)?;
+        install::install(root, self.disk(), &tx, &changes, line, planned)?;
         for (path, facts) in outcome.facts {
             index_of_topics.set(&path, facts);
         }
@@ -346,6 +348,39 @@ impl<'f> Committer<'f> {
         derived.views = derive::rebuild_all(&root, self.disk(), self.budget)?;
         Ok(derived)
     }
+}
+
+/// The git commit of a transaction about to be installed: edits made
+/// outside Scriptorium are committed first (their own `external` commit),
+/// and a change that would commit a tampered archive file is refused
+/// (`TAMPERED`). `None` when the workspace keeps no history.
+fn plan_commit(
+    root: &Path,
+    rev: &revision::Revision,
+    changes: &[(String, Option<Vec<u8>>)],
+    after: &str,
+    tier: Tier,
+    message: &str,
+    provenance: &Provenance,
+) -> Result<Option<history::Planned>, Error> {
+    if !history::enabled(root)? {
+        return Ok(None);
+    }
+    history::commit_outside(root, rev)?;
+    let written = changes.iter().filter_map(|(p, b)| b.as_deref().map(|b| (p.as_str(), b)));
+    history::check_archive_writes(root, written)?;
+    let stamp = history::Stamp {
+        revision: after.to_owned(),
+        writer: provenance.writer.clone(),
+        tier: tier.as_str().to_owned(),
+        session: provenance.session.clone(),
+        turns: provenance.turns.clone(),
+    };
+    let summary = match message.trim() {
+        "" => format!("{}: {} files", provenance.writer, changes.len()),
+        m => m.to_owned(),
+    };
+    Ok(Some(history::Planned { summary, stamp, paths: changes.iter().map(|(p, _)| p.clone()).collect() }))
 }
 
 /// The checks of a patch made under the lock, before anything is read:

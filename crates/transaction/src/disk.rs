@@ -82,6 +82,13 @@ impl<'f> Disk<'f> {
         Disk { faults }
     }
 
+    /// A fault point for a step made outside this seam (the git history's
+    /// writes): nothing is done, but a crash or a failure planned here
+    /// stops the step.
+    pub fn point(&self, what: &str, path: &Path) -> io::Result<()> {
+        self.faults.hit(what, path)
+    }
+
     /// Creates `path` (which must not exist), writes `bytes`, fsyncs it:
     /// three fault points (create, write, fsync).
     pub fn write_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {

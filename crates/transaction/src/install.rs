@@ -4,14 +4,16 @@
 //! 1. Each new file is written under `.scriptorium/tmp/tx-<id>/` and fsynced,
 //!    and that folder is fsynced.
 //! 2. The **intent** — every target path with the SHA-256 of its new bytes
-//!    (or a removal), the history line, and a SHA-256 of the whole record —
+//!    (or a removal), the history line, the git commit to make, and a
+//!    SHA-256 of the whole record —
 //!    is written to `.scriptorium/journal/intent.tmp`, fsynced, renamed to
 //!    `.scriptorium/journal/intent`, and the journal folder fsynced. That
 //!    rename is the commit point.
 //! 3. The staged files are renamed over their targets (removals made), and
 //!    every folder touched is fsynced.
 //! 4. The history line is appended (once: its transaction id is looked for
-//!    first), the intent removed and the journal folder fsynced.
+//!    first), the git commit made (once: see [`crate::history`]), the
+//!    intent removed and the journal folder fsynced.
 //!
 //! [`recover`] runs before anything else under the write lock: a valid
 //! intent is rolled forward (steps 3 and 4 again, skipping what is done); an
@@ -31,6 +33,7 @@ use sha2::{Digest, Sha256};
 
 use crate::disk::Disk;
 use crate::error::{Code, Error};
+use crate::history::{self, Planned};
 
 /// The journal folder, relative to the workspace root.
 pub const JOURNAL_DIR: &str = ".scriptorium/journal";
@@ -60,6 +63,10 @@ pub struct Intent {
     pub entries: Vec<Entry>,
     /// The line appended to the history once installed (no newline).
     pub history: String,
+    /// The git commit to make once installed (none when the workspace
+    /// keeps no history; absent from intents of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<Planned>,
 }
 
 /// What a recovery found.
@@ -123,13 +130,14 @@ pub fn install(
     tx: &str,
     files: &[(String, Option<Vec<u8>>)],
     history: String,
+    commit: Option<Planned>,
 ) -> Result<(), Error> {
     let stage = staging(root, tx);
     let entries: Vec<Entry> = files
         .iter()
         .map(|(path, bytes)| Entry { path: path.clone(), sha256: bytes.as_deref().map(sha_hex) })
         .collect();
-    let intent = Intent { tx: tx.to_owned(), entries, history };
+    let intent = Intent { tx: tx.to_owned(), entries, history, commit };
     let before_commit_point = (|| {
         disk.create_dirs(&stage).map_err(|e| io_err(&e, "cannot create", &stage))?;
         for (k, (_, bytes)) in files.iter().enumerate() {
@@ -219,6 +227,9 @@ fn roll_forward(root: &Path, disk: Disk<'_>, intent: &Intent) -> Result<(), Erro
         }
     }
     append_history_once(root, disk, intent)?;
+    if let Some(planned) = &intent.commit {
+        history::commit_installed(root, disk, planned)?;
+    }
     let intent_path = root.join(INTENT);
     disk.remove_file(&intent_path).map_err(|e| io_err(&e, "cannot remove", &intent_path))?;
     let journal = root.join(JOURNAL_DIR);

@@ -38,6 +38,7 @@ mod core_md;
 pub mod derive;
 pub mod disk;
 pub mod error;
+pub mod history;
 pub mod install;
 pub mod layout;
 pub mod lock;

@@ -50,6 +50,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("tempfile", "temporary workspaces in tests and benchmarks"),
     ("libc", "posix_fadvise and mincore for the cold page cache of the hook benchmark (benches crate only)"),
     ("anyhow", "error plumbing in xtask and binaries only"),
+    ("gix", "the workspace history as a git repository: objects, trees, commits, refs, index (pure Rust)"),
     ("rusqlite", "the embedded session store (SQLite, bundled so a fresh machine needs nothing installed)"),
     (
         "jiff",

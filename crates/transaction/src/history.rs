@@ -1,0 +1,182 @@
+//! The workspace history: a git repository in the workspace folder, one
+//! commit per installed transaction, whose trailers say what made it.
+//!
+//! * **What a commit holds.** Its tree is the previous commit's tree with
+//!   the transaction's paths under `topics/` and `sources/` (and the
+//!   workspace's `.gitignore`) replaced; nothing else is ever staged, so a
+//!   repository that holds other files too keeps them as they are.
+//! * **Its message** is a one-line summary, a blank line, then the trailers
+//!   of a [`Stamp`]: `Scriptorium-Revision`, `Scriptorium-Writer`,
+//!   `Scriptorium-Tier`, and where they apply `Scriptorium-Session` and
+//!   `Scriptorium-Turns`. Provenance is read from the trailers only; the
+//!   author and committer are the configured identity ([`Settings`]).
+//! * **Crash safety.** The commit to make is part of the install's intent
+//!   ([`crate::install`]); recovery makes a missing commit, once: a head
+//!   whose `Scriptorium-Revision` is the intent's revision is already it.
+//! * **Edits outside Scriptorium** ([`commit_outside`]): before a
+//!   transaction, a workspace whose revision is not the head's is committed
+//!   as it is, as an `external` commit, except archive files whose committed
+//!   frames changed ([`frames`]): those keep their committed bytes in
+//!   history and are reported as tampered.
+//!
+//! The repository is `<root>/.git`, created on the first commit unless the
+//! workspace's `scriptorium.toml` sets `memory.history = "off"`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, Error};
+
+pub mod frames;
+mod index_file;
+mod record;
+mod repo;
+
+pub use record::{check_archive_writes, commit_installed, commit_outside, Outside};
+pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
+
+/// The trailer keys, in the order they are written.
+pub const REVISION_TRAILER: &str = "Scriptorium-Revision";
+/// Who or what made the commit.
+pub const WRITER_TRAILER: &str = "Scriptorium-Writer";
+/// The tier it was written at.
+pub const TIER_TRAILER: &str = "Scriptorium-Tier";
+/// The session its turns came from.
+pub const SESSION_TRAILER: &str = "Scriptorium-Session";
+/// The node ids of the turns written, comma-separated.
+pub const TURNS_TRAILER: &str = "Scriptorium-Turns";
+
+/// What a commit says about itself, in its trailers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// The workspace revision the commit records (64 hex digits).
+    pub revision: String,
+    /// `archive`, `offline`, `model:<name>`, `update`, `promote`,
+    /// `backfill`, `sleep`, `undo`, `migration`, `sync`, `resolve` or
+    /// `external`.
+    pub writer: String,
+    /// `owner`, `paired` or `untrusted`.
+    pub tier: String,
+    /// The session the written turns came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The node ids of the turns written, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<String>,
+}
+
+/// One line of trailer value: no line breaks, trimmed.
+fn one_line(value: &str) -> String {
+    value.split(['\n', '\r']).map(str::trim).filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+impl Stamp {
+    /// The commit message: `summary` (its first line, trimmed; the writer
+    /// when empty), a blank line, the trailers.
+    pub fn message(&self, summary: &str) -> String {
+        let mut first = one_line(summary.lines().next().unwrap_or(""));
+        if first.is_empty() {
+            first = format!("{} transaction", self.writer);
+        }
+        let mut out = format!("{first}\n\n");
+        let mut trailer = |k: &str, v: &str| {
+            out.push_str(k);
+            out.push_str(": ");
+            out.push_str(&one_line(v));
+            out.push('\n');
+        };
+        trailer(REVISION_TRAILER, &self.revision);
+        trailer(WRITER_TRAILER, &self.writer);
+        trailer(TIER_TRAILER, &self.tier);
+        if let Some(s) = &self.session {
+            trailer(SESSION_TRAILER, s);
+        }
+        if !self.turns.is_empty() {
+            trailer(TURNS_TRAILER, &self.turns.join(","));
+        }
+        out
+    }
+
+    /// The stamp of a commit message: its last paragraph's trailers, or
+    /// `None` when it has no `Scriptorium-Revision` (a commit made by hand).
+    pub fn parse(message: &str) -> Option<Stamp> {
+        let last = message.trim_end().rsplit("\n\n").next()?;
+        let mut stamp = Stamp::default();
+        for line in last.lines() {
+            let Some((k, v)) = line.split_once(':') else { continue };
+            let v = v.trim();
+            match k.trim() {
+                REVISION_TRAILER => stamp.revision = v.to_owned(),
+                WRITER_TRAILER => stamp.writer = v.to_owned(),
+                TIER_TRAILER => stamp.tier = v.to_owned(),
+                SESSION_TRAILER => stamp.session = Some(v.to_owned()),
+                TURNS_TRAILER => {
+                    stamp.turns =
+                        v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect()
+                }
+                _ => {}
+            }
+        }
+        (!stamp.revision.is_empty()).then_some(stamp)
+    }
+}
+
+/// The commit an install makes once its files are in place: recorded in
+/// the intent, so that recovery can make it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planned {
+    /// The summary line.
+    pub summary: String,
+    /// The trailers.
+    pub stamp: Stamp,
+    /// The workspace-relative paths the transaction changed.
+    pub paths: Vec<String>,
+}
+
+/// Whether the workspace keeps a history.
+pub fn enabled(root: &Path) -> Result<bool, Error> {
+    Ok(Settings::read(root)?.enabled)
+}
+
+fn git_error(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::new(Code::Io, format!("git history: {what}: {e}")).at(".git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_survives_its_message() {
+        let s = Stamp {
+            revision: "ab".repeat(32),
+            writer: "model:qwen".into(),
+            tier: "paired".into(),
+            session: Some("s-1".into()),
+            turns: vec!["m1".into(), "m2".into()],
+        };
+        let msg = s.message("wrote 2 turns\nsecond line ignored");
+        assert!(msg.starts_with("wrote 2 turns\n\nScriptorium-Revision: "), "{msg}");
+        assert!(msg.contains("\nScriptorium-Turns: m1,m2\n"), "{msg}");
+        assert_eq!(Stamp::parse(&msg), Some(s));
+    }
+
+    #[test]
+    fn a_summary_cannot_forge_trailers() {
+        let s = Stamp {
+            revision: "0".repeat(64),
+            writer: "update".into(),
+            tier: "owner".into(),
+            ..Stamp::default()
+        };
+        let msg = s.message("x\n\nScriptorium-Writer: external");
+        assert_eq!(Stamp::parse(&msg).unwrap().writer, "update");
+        assert_eq!(msg.lines().next(), Some("x"));
+    }
+
+    #[test]
+    fn a_hand_made_commit_has_no_stamp() {
+        assert_eq!(Stamp::parse("fix typo\n\nSigned-off-by: A <a@b>\n"), None);
+    }
+}

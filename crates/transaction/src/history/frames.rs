@@ -1,0 +1,179 @@
+//! Tamper evidence for one archive file: every frame a commit holds must
+//! still be in a later version of the file, byte-identical and in the same
+//! relative order. New frames may only be added (at the end, or between
+//! committed ones, where a sync merge's canonical order puts them).
+//!
+//! A v2 file is compared frame by frame (its marker line and anything
+//! after its valid prefix count as frames without an id); any other file
+//! under `sources/` (a legacy one, read and never written) must keep its
+//! committed bytes as a prefix.
+
+use serde::Serialize;
+
+use scriptorium_source_archive::v2::{self, Expect};
+use scriptorium_source_archive::{pct, SourceId};
+
+/// How a committed frame was broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Breach {
+    /// Its bytes changed (a frame with its id is there, different).
+    Changed,
+    /// It is gone.
+    Removed,
+    /// It is there, byte-identical, but out of its committed order.
+    Reordered,
+}
+
+impl Breach {
+    /// The word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Breach::Changed => "changed",
+            Breach::Removed => "removed",
+            Breach::Reordered => "reordered",
+        }
+    }
+}
+
+/// A committed frame an archive file no longer holds as committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tampered {
+    /// The workspace-relative archive file.
+    pub path: String,
+    /// The first broken frame's source id (`None`: the file's marker line,
+    /// a legacy file, or bytes that are not a frame).
+    pub source_id: Option<String>,
+    /// What happened to it.
+    pub breach: Breach,
+}
+
+impl std::fmt::Display for Tampered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.source_id {
+            Some(id) => write!(f, "{}: the committed record {id} was {}", self.path, self.breach.as_str()),
+            None => write!(f, "{}: committed bytes were {}", self.path, self.breach.as_str()),
+        }
+    }
+}
+
+/// One committed unit of a file: its bytes and its source id.
+struct Piece<'a> {
+    bytes: &'a [u8],
+    id: Option<String>,
+}
+
+/// The pieces of a v2 file at `path`, or `None` when it is not one.
+fn pieces<'a>(path: &str, bytes: &'a [u8]) -> Option<Vec<Piece<'a>>> {
+    let rest = path.strip_prefix("sources/")?;
+    let (provider, file) = rest.split_once('/')?;
+    let thread = file.strip_prefix("_v2/")?.strip_suffix(".md")?;
+    let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
+    let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
+    let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &provider, thread: &thread }));
+    let mut out = Vec::with_capacity(parsed.frames.len() + 2);
+    let first = parsed.frames.first().map_or(parsed.valid_len, |f| f.offset);
+    out.push(Piece { bytes: &bytes[..first], id: None });
+    for f in &parsed.frames {
+        let id = SourceId::parse(f.source_text).map(|i| i.text()).ok();
+        out.push(Piece { bytes: &bytes[f.offset..f.offset + f.len], id });
+    }
+    if parsed.valid_len < bytes.len() {
+        out.push(Piece { bytes: &bytes[parsed.valid_len..], id: None });
+    }
+    Some(out)
+}
+
+/// The first way `new` breaks what `old` (a committed version of the
+/// archive file at `path`) holds, or `None` when `new` keeps it all.
+pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
+    if old == new {
+        return None;
+    }
+    let breach = match (pieces(path, old), pieces(path, new)) {
+        (Some(old), Some(new)) => {
+            return first_breach(&old, &new).map(|(id, breach)| Tampered {
+                path: path.to_owned(),
+                source_id: id,
+                breach,
+            })
+        }
+        _ if new.starts_with(old) => return None,
+        _ if new.len() < old.len() => Breach::Removed,
+        _ => Breach::Changed,
+    };
+    Some(Tampered { path: path.to_owned(), source_id: None, breach })
+}
+
+/// The first old piece `new` does not keep in order, and how.
+fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>, Breach)> {
+    let mut k = 0;
+    for piece in new {
+        if k < old.len() && piece.bytes == old[k].bytes {
+            k += 1;
+        }
+    }
+    let lost = old.get(k)?;
+    let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
+        Breach::Reordered
+    } else if lost.id.is_some() && new.iter().any(|p| p.id == lost.id) {
+        Breach::Changed
+    } else if lost.id.is_none() && k == 0 {
+        Breach::Changed
+    } else {
+        Breach::Removed
+    };
+    Some((lost.id.clone(), breach))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scriptorium_source_archive::{Role, SourceRecord};
+
+    const PATH: &str = "sources/chat/_v2/t.md";
+
+    fn file(ids: &[&str]) -> Vec<u8> {
+        let records: Vec<SourceRecord> = ids
+            .iter()
+            .map(|m| {
+                let id = SourceId::new("chat", "t", m).unwrap();
+                SourceRecord::new(id, Role::User, "2026-01-02T03:04:05Z", None, false, format!("said {m}"))
+                    .unwrap()
+            })
+            .collect();
+        v2::write_file(&records)
+    }
+
+    #[test]
+    fn appending_and_inserting_keep_the_committed_frames() {
+        let old = file(&["a", "c"]);
+        assert_eq!(check(PATH, &old, &file(&["a", "c", "d"])), None);
+        assert_eq!(check(PATH, &old, &file(&["a", "b", "c"])), None);
+    }
+
+    #[test]
+    fn a_changed_byte_a_removed_frame_and_a_swap_are_each_found() {
+        let old = file(&["a", "b", "c"]);
+        let mut edited = old.clone();
+        let at = memchr::memmem::find(&edited, b"said b").unwrap();
+        edited[at + 5] = b'x';
+        let t = check(PATH, &old, &edited).unwrap();
+        assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Changed));
+        let t = check(PATH, &old, &file(&["a", "c"])).unwrap();
+        assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Removed));
+        let t = check(PATH, &old, &file(&["a", "c", "b"])).unwrap();
+        assert_eq!(t.breach, Breach::Reordered);
+    }
+
+    #[test]
+    fn a_legacy_file_keeps_its_committed_bytes_as_a_prefix() {
+        let path = "sources/chat/old.md";
+        assert_eq!(check(path, b"one\n", b"one\ntwo\n"), None);
+        assert_eq!(
+            check(path, b"one\n", b""),
+            Some(Tampered { path: path.into(), source_id: None, breach: Breach::Removed })
+        );
+        assert_eq!(check(path, b"one\n", b"onf\n").unwrap().breach, Breach::Changed);
+    }
+}

@@ -1,0 +1,280 @@
+//! Making the commits: the one an install planned ([`commit_installed`]),
+//! and the one recording edits made outside Scriptorium
+//! ([`commit_outside`]).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
+
+use crate::disk::Disk;
+use crate::error::{Code, Error};
+use crate::revision::Revision;
+
+use super::frames::{self, Tampered};
+use super::repo::{self, Settings, GITIGNORE};
+use super::{git_error, index_file, Planned, Stamp};
+
+/// The head commit: its id, tree and stamp (`None` for a commit made by
+/// hand).
+pub(super) struct Head {
+    pub(super) id: ObjectId,
+    pub(super) tree: ObjectId,
+    pub(super) stamp: Option<Stamp>,
+}
+
+pub(super) fn head(repo: &gix::Repository) -> Result<Option<Head>, Error> {
+    let head = repo.head().map_err(|e| git_error("cannot read HEAD", e))?;
+    let Some(id) = head.id() else { return Ok(None) };
+    let commit = repo.find_commit(id).map_err(|e| git_error("cannot read the head commit", e))?;
+    let tree = commit.tree_id().map_err(|e| git_error("cannot read the head commit", e))?.detach();
+    let message = commit.message_raw().map_err(|e| git_error("cannot read the head commit", e))?;
+    let stamp = Stamp::parse(&String::from_utf8_lossy(message));
+    Ok(Some(Head { id: id.detach(), tree, stamp }))
+}
+
+/// The blob committed at `path` in `tree`, if any.
+pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, Error> {
+    let tree = repo.find_tree(tree).map_err(|e| git_error("cannot read a tree", e))?;
+    let entry = tree.lookup_entry_by_path(path).map_err(|e| git_error("cannot read a tree", e))?;
+    Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+}
+
+fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
+    Ok(repo.find_blob(id).map_err(|e| git_error("cannot read a blob", e))?.take_data())
+}
+
+/// The working file at `path`: its bytes, `None` when it is not a regular
+/// file.
+fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
+    let p = root.join(path);
+    match fs::symlink_metadata(&p) {
+        Ok(m) if m.is_file() => fs::read(&p).map(Some).map_err(|e| Error::io(&e, "cannot read", &p)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&e, "cannot read", &p)),
+    }
+}
+
+/// Commits `changes` (path, new blob or `None`) on top of `head` with
+/// `stamp`, then brings the index in step.
+fn commit(
+    repo: &gix::Repository,
+    root: &Path,
+    settings: &Settings,
+    head: Option<&Head>,
+    changes: &[(String, Option<ObjectId>)],
+    stamp: &Stamp,
+    summary: &str,
+) -> Result<ObjectId, Error> {
+    let base = head.map_or_else(|| ObjectId::empty_tree(repo.object_hash()), |h| h.tree);
+    let mut editor = repo.edit_tree(base).map_err(|e| git_error("cannot read the head tree", e))?;
+    for (path, id) in changes {
+        match id {
+            Some(id) => editor.upsert(path.as_str(), EntryKind::Blob, *id),
+            None => editor.remove(path.as_str()),
+        }
+        .map_err(|e| git_error(&format!("cannot stage {path}"), e))?;
+    }
+    let tree = editor.write().map_err(|e| git_error("cannot write a tree", e))?.detach();
+    let sig = repo::signature(settings);
+    let (mut t1, mut t2) = (gix::date::parse::TimeBuf::default(), gix::date::parse::TimeBuf::default());
+    let parents: Vec<ObjectId> = head.map(|h| h.id).into_iter().collect();
+    let id = repo
+        .commit_as(sig.to_ref(&mut t1), sig.to_ref(&mut t2), "HEAD", stamp.message(summary), tree, parents)
+        .map_err(|e| git_error("cannot commit", e))?
+        .detach();
+    index_file::update(repo, root, changes)?;
+    Ok(id)
+}
+
+/// The blob of the working file at `path` (written), or `None` when the
+/// file is gone.
+fn stage(repo: &gix::Repository, root: &Path, path: &str) -> Result<Option<ObjectId>, Error> {
+    match working(root, path)? {
+        Some(bytes) => {
+            Ok(Some(repo.write_blob(bytes).map_err(|e| git_error("cannot write a blob", e))?.detach()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Makes the commit `planned` describes, once: nothing when the head
+/// already records its revision (recovery after the commit was made), or
+/// when the workspace keeps no history. The files must be installed.
+pub fn commit_installed(root: &Path, disk: Disk<'_>, planned: &Planned) -> Result<(), Error> {
+    let settings = Settings::read(root)?;
+    if !settings.enabled {
+        return Ok(());
+    }
+    let git = root.join(".git");
+    disk.point("open", &git).map_err(|e| Error::io(&e, "cannot open", &git))?;
+    let repo = repo::open_or_init(root)?;
+    let head = head(&repo)?;
+    let mut paths: Vec<&str> = planned.paths.iter().map(String::as_str).collect();
+    paths.push(GITIGNORE);
+    disk.point("write objects", &git).map_err(|e| Error::io(&e, "cannot write objects in", &git))?;
+    let mut changes = Vec::with_capacity(paths.len());
+    for path in paths {
+        changes.push((path.to_owned(), stage(&repo, root, path)?));
+    }
+    disk.point("commit", &git).map_err(|e| Error::io(&e, "cannot commit in", &git))?;
+    if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision) {
+        // Made before an interruption; the index may lag behind it.
+        return index_file::update(&repo, root, &changes);
+    }
+    let id = commit(&repo, root, &settings, head.as_ref(), &changes, &planned.stamp, &planned.summary)?;
+    tracing::debug!(commit = %id, revision = %planned.stamp.revision, "history: committed");
+    Ok(())
+}
+
+/// What [`commit_outside`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outside {
+    /// The `external` commit made, if the workspace had changed.
+    pub commit: Option<String>,
+    /// The workspace-relative paths it committed.
+    pub paths: Vec<String>,
+    /// Archive files whose committed frames changed: left as committed.
+    pub tampered: Vec<Tampered>,
+}
+
+/// Every blob under `topics/` and `sources/` in `tree`, by path.
+fn committed_files(repo: &gix::Repository, tree: ObjectId) -> Result<BTreeMap<String, ObjectId>, Error> {
+    let mut out = BTreeMap::new();
+    let mut stack: Vec<(String, ObjectId)> = Vec::new();
+    let root = repo.find_tree(tree).map_err(|e| git_error("cannot read a tree", e))?;
+    for e in root.decode().map_err(|e| git_error("cannot read a tree", e))?.entries {
+        if e.mode.is_tree() && (e.filename == "topics" || e.filename == "sources") {
+            stack.push((e.filename.to_string(), e.oid.to_owned()));
+        }
+    }
+    while let Some((dir, id)) = stack.pop() {
+        let t = repo.find_tree(id).map_err(|e| git_error("cannot read a tree", e))?;
+        for e in t.decode().map_err(|e| git_error("cannot read a tree", e))?.entries {
+            let path = format!("{dir}/{}", e.filename);
+            if e.mode.is_tree() {
+                stack.push((path, e.oid.to_owned()));
+            } else if e.mode.is_blob() {
+                out.insert(path, e.oid.to_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Commits what changed in the workspace since the head commit, when its
+/// revision (`rev`, just computed) is not the one the head records: one
+/// `external` commit, made before a transaction so that the
+/// transaction's own commit shows only its change. Archive files whose
+/// committed frames changed are not committed ([`Outside::tampered`]).
+/// Nothing when the workspace keeps no history; the repository is created
+/// here on the first write.
+pub fn commit_outside(root: &Path, rev: &Revision) -> Result<Outside, Error> {
+    let settings = Settings::read(root)?;
+    if !settings.enabled {
+        return Ok(Outside::default());
+    }
+    let repo = repo::open_or_init(root)?;
+    let head = head(&repo)?;
+    if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == rev.hex) {
+        return Ok(Outside::default());
+    }
+    let committed = match &head {
+        Some(h) => committed_files(&repo, h.tree)?,
+        None => BTreeMap::new(),
+    };
+    let mut out = Outside::default();
+    let mut changes = Vec::new();
+    for (path, _) in &rev.tree {
+        let path = String::from_utf8_lossy(path).into_owned();
+        let Some(bytes) = working(root, &path)? else { continue };
+        let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| git_error("cannot hash a file", e))?;
+        match committed.get(&path) {
+            Some(old) if *old == id => continue,
+            Some(old) if path.starts_with("sources/") => {
+                if let Some(t) = frames::check(&path, &read_blob(&repo, *old)?, &bytes) {
+                    out.tampered.push(t);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        repo.write_blob(&bytes).map_err(|e| git_error("cannot write a blob", e))?;
+        changes.push((path, Some(id)));
+    }
+    for (path, old) in &committed {
+        if rev.hash_of(path).is_some() {
+            continue;
+        }
+        if path.starts_with("sources/") {
+            let removed = frames::check(path, &read_blob(&repo, *old)?, b"");
+            out.tampered.extend(removed);
+        } else {
+            changes.push((path.clone(), None));
+        }
+    }
+    let ignore = stage(&repo, root, GITIGNORE)?;
+    let committed_ignore = match &head {
+        Some(h) => blob_at(&repo, h.tree, GITIGNORE)?,
+        None => None,
+    };
+    if ignore != committed_ignore {
+        changes.push((GITIGNORE.to_owned(), ignore));
+    }
+    for t in &out.tampered {
+        tracing::warn!(%t, "history: an archive file's committed records changed; left as committed");
+    }
+    // A new repository's `.gitignore` alone goes into the first
+    // transaction's commit.
+    if changes.is_empty() || (head.is_none() && changes.len() == 1 && changes[0].0 == GITIGNORE) {
+        return Ok(out);
+    }
+    let stamp = Stamp {
+        revision: rev.hex.clone(),
+        writer: "external".into(),
+        tier: "owner".into(),
+        ..Stamp::default()
+    };
+    let summary = match &head {
+        Some(_) => format!("edits made outside Scriptorium ({} files)", changes.len()),
+        None => format!("the workspace as found ({} files)", changes.len()),
+    };
+    let id = commit(&repo, root, &settings, head.as_ref(), &changes, &stamp, &summary)?;
+    out.commit = Some(id.to_string());
+    out.paths = changes.into_iter().map(|(p, _)| p).collect();
+    Ok(out)
+}
+
+/// The first tampering `new_files` (workspace-relative archive path, the
+/// bytes a transaction is about to install) would commit: a transaction
+/// may add frames to an archive file, never launder a changed one.
+pub fn check_archive_writes<'a>(
+    root: &Path,
+    new_files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Result<(), Error> {
+    if !Settings::read(root)?.enabled {
+        return Ok(());
+    }
+    let Some(repo) = repo::open(root)? else { return Ok(()) };
+    let Some(head) = head(&repo)? else { return Ok(()) };
+    for (path, bytes) in new_files {
+        if !path.starts_with("sources/") {
+            continue;
+        }
+        let Some(old) = blob_at(&repo, head.tree, path)? else { continue };
+        if let Some(t) = frames::check(path, &read_blob(&repo, old)?, bytes) {
+            return Err(Error::new(
+                Code::Tampered,
+                format!(
+                    "{t}; nothing was written. The archive is append-only: restore the committed file (git -C <workspace> checkout HEAD -- '{path}') and retry"
+                ),
+            )
+            .at(path));
+        }
+    }
+    Ok(())
+}
