@@ -102,16 +102,16 @@ pub(super) fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
     gix::open_opts(root, options).map(Some).map_err(|e| git_error("cannot open the repository", e))
 }
 
-/// The repository at `<root>/.git`, created (with the `.gitignore`, when
-/// the workspace has none) when missing.
+/// The repository at `<root>/.git`, created when missing; the
+/// `.gitignore` is written first when the workspace has none.
 pub(super) fn open_or_init(root: &Path) -> Result<gix::Repository, Error> {
-    if let Some(repo) = open(root)? {
-        return Ok(repo);
-    }
     scriptorium_source_archive::fsio::check_no_links(root, GITIGNORE)?;
     let ignore = root.join(GITIGNORE);
-    if !ignore.exists() {
+    if std::fs::symlink_metadata(&ignore).is_err() {
         scriptorium_source_archive::fsio::replace_file(root, &ignore, GITIGNORE_TEXT.as_bytes())?;
+    }
+    if let Some(repo) = open(root)? {
+        return Ok(repo);
     }
     gix::init(root).map_err(|e| git_error("cannot create the repository", e))?;
     open(root)?.ok_or_else(|| git_error("cannot open the repository just created", "no .git"))
