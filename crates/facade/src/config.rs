@@ -28,6 +28,11 @@
 //! api_key_env = "SCRIPTORIUM_API_KEY"
 //! ```
 //!
+//! `memory.history` (`"git"`, the default, or `"off"`) and
+//! `memory.history_author` (`"Name <email>"`, the identity of the history's
+//! commits) are, like `memory.core_budget`, read by the transaction layer
+//! from the workspace's `scriptorium.toml` only.
+//!
 //! `memory.core_budget` (the `core.md` token budget) is a property of the
 //! workspace, read by the transaction layer from the workspace's
 //! `scriptorium.toml` only, so that every process writing a workspace
@@ -201,8 +206,17 @@ impl Config {
             }
         }
         for k in memory.keys() {
-            if !matches!(k.as_str(), "backend" | "writer" | "embeddings" | "core_budget" | "hooks" | "nudge")
-            {
+            if !matches!(
+                k.as_str(),
+                "backend"
+                    | "writer"
+                    | "embeddings"
+                    | "core_budget"
+                    | "hooks"
+                    | "nudge"
+                    | "history"
+                    | "history_author"
+            ) {
                 return Err(format!("unknown key memory.{k}"));
             }
         }
@@ -213,6 +227,18 @@ impl Config {
                 ));
             }
             scriptorium_transaction::layout::budget_of(b)?;
+        }
+        for key in ["history", "history_author"] {
+            let Some(v) = memory.get(key) else { continue };
+            if !in_workspace {
+                return Err(format!(
+                    "memory.{key} belongs in the workspace's {CONFIG_FILE}: the history is the workspace's"
+                ));
+            }
+            match key {
+                "history" => scriptorium_transaction::history::enabled_of(v).map(drop)?,
+                _ => scriptorium_transaction::history::author_of(v).map(drop)?,
+            }
         }
         if let Some(e) = memory.get("embeddings") {
             let e = e.as_table().ok_or_else(|| "[memory.embeddings] must be a table".to_owned())?;

@@ -69,6 +69,7 @@ fn commit(
     stamp: &Stamp,
     summary: &str,
 ) -> Result<ObjectId, Error> {
+    let _writing = repo::Writing::begin(root, repo)?;
     let base = head.map_or_else(|| ObjectId::empty_tree(repo.object_hash()), |h| h.tree);
     let mut editor = repo.edit_tree(base).map_err(|e| git_error("cannot read the head tree", e))?;
     for (path, id) in changes {
@@ -123,6 +124,7 @@ pub fn commit_installed(root: &Path, disk: Disk<'_>, planned: &Planned) -> Resul
     disk.point("commit", &git).map_err(|e| Error::io(&e, "cannot commit in", &git))?;
     if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision) {
         // Made before an interruption; the index may lag behind it.
+        let _writing = repo::Writing::begin(root, &repo)?;
         return index_file::update(&repo, root, &changes);
     }
     let id = commit(&repo, root, &settings, head.as_ref(), &changes, &planned.stamp, &planned.summary)?;

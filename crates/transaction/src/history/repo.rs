@@ -1,7 +1,8 @@
 //! Opening (or creating) the workspace's repository, its settings and the
 //! committed `.gitignore`.
 
-use std::path::Path;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Error};
 use crate::layout::CONFIG_FILE;
@@ -124,4 +125,65 @@ pub(super) fn signature(settings: &Settings) -> gix::actor::Signature {
         email: settings.email.as_str().into(),
         time: gix::date::Time::now_utc(),
     }
+}
+
+/// The marker of git writes under way, relative to the workspace.
+const WRITING: &str = ".scriptorium/history.writing";
+
+/// Git writes under way: the marker exists from [`Writing::begin`] until
+/// this is dropped. Writes happen under the workspace's write lock only, so
+/// a marker found by the next writer means the last one died in the middle
+/// of them (a `SIGKILL`, a power loss), leaving git's lock files behind:
+/// those are removed first, or every later commit would fail.
+#[derive(Debug)]
+pub(super) struct Writing {
+    marker: PathBuf,
+}
+
+impl Writing {
+    /// Marks git writes as under way in the repository of `root`.
+    pub(super) fn begin(root: &Path, repo: &gix::Repository) -> Result<Writing, Error> {
+        let marker = root.join(WRITING);
+        if fs::symlink_metadata(&marker).is_ok() {
+            remove_stale_locks(repo.git_dir())?;
+        }
+        fs::write(&marker, std::process::id().to_string())
+            .map_err(|e| Error::io(&e, "cannot write", &marker))?;
+        Ok(Writing { marker })
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.marker);
+    }
+}
+
+/// Removes the lock files a commit takes: `HEAD.lock`, `index.lock`,
+/// `packed-refs.lock` and `refs/heads/**.lock`.
+fn remove_stale_locks(git_dir: &Path) -> Result<(), Error> {
+    let mut locks: Vec<PathBuf> =
+        ["HEAD.lock", "index.lock", "packed-refs.lock"].iter().map(|n| git_dir.join(n)).collect();
+    let mut dirs = vec![git_dir.join("refs/heads")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        for e in rd.filter_map(Result::ok) {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                dirs.push(e.path());
+            } else if e.file_name().to_string_lossy().ends_with(".lock") {
+                locks.push(e.path());
+            }
+        }
+    }
+    for lock in locks {
+        match fs::remove_file(&lock) {
+            Ok(()) => {
+                tracing::warn!(lock = %lock.display(), "history: removed a lock file an interrupted commit left")
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&e, "cannot remove", &lock)),
+        }
+    }
+    Ok(())
 }

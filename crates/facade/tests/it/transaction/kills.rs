@@ -47,12 +47,13 @@ fn shadow_of(root: &Path) -> tempfile::TempDir {
 }
 
 /// The derived views of a workspace (everything outside `topics/`,
-/// `sources/` and `.scriptorium/`), by workspace-relative path.
+/// `sources/`, `.scriptorium/` and the history), by workspace-relative
+/// path.
 fn derived_views(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     snapshot(root)
         .into_iter()
         .map(|(p, b)| (p.strip_prefix(root).unwrap().to_path_buf(), b))
-        .filter(|(p, _)| !p.starts_with("topics") && !p.starts_with("sources"))
+        .filter(|(p, _)| !["topics", "sources", ".git", ".gitignore"].iter().any(|top| p.starts_with(top)))
         .collect()
 }
 
@@ -324,4 +325,17 @@ fn every_install_is_there_once(root: &Path, n: usize) {
     assert!(out.status.success(), "{}", stderr(&out));
     let hits = json_lines(&out.stdout);
     assert_eq!(hits.len(), n, "one hit per installed block");
+    // One commit per installed revision, whatever the kills interrupted.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(root).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["fsck", "--strict"]);
+    let revisions = git(&["log", "--format=%(trailers:key=Scriptorium-Revision,valueonly)"]);
+    let revisions: Vec<&str> = revisions.split_whitespace().collect();
+    assert_eq!(revisions.first().copied(), Some(revision(root).as_str()), "the head records the workspace");
+    let distinct: std::collections::BTreeSet<&str> = revisions.iter().copied().collect();
+    assert_eq!(distinct.len(), revisions.len(), "a revision committed twice");
+    assert!(revisions.len() > n, "{} commits for {n} installs", revisions.len());
 }

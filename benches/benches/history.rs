@@ -1,0 +1,171 @@
+//! What the git history adds to a transaction, in the commit benchmark's
+//! workspaces (`scriptorium_benches::workspace_gen`) of 1,000 and 100,000
+//! blocks.
+//!
+//! **The added cost.** Each round commits a one-block patch the way the
+//! commit benchmark does, but with the workspace's history switched off
+//! (`memory.history = "off"` in its `scriptorium.toml`, written outside the
+//! timed part), then switches it on again and times exactly the history's
+//! share of a transaction, as `Committer::commit` makes it:
+//! `history::commit_outside` (the head's revision against the workspace's),
+//! `history::check_archive_writes` and `history::commit_installed` (blobs,
+//! the trees along the changed path, the commit object, `HEAD` and its
+//! reflog, git's index). The rounds alternate between the sizes, so a
+//! machine that slows down weighs on both alike; p50/p99 over
+//! `SCRIPTORIUM_BENCH_COMMITS` (default 100) are printed as `added …`
+//! lines, with the ratio p50(largest)/p50(smallest). Then whole commits with
+//! the history on, for scale (`commit …` lines).
+//!
+//! Environment: `SCRIPTORIUM_BENCH_RECORDS` (default 1,000,000),
+//! `SCRIPTORIUM_BENCH_BLOCKS` (default `1000,100000`),
+//! `SCRIPTORIUM_BENCH_COMMITS`, `SCRIPTORIUM_BENCH_DIR`. Under `cargo bench
+//! -- --test` (CI): 200 blocks over 2,000 records, three rounds.
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use scriptorium_benches::percentiles;
+use scriptorium_benches::workspace_gen::{Spec, Workspace};
+use scriptorium_transaction::disk::{Disk, Faults};
+use scriptorium_transaction::history::{self, Planned, Stamp};
+use scriptorium_transaction::revision;
+
+struct Plan {
+    records: usize,
+    blocks: Vec<usize>,
+    rounds: usize,
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
+}
+
+fn plan() -> Plan {
+    let test = std::env::args().any(|a| a == "--test");
+    let blocks = match std::env::var("SCRIPTORIUM_BENCH_BLOCKS") {
+        Ok(list) => list.split(',').filter_map(|s| s.trim().replace('_', "").parse().ok()).collect(),
+        Err(_) if test => vec![200],
+        Err(_) => vec![1_000, 100_000],
+    };
+    Plan {
+        records: env_usize("SCRIPTORIUM_BENCH_RECORDS").unwrap_or(if test { 2_000 } else { 1_000_000 }),
+        blocks,
+        rounds: env_usize("SCRIPTORIUM_BENCH_COMMITS").unwrap_or(if test { 3 } else { 100 }).max(1),
+    }
+}
+
+fn set_history(root: &Path, on: bool) {
+    let text = if on { "[memory]\nhistory = \"git\"\n" } else { "[memory]\nhistory = \"off\"\n" };
+    std::fs::write(root.join("scriptorium.toml"), text).expect("the configuration is written");
+}
+
+/// One round: a commit without history, then the history's share of it,
+/// timed.
+fn added_cost(ws: &mut Workspace) -> Duration {
+    let before = ws.revision.clone();
+    let patch = ws.append_patch();
+    set_history(&ws.root, false);
+    let done = ws.commit(&patch).expect("the commit is made");
+    set_history(&ws.root, true);
+    let sources: Vec<(String, Vec<u8>)> = done
+        .changed
+        .iter()
+        .filter(|p| p.starts_with("sources/"))
+        .map(|p| (p.clone(), std::fs::read(ws.root.join(p)).expect("an archive file")))
+        .collect();
+    let planned = Planned {
+        summary: patch.message.clone(),
+        stamp: Stamp {
+            revision: done.revision.clone(),
+            writer: "update".into(),
+            tier: "owner".into(),
+            ..Stamp::default()
+        },
+        paths: done.changed.clone(),
+    };
+    let rev = revision::compute(&ws.root).expect("the revision");
+    let faults = Faults::default();
+    let started = Instant::now();
+    // The revision the head records is the one before this round's commit.
+    let outside = history::commit_outside(&ws.root, &with_hex(rev, &before)).expect("nothing outside");
+    history::check_archive_writes(&ws.root, sources.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
+        .expect("no tampering");
+    history::commit_installed(&ws.root, Disk::new(&faults), &planned).expect("the commit");
+    let took = started.elapsed();
+    assert!(outside.commit.is_none(), "an unexpected external commit");
+    took
+}
+
+/// `rev` as the revision `hex` (the tree is not read by the check).
+fn with_hex(mut rev: revision::Revision, hex: &str) -> revision::Revision {
+    rev.hex = hex.to_owned();
+    rev
+}
+
+fn report(what: &str, times: &[Duration]) -> f64 {
+    let (p50, p99) = percentiles(times.to_vec());
+    let mean = times.iter().sum::<Duration>().as_secs_f64() * 1e3 / times.len() as f64;
+    println!("{what}: p50 {p50:.2} ms, p99 {p99:.2} ms, mean {mean:.2} ms over {} rounds", times.len());
+    p50
+}
+
+fn history(c: &mut Criterion) {
+    let plan = plan();
+    let base = std::env::var_os("SCRIPTORIUM_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let mut sized = Vec::new();
+    for &blocks in &plan.blocks {
+        let dir =
+            tempfile::Builder::new().prefix("scriptorium-history-").tempdir_in(&base).expect("a folder");
+        let spec = Spec { records: plan.records, blocks, seed: 0x5eed_c0de };
+        let ws = Workspace::generate(&dir.path().join("ws"), spec).expect("a workspace");
+        println!(
+            "workspace {blocks} blocks, {} records: {} topic files; first commit (the whole workspace into git) {:.2} s",
+            plan.records,
+            ws.topic_files.len(),
+            ws.timings.first_commit.as_secs_f64()
+        );
+        sized.push((blocks, ws, dir));
+    }
+    for (_, ws, _) in &mut sized {
+        for _ in 0..3 {
+            added_cost(ws);
+        }
+    }
+    let mut added: Vec<Vec<Duration>> = vec![Vec::new(); sized.len()];
+    for _ in 0..plan.rounds {
+        for (k, (_, ws, _)) in sized.iter_mut().enumerate() {
+            added[k].push(added_cost(ws));
+        }
+    }
+    let mut p50s = Vec::new();
+    for (k, (blocks, _, _)) in sized.iter().enumerate() {
+        p50s.push(report(&format!("added {blocks} blocks"), &added[k]));
+    }
+    if let (Some(first), Some(last)) = (p50s.first(), p50s.last()) {
+        println!("added ratio p50 largest/smallest: {:.2}", last / first);
+    }
+    let mut whole: Vec<Vec<Duration>> = vec![Vec::new(); sized.len()];
+    for _ in 0..plan.rounds {
+        for (k, (_, ws, _)) in sized.iter_mut().enumerate() {
+            let patch = ws.append_patch();
+            let started = Instant::now();
+            ws.commit(&patch).expect("the commit is made");
+            whole[k].push(started.elapsed());
+        }
+    }
+    for (k, (blocks, _, _)) in sized.iter().enumerate() {
+        report(&format!("commit with history {blocks} blocks"), &whole[k]);
+    }
+    if let Some((blocks, ws, _)) = sized.first_mut() {
+        c.bench_function(&format!("history_added_{blocks}_blocks"), |b| b.iter(|| added_cost(ws)));
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(2));
+    targets = history
+}
+criterion_main!(benches);
