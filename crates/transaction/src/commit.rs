@@ -363,12 +363,10 @@ fn plan_commit(
     message: &str,
     provenance: &Provenance,
 ) -> Result<Option<history::Planned>, Error> {
-    if !history::enabled(root)? {
-        return Ok(None);
-    }
-    history::commit_outside(root, rev)?;
+    let Some(repo) = history::Writer::open(root)? else { return Ok(None) };
+    repo.commit_outside(rev)?;
     let written = changes.iter().filter_map(|(p, b)| b.as_deref().map(|b| (p.as_str(), b)));
-    history::check_archive_writes(root, written)?;
+    repo.check_archive_writes(written)?;
     let stamp = history::Stamp {
         revision: after.to_owned(),
         writer: provenance.writer.clone(),

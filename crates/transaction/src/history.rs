@@ -33,7 +33,7 @@ mod index_file;
 mod record;
 mod repo;
 
-pub use record::{check_archive_writes, commit_installed, commit_outside, Outside};
+pub use record::{check_archive_writes, commit_installed, commit_outside, Outside, Writer};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
 
 /// The trailer keys, in the order they are written.

@@ -175,80 +175,10 @@ fn committed_files(repo: &gix::Repository, tree: ObjectId) -> Result<BTreeMap<St
 /// Nothing when the workspace keeps no history; the repository is created
 /// here on the first write.
 pub fn commit_outside(root: &Path, rev: &Revision) -> Result<Outside, Error> {
-    let settings = Settings::read(root)?;
-    if !settings.enabled {
-        return Ok(Outside::default());
+    match Writer::open(root)? {
+        Some(w) => w.commit_outside(rev),
+        None => Ok(Outside::default()),
     }
-    let repo = repo::open_or_init(root)?;
-    let head = head(&repo)?;
-    if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == rev.hex) {
-        return Ok(Outside::default());
-    }
-    let committed = match &head {
-        Some(h) => committed_files(&repo, h.tree)?,
-        None => BTreeMap::new(),
-    };
-    let mut out = Outside::default();
-    let mut changes = Vec::new();
-    for (path, _) in &rev.tree {
-        let path = String::from_utf8_lossy(path).into_owned();
-        let Some(bytes) = working(root, &path)? else { continue };
-        let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
-            .map_err(|e| git_error("cannot hash a file", e))?;
-        match committed.get(&path) {
-            Some(old) if *old == id => continue,
-            Some(old) if path.starts_with("sources/") => {
-                if let Some(t) = frames::check(&path, &read_blob(&repo, *old)?, &bytes) {
-                    out.tampered.push(t);
-                    continue;
-                }
-            }
-            _ => {}
-        }
-        repo.write_blob(&bytes).map_err(|e| git_error("cannot write a blob", e))?;
-        changes.push((path, Some(id)));
-    }
-    for (path, old) in &committed {
-        if rev.hash_of(path).is_some() {
-            continue;
-        }
-        if path.starts_with("sources/") {
-            let removed = frames::check(path, &read_blob(&repo, *old)?, b"");
-            out.tampered.extend(removed);
-        } else {
-            changes.push((path.clone(), None));
-        }
-    }
-    let ignore = stage(&repo, root, GITIGNORE)?;
-    let committed_ignore = match &head {
-        Some(h) => blob_at(&repo, h.tree, GITIGNORE)?,
-        None => None,
-    };
-    if ignore != committed_ignore {
-        changes.push((GITIGNORE.to_owned(), ignore));
-    }
-    for t in &out.tampered {
-        tracing::warn!(%t, "history: an archive file's committed records changed; left as committed");
-    }
-    // A new repository's `.gitignore` alone goes into the first
-    // transaction's commit.
-    if changes.is_empty() || (head.is_none() && changes.len() == 1 && changes[0].0 == GITIGNORE) {
-        return Ok(out);
-    }
-    let stamp = Stamp {
-        revision: rev.hex.clone(),
-        writer: "external".into(),
-        tier: "owner".into(),
-        ..Stamp::default()
-    };
-    let summary = match &head {
-        Some(_) => format!("edits made outside Scriptorium ({} files)", changes.len()),
-        None => format!("the workspace as found ({} files)", changes.len()),
-    };
-    let id = commit(&repo, root, &settings, head.as_ref(), &changes, &stamp, &summary)?;
-    out.commit = Some(id.to_string());
-    out.paths = changes.into_iter().map(|(p, _)| p).collect();
-    Ok(out)
 }
 
 /// The first tampering `new_files` (workspace-relative archive path, the
@@ -258,25 +188,130 @@ pub fn check_archive_writes<'a>(
     root: &Path,
     new_files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
 ) -> Result<(), Error> {
-    if !Settings::read(root)?.enabled {
-        return Ok(());
+    match Writer::open(root)? {
+        Some(w) => w.check_archive_writes(new_files),
+        None => Ok(()),
     }
-    let Some(repo) = repo::open(root)? else { return Ok(()) };
-    let Some(head) = head(&repo)? else { return Ok(()) };
-    for (path, bytes) in new_files {
-        if !path.starts_with("sources/") {
-            continue;
+}
+
+/// The repository of a workspace about to be written, opened once for
+/// what comes before a transaction's install ([`Writer::commit_outside`],
+/// [`Writer::check_archive_writes`]).
+#[derive(Debug)]
+pub struct Writer {
+    root: std::path::PathBuf,
+    repo: gix::Repository,
+    settings: Settings,
+}
+
+impl Writer {
+    /// The repository of the workspace at `root`, created when missing;
+    /// `None` when the workspace keeps no history.
+    pub fn open(root: &Path) -> Result<Option<Writer>, Error> {
+        let settings = Settings::read(root)?;
+        if !settings.enabled {
+            return Ok(None);
         }
-        let Some(old) = blob_at(&repo, head.tree, path)? else { continue };
-        if let Some(t) = frames::check(path, &read_blob(&repo, old)?, bytes) {
-            return Err(Error::new(
-                Code::Tampered,
-                format!(
-                    "{t}; nothing was written. The archive is append-only: restore the committed file (git -C <workspace> checkout HEAD -- '{path}') and retry"
-                ),
-            )
-            .at(path));
-        }
+        let repo = repo::open_or_init(root)?;
+        Ok(Some(Writer { root: root.to_path_buf(), repo, settings }))
     }
-    Ok(())
+
+    /// [`commit_outside`].
+    pub fn commit_outside(&self, rev: &Revision) -> Result<Outside, Error> {
+        let (root, repo, settings) = (self.root.as_path(), &self.repo, &self.settings);
+        let head = head(repo)?;
+        if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == rev.hex) {
+            return Ok(Outside::default());
+        }
+        let committed = match &head {
+            Some(h) => committed_files(repo, h.tree)?,
+            None => BTreeMap::new(),
+        };
+        let mut out = Outside::default();
+        let mut changes = Vec::new();
+        for (path, _) in &rev.tree {
+            let path = String::from_utf8_lossy(path).into_owned();
+            let Some(bytes) = working(root, &path)? else { continue };
+            let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+                .map_err(|e| git_error("cannot hash a file", e))?;
+            match committed.get(&path) {
+                Some(old) if *old == id => continue,
+                Some(old) if path.starts_with("sources/") => {
+                    if let Some(t) = frames::check(&path, &read_blob(repo, *old)?, &bytes) {
+                        out.tampered.push(t);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            repo.write_blob(&bytes).map_err(|e| git_error("cannot write a blob", e))?;
+            changes.push((path, Some(id)));
+        }
+        for (path, old) in &committed {
+            if rev.hash_of(path).is_some() {
+                continue;
+            }
+            if path.starts_with("sources/") {
+                let removed = frames::check(path, &read_blob(repo, *old)?, b"");
+                out.tampered.extend(removed);
+            } else {
+                changes.push((path.clone(), None));
+            }
+        }
+        let ignore = stage(repo, root, GITIGNORE)?;
+        let committed_ignore = match &head {
+            Some(h) => blob_at(repo, h.tree, GITIGNORE)?,
+            None => None,
+        };
+        if ignore != committed_ignore {
+            changes.push((GITIGNORE.to_owned(), ignore));
+        }
+        for t in &out.tampered {
+            tracing::warn!(%t, "history: an archive file's committed records changed; left as committed");
+        }
+        // A new repository's `.gitignore` alone goes into the first
+        // transaction's commit.
+        if changes.is_empty() || (head.is_none() && changes.len() == 1 && changes[0].0 == GITIGNORE) {
+            return Ok(out);
+        }
+        let stamp = Stamp {
+            revision: rev.hex.clone(),
+            writer: "external".into(),
+            tier: "owner".into(),
+            ..Stamp::default()
+        };
+        let summary = match &head {
+            Some(_) => format!("edits made outside Scriptorium ({} files)", changes.len()),
+            None => format!("the workspace as found ({} files)", changes.len()),
+        };
+        let id = commit(repo, root, settings, head.as_ref(), &changes, &stamp, &summary)?;
+        out.commit = Some(id.to_string());
+        out.paths = changes.into_iter().map(|(p, _)| p).collect();
+        Ok(out)
+    }
+
+    /// [`check_archive_writes`].
+    pub fn check_archive_writes<'a>(
+        &self,
+        new_files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<(), Error> {
+        let repo = &self.repo;
+        let Some(head) = head(repo)? else { return Ok(()) };
+        for (path, bytes) in new_files {
+            if !path.starts_with("sources/") {
+                continue;
+            }
+            let Some(old) = blob_at(repo, head.tree, path)? else { continue };
+            if let Some(t) = frames::check(path, &read_blob(repo, old)?, bytes) {
+                return Err(Error::new(
+                    Code::Tampered,
+                    format!(
+                        "{t}; nothing was written. The archive is append-only: restore the committed file (git -C <workspace> checkout HEAD -- '{path}') and retry"
+                    ),
+                )
+                .at(path));
+            }
+        }
+        Ok(())
+    }
 }
