@@ -28,8 +28,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error};
 
+mod blocks;
+mod diff;
 pub mod frames;
 mod index_file;
+pub mod read;
 mod record;
 mod repo;
 
