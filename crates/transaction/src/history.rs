@@ -35,6 +35,7 @@ mod index_file;
 pub mod read;
 mod record;
 mod repo;
+pub mod undo;
 
 pub use record::{check_archive_writes, commit_installed, commit_outside, Outside};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
