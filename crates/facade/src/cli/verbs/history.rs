@@ -64,10 +64,22 @@ fn shown_text(s: &Shown) -> String {
             out.push('\n');
         }
         for item in items {
-            out.push_str(&format!("\n{word:<8}{}", shown(item)));
+            out.push_str(&format!("{word:<8}{}\n", shown(item)));
         }
     }
+    out.pop();
     out
+}
+
+/// What `undo --json` prints.
+#[derive(serde::Serialize)]
+struct Undone {
+    /// The commit made (`null` when nothing was written).
+    commit: Option<String>,
+    /// The workspace revision after it.
+    revision: String,
+    /// The blocks given back their state from before the commit undone.
+    reverted: Vec<String>,
 }
 
 /// Undoes the topic changes of the commit `rev` names, as one `undo`
@@ -99,7 +111,7 @@ pub(super) fn undo(ctx: &Ctx, rev: &str, force: bool, timeout_ms: u64, as_json: 
     }
     let reverted = if changed { plan.reverted } else { Vec::new() };
     if as_json {
-        return report::json_line(&serde_json::json!({"commit": made, "revision": revision, "reverted": reverted}));
+        return report::json_line(&Undone { commit: made, revision, reverted });
     }
     if reverted.is_empty() {
         return report::line(&format!("nothing to undo in {short}: it changed no topic block that is not already as before it"));
