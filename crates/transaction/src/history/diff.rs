@@ -73,7 +73,11 @@ pub(super) fn changes(
 }
 
 /// The id of the entry (file or folder) at `path` in `tree`, if any.
-pub(super) fn entry_at(repo: &gix::Repository, tree: Option<ObjectId>, path: &str) -> Result<Option<ObjectId>, Error> {
+pub(super) fn entry_at(
+    repo: &gix::Repository,
+    tree: Option<ObjectId>,
+    path: &str,
+) -> Result<Option<ObjectId>, Error> {
     let Some(tree) = tree else { return Ok(None) };
     let tree = repo.find_tree(tree).map_err(|e| git_error("cannot read a tree", e))?;
     let entry = tree.lookup_entry_by_path(path).map_err(|e| git_error("cannot read a tree", e))?;

@@ -111,7 +111,10 @@ impl Walked {
 }
 
 /// A commit's id, tree, first parent, message and time.
-fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<(ObjectId, Option<ObjectId>, String, i64), Error> {
+fn read_commit(
+    repo: &gix::Repository,
+    id: ObjectId,
+) -> Result<(ObjectId, Option<ObjectId>, String, i64), Error> {
     let c = repo.find_commit(id).map_err(|e| git_error("cannot read a commit", e))?;
     let tree = c.tree_id().map_err(|e| git_error("cannot read a commit", e))?.detach();
     let parent = c.parent_ids().next().map(|p| p.detach());
@@ -224,11 +227,14 @@ pub(super) fn resolve_walked(root: &Path, rev: &str) -> Result<Walked, Error> {
         1 => Ok(found.remove(0)),
         n => {
             let names: Vec<String> = found.iter().take(10).map(|c| c.id.to_string()).collect();
-            Err(Error::new(Code::InvalidArgument, format!(
-                "{rev} names {n} commits: {}{}; give more digits",
-                names.join(", "),
-                if n > 10 { ", …" } else { "" }
-            )))
+            Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "{rev} names {n} commits: {}{}; give more digits",
+                    names.join(", "),
+                    if n > 10 { ", …" } else { "" }
+                ),
+            ))
         }
     }
 }
@@ -248,7 +254,8 @@ pub(super) fn require_repo(root: &Path) -> Result<gix::Repository, Error> {
 pub fn show(root: &Path, rev: &str) -> Result<Shown, Error> {
     let repo = require_repo(root)?;
     let c = resolve_walked(root, rev)?;
-    let mut shown = Shown { entry: c.entry(), blocks: Blocks::default(), sources: Vec::new(), paths: Vec::new() };
+    let mut shown =
+        Shown { entry: c.entry(), blocks: Blocks::default(), sources: Vec::new(), paths: Vec::new() };
     for ch in changes_of(&repo, &c)? {
         if ch.path.starts_with("topics/") && ch.path.ends_with(".md") {
             let d = blocks::diff(&diff::blob(&repo, ch.old)?, &diff::blob(&repo, ch.new)?);

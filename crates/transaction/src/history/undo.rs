@@ -155,7 +155,10 @@ fn merge(current: &str, before: &str, after: &str, ids: &[String]) -> String {
                 let next = b.last_line + 1;
                 if next < slots.len() && slots[next].len() == 1 && slots[next][0].trim().is_empty() {
                     slots[next].clear();
-                } else if b.first_line > 0 && slots[b.first_line - 1].len() == 1 && slots[b.first_line - 1][0].trim().is_empty() {
+                } else if b.first_line > 0
+                    && slots[b.first_line - 1].len() == 1
+                    && slots[b.first_line - 1][0].trim().is_empty()
+                {
                     slots[b.first_line - 1].clear();
                 }
             }
@@ -206,7 +209,8 @@ fn merge(current: &str, before: &str, after: &str, ids: &[String]) -> String {
 fn definitions(text: &str, before: &TopicFile, after: &str) -> String {
     let (file, _) = TopicFile::parse_lenient(text);
     let (after, _) = TopicFile::parse_lenient(after);
-    let cited: BTreeSet<&str> = file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
+    let cited: BTreeSet<&str> =
+        file.blocks.iter().flat_map(|b| b.refs.iter().map(|r| r.label.as_str())).collect();
     let old_labels: BTreeSet<&str> = before.definitions.iter().map(|d| d.label.as_str()).collect();
     let added: BTreeSet<&str> =
         after.definitions.iter().map(|d| d.label.as_str()).filter(|l| !old_labels.contains(l)).collect();

@@ -114,7 +114,9 @@ pub(super) fn undo(ctx: &Ctx, rev: &str, force: bool, timeout_ms: u64, as_json: 
         return report::json_line(&Undone { commit: made, revision, reverted });
     }
     if reverted.is_empty() {
-        return report::line(&format!("nothing to undo in {short}: it changed no topic block that is not already as before it"));
+        return report::line(&format!(
+            "nothing to undo in {short}: it changed no topic block that is not already as before it"
+        ));
     }
     let mut text = format!("undid {short}: {} block(s) back as before it", reverted.len());
     for r in &reverted {
