@@ -122,9 +122,7 @@ fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>,
     let lost = old.get(k)?;
     let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
         Breach::Reordered
-    } else if lost.id.is_some() && new.iter().any(|p| p.id == lost.id) {
-        Breach::Changed
-    } else if lost.id.is_none() && k == 0 {
+    } else if (lost.id.is_some() && new.iter().any(|p| p.id == lost.id)) || (lost.id.is_none() && k == 0) {
         Breach::Changed
     } else {
         Breach::Removed

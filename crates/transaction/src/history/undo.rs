@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use scriptorium_topic_markdown::parse::TopicFile;
+use scriptorium_topic_markdown::parse::{Block, TopicFile};
 
 use crate::error::{Code, Error};
 use crate::patch::Edit;
@@ -122,83 +122,98 @@ fn lf_lines(text: &str) -> Vec<String> {
     text.split('\n').map(|l| format!("{l}\n")).collect()
 }
 
+/// The lines of a file being edited: each original line's replacement.
+struct Slots(Vec<Vec<String>>);
+
+impl Slots {
+    fn clear(&mut self, first: usize, last: usize) {
+        self.0[first..=last].iter_mut().for_each(Vec::clear);
+    }
+
+    fn is_blank(&self, k: usize) -> bool {
+        self.0.get(k).is_some_and(|s| s.len() == 1 && s[0].trim().is_empty())
+    }
+
+    /// The block's lines replaced by `text`.
+    fn replace(&mut self, b: &Block, text: &str) {
+        let mut lines = lf_lines(text);
+        if !self.0[b.last_line].iter().any(|l| l.ends_with('\n')) {
+            if let Some(last) = lines.last_mut() {
+                last.pop();
+            }
+        }
+        self.clear(b.first_line, b.last_line);
+        self.0[b.first_line] = lines;
+    }
+
+    /// The block's lines removed, with the blank line after (or before) it.
+    fn remove(&mut self, b: &Block) {
+        self.clear(b.first_line, b.last_line);
+        if self.is_blank(b.last_line + 1) {
+            self.0[b.last_line + 1].clear();
+        } else if b.first_line > 0 && self.is_blank(b.first_line - 1) {
+            self.0[b.first_line - 1].clear();
+        }
+    }
+
+    /// `text` as a block after line `k`.
+    fn insert_after(&mut self, k: usize, text: &str) {
+        if self.0[k].last().is_some_and(|l| !l.ends_with('\n')) {
+            self.0[k].push("\n".into());
+        }
+        self.0[k].push("\n".into());
+        self.0[k].extend(lf_lines(text));
+    }
+
+    /// `text` as a block before line `k`.
+    fn insert_before(&mut self, k: usize, text: &str) {
+        let mut lines = lf_lines(text);
+        lines.push("\n".into());
+        lines.append(&mut self.0[k]);
+        self.0[k] = lines;
+    }
+}
+
 /// `current` with the blocks `ids` given their state in `before`, then
 /// the evidence definitions brought in step.
 fn merge(current: &str, before: &str, after: &str, ids: &[String]) -> String {
     let (cur, _) = TopicFile::parse_lenient(current);
     let (old, _) = TopicFile::parse_lenient(before);
-    let mut slots: Vec<Vec<String>> = raw_lines(&cur).into_iter().map(|l| vec![l]).collect();
-    if current.is_empty() {
-        slots.clear();
-    }
-    let mut tail: Vec<String> = Vec::new();
+    let mut slots = Slots(if current.is_empty() {
+        Vec::new()
+    } else {
+        raw_lines(&cur).into_iter().map(|l| vec![l]).collect()
+    });
+    let mut tail = String::new();
     let find = |f: &TopicFile, id: &str| f.blocks.iter().position(|b| b.id.as_deref() == Some(id));
     for id in ids {
-        let target = find(&old, id).map(|k| old.block_text(&old.blocks[k]));
-        match (find(&cur, id).map(|k| &cur.blocks[k]), target) {
-            (Some(b), Some(t)) => {
-                let mut lines = lf_lines(&t);
-                if !slots[b.last_line].iter().any(|l| l.ends_with('\n')) {
-                    if let Some(last) = lines.last_mut() {
-                        last.pop();
-                    }
-                }
-                for k in b.first_line..=b.last_line {
-                    slots[k].clear();
-                }
-                slots[b.first_line] = lines;
-            }
-            (Some(b), None) => {
-                for k in b.first_line..=b.last_line {
-                    slots[k].clear();
-                }
-                let next = b.last_line + 1;
-                if next < slots.len() && slots[next].len() == 1 && slots[next][0].trim().is_empty() {
-                    slots[next].clear();
-                } else if b.first_line > 0
-                    && slots[b.first_line - 1].len() == 1
-                    && slots[b.first_line - 1][0].trim().is_empty()
-                {
-                    slots[b.first_line - 1].clear();
-                }
-            }
+        let at = find(&old, id);
+        match (find(&cur, id).map(|k| &cur.blocks[k]), at.map(|k| old.block_text(&old.blocks[k]))) {
+            (Some(b), Some(t)) => slots.replace(b, &t),
+            (Some(b), None) => slots.remove(b),
             (None, Some(t)) => {
-                let k = find(&old, id).unwrap_or(0);
-                let anchor = old.blocks[..k]
+                // After the nearest block before it that is still there.
+                let anchor = old.blocks[..at.unwrap_or(0)]
                     .iter()
                     .rev()
-                    .filter_map(|b| b.id.as_deref().and_then(|i| find(&cur, i)))
-                    .next();
-                match anchor {
-                    Some(a) => {
-                        let last = cur.blocks[a].last_line;
-                        slots[last].push("\n".into());
-                        slots[last].extend(lf_lines(&t));
-                    }
-                    None => match cur.blocks.first() {
-                        Some(b) => {
-                            let mut lines = lf_lines(&t);
-                            lines.push("\n".into());
-                            lines.append(&mut slots[b.first_line]);
-                            slots[b.first_line] = lines;
-                        }
-                        None => {
-                            tail.push("\n".into());
-                            tail.extend(lf_lines(&t));
-                        }
-                    },
+                    .find_map(|b| b.id.as_deref().and_then(|i| find(&cur, i)));
+                match (anchor, cur.blocks.first()) {
+                    (Some(a), _) => slots.insert_after(cur.blocks[a].last_line, &t),
+                    (None, Some(b)) => slots.insert_before(b.first_line, &t),
+                    (None, None) => tail.push_str(&format!("\n{t}\n")),
                 }
             }
             (None, None) => {}
         }
     }
-    let mut merged: String = slots.into_iter().flatten().collect();
+    let mut merged: String = slots.0.into_iter().flatten().collect();
     if !tail.is_empty() {
-        if !merged.is_empty() && !merged.ends_with('\n') {
+        if merged.is_empty() {
+            tail.remove(0);
+        } else if !merged.ends_with('\n') {
             merged.push('\n');
         }
-        let tail: String = tail.concat();
-        merged.push_str(if merged.is_empty() { tail.trim_start_matches('\n') } else { &tail });
+        merged.push_str(&tail);
     }
     definitions(&merged, &old, after)
 }
