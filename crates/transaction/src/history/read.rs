@@ -110,6 +110,16 @@ impl Walked {
     }
 }
 
+/// The repository of `root`, if any, with a cache of decoded objects: a
+/// walk reads each tree on the way to a path twice (as a commit's tree and
+/// as its child's parent tree).
+fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
+    Ok(repo::open(root)?.map(|mut r| {
+        r.object_cache_size_if_unset(16 << 20);
+        r
+    }))
+}
+
 /// A commit's id, tree, first parent, message and time.
 fn read_commit(
     repo: &gix::Repository,
@@ -128,7 +138,7 @@ fn read_commit(
 /// first, until it returns `false`. Nothing without a repository or a
 /// commit.
 pub(super) fn walk(root: &Path, mut f: impl FnMut(Walked) -> Result<bool, Error>) -> Result<(), Error> {
-    let Some(repo) = repo::open(root)? else { return Ok(()) };
+    let Some(repo) = open(root)? else { return Ok(()) };
     walk_repo(&repo, &mut f)
 }
 
@@ -158,9 +168,23 @@ fn walk_repo(repo: &gix::Repository, f: &mut dyn FnMut(Walked) -> Result<bool, E
 /// The commits of the workspace's history that `filter` keeps, newest
 /// first; none when the workspace has no repository.
 pub fn log(root: &Path, filter: &LogFilter) -> Result<Vec<LogEntry>, Error> {
-    let Some(repo) = repo::open(root)? else { return Ok(Vec::new()) };
+    let Some(repo) = open(root)? else { return Ok(Vec::new()) };
     let path = filter.path.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty());
     let mut out = Vec::new();
+    // The entry at `path` in the last tree looked up: a commit's parent
+    // tree is the next commit's tree, looked up once.
+    let mut last: Option<(ObjectId, Option<ObjectId>)> = None;
+    let mut entry_at = |tree: Option<ObjectId>, p: &str| -> Result<Option<ObjectId>, Error> {
+        match (tree, last) {
+            (Some(t), Some((seen, entry))) if t == seen => Ok(entry),
+            (Some(t), _) => {
+                let entry = diff::entry_at(&repo, Some(t), p)?;
+                last = Some((t, entry));
+                Ok(entry)
+            }
+            (None, _) => Ok(None),
+        }
+    };
     walk_repo(&repo, &mut |c| {
         if let Some(s) = &filter.session {
             if c.stamp().and_then(|st| st.session).as_ref() != Some(s) {
@@ -168,7 +192,7 @@ pub fn log(root: &Path, filter: &LogFilter) -> Result<Vec<LogEntry>, Error> {
             }
         }
         if let Some(p) = path {
-            if diff::entry_at(&repo, Some(c.tree), p)? == diff::entry_at(&repo, c.parent_tree, p)? {
+            if entry_at(Some(c.tree), p)? == entry_at(c.parent_tree, p)? {
                 return Ok(true);
             }
         }
@@ -246,7 +270,7 @@ pub(super) fn changes_of(repo: &gix::Repository, c: &Walked) -> Result<Vec<Chang
 
 /// The repository of `root` (`NOT_FOUND` when there is none).
 pub(super) fn require_repo(root: &Path) -> Result<gix::Repository, Error> {
-    repo::open(root)?.ok_or_else(|| Error::new(Code::NotFound, "the workspace keeps no history (no .git)"))
+    open(root)?.ok_or_else(|| Error::new(Code::NotFound, "the workspace keeps no history (no .git)"))
 }
 
 /// What the commit `rev` ([`resolve`]) changed: its blocks, the records it

@@ -1,6 +1,7 @@
 //! `log`, `show` and `undo`: reading the workspace's history, and undoing
 //! one commit's topic changes as a new transaction.
 
+use scriptorium::archive::json;
 use scriptorium::snapshot;
 use scriptorium::transaction::history::read::{self, LogEntry, LogFilter, Shown};
 use scriptorium::transaction::history::undo;
@@ -18,14 +19,13 @@ fn summary(e: &LogEntry) -> String {
 pub(super) fn log(ctx: &Ctx, path: Option<String>, session: Option<String>, as_json: bool) -> Outcome {
     snapshot::require(&ctx.root)?;
     let entries = read::log(&ctx.root, &LogFilter { path, session })?;
-    for e in &entries {
-        if as_json {
-            report::json_line(e)?;
-        } else {
-            report::line(&summary(e))?;
-        }
+    if entries.is_empty() {
+        return Ok(Exit::Success);
     }
-    Ok(Exit::Success)
+    // One write: a history of thousands of commits is one block of lines.
+    let lines: Vec<String> =
+        entries.iter().map(|e| if as_json { json::to_line(e) } else { summary(e) }).collect();
+    report::line(&lines.join("\n"))
 }
 
 /// What one commit changed.
