@@ -48,7 +48,7 @@ fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
 
 /// The working file at `path`: its bytes, `None` when it is not a regular
 /// file.
-pub(super) fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
+fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
     let p = root.join(path);
     match fs::symlink_metadata(&p) {
         Ok(m) if m.is_file() => fs::read(&p).map(Some).map_err(|e| Error::io(&e, "cannot read", &p)),

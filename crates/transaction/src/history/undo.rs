@@ -22,9 +22,9 @@ use scriptorium_topic_markdown::parse::{Block, TopicFile};
 use crate::error::{Code, Error};
 use crate::patch::Edit;
 
+use super::blocks;
 use super::diff::{self, Change};
 use super::read::{changes_of, require_repo, resolve_walked};
-use super::{blocks, record};
 
 /// What undoing a commit writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +76,7 @@ struct FileUndo {
 fn undo_file(repo: &gix::Repository, root: &Path, ch: &Change) -> Result<FileUndo, Error> {
     let before = ch.old.map(|id| diff::blob(repo, Some(id))).transpose()?;
     let after = ch.new.map(|id| diff::blob(repo, Some(id))).transpose()?;
-    let current = record::working(root, &ch.path)?;
+    let current = working(root, &ch.path)?;
     let d = blocks::diff(before.as_deref().unwrap_or(b""), after.as_deref().unwrap_or(b""));
     let touched: Vec<String> = d.ids().cloned().collect();
     let mut undo = FileUndo { edit: None, reverted: Vec::new(), conflicts: Vec::new() };
@@ -109,6 +109,18 @@ fn undo_file(repo: &gix::Repository, root: &Path, ch: &Change) -> Result<FileUnd
         (false, None) => None,
     };
     Ok(undo)
+}
+
+/// The bytes of the topic file at `path` as it is on disk, `None` when it
+/// is not a regular file.
+fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
+    let p = root.join(path);
+    match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.is_file() => std::fs::read(&p).map(Some).map_err(|e| Error::io(&e, "cannot read", &p)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&e, "cannot read", &p)),
+    }
 }
 
 /// The lines of `text`, each with its line ending.
