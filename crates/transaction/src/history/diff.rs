@@ -91,3 +91,60 @@ pub(super) fn blob(repo: &gix::Repository, id: Option<ObjectId>) -> Result<Vec<u
         None => Ok(Vec::new()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com", "-C"])
+            .arg(root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn write(root: &std::path::Path, path: &str, text: &str) {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn only_the_changed_files_are_found_at_any_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        write(root, "topics/a/x.md", "x\n");
+        write(root, "topics/b/deep/y.md", "y\n");
+        write(root, "sources/s.md", "s\n");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "one"]);
+        write(root, "topics/b/deep/y.md", "y2\n");
+        write(root, "topics/c.md", "c\n");
+        std::fs::remove_file(root.join("sources/s.md")).unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "two"]);
+        let repo = gix::open(root).unwrap();
+        let tree = |rev: &str| Some(ObjectId::from_hex(git(root, &["rev-parse", rev]).as_bytes()).unwrap());
+        let id = tree;
+        let found = changes(&repo, tree("HEAD~1^{tree}"), tree("HEAD^{tree}")).unwrap();
+        let want = vec![
+            Change { path: "sources/s.md".into(), old: id("HEAD~1:sources/s.md"), new: None },
+            Change {
+                path: "topics/b/deep/y.md".into(),
+                old: id("HEAD~1:topics/b/deep/y.md"),
+                new: id("HEAD:topics/b/deep/y.md"),
+            },
+            Change { path: "topics/c.md".into(), old: None, new: id("HEAD:topics/c.md") },
+        ];
+        assert_eq!(found, want);
+        // From nothing: every file.
+        assert_eq!(changes(&repo, None, tree("HEAD^{tree}")).unwrap().len(), 3);
+        assert_eq!(entry_at(&repo, tree("HEAD^{tree}"), "topics/b").unwrap(), tree("HEAD:topics/b"));
+        assert_eq!(blob(&repo, id("HEAD:topics/c.md")).unwrap(), b"c\n");
+    }
+}
