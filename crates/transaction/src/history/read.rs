@@ -297,3 +297,6 @@ pub fn show(root: &Path, rev: &str) -> Result<Shown, Error> {
     }
     Ok(shown)
 }
+
+#[cfg(test)]
+mod tests;
