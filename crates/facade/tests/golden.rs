@@ -594,6 +594,9 @@ fn cli_help(s: &mut Scenario) {
         &["backfill"],
         &["palace"],
         &["render"],
+        &["log"],
+        &["show"],
+        &["undo"],
     ];
     for v in verbs {
         let mut args = v.to_vec();
@@ -615,6 +618,7 @@ fn cli_usage(s: &mut Scenario) {
     s.run("usage.bad-tier", &["update", "--workspace", "$WS", "--patch", "-", "--tier", "root"]);
     s.run("usage.no-subcommand", &["archive"]);
     s.run("usage.promote-no-ids", &["promote", "--workspace", "$WS"]);
+    s.run("usage.show-no-rev", &["show", "--workspace", "$WS"]);
 }
 
 /// Configuration (the backend, the user's file), then the default
@@ -663,6 +667,9 @@ fn cli_missing_workspace(s: &mut Scenario) {
         ("recall", &["recall", "budget", "--workspace", "$WS", "--json"]),
         ("prompt", &["prompt", "--workspace", "$WS"]),
         ("render", &["render", "--workspace", "$WS", "--json"]),
+        ("log", &["log", "--workspace", "$WS", "--json"]),
+        ("show", &["show", "HEAD", "--workspace", "$WS", "--json"]),
+        ("undo", &["undo", "HEAD", "--workspace", "$WS", "--json"]),
         ("promote", &["promote", "chat/t/m1", "--workspace", "$WS", "--json"]),
         ("write", &["write", "--workspace", "$WS", "--json"]),
         ("watch-once", &["watch", "--once", "--workspace", "$WS", "--json"]),

@@ -28,10 +28,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error};
 
+mod blocks;
+mod diff;
 pub mod frames;
 mod index_file;
+pub mod read;
 mod record;
 mod repo;
+pub mod undo;
 
 pub use record::{check_archive_writes, commit_installed, commit_outside, Outside, Writer};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};

@@ -258,6 +258,44 @@ pub(crate) enum Command {
         #[arg(long)]
         open: bool,
     },
+    /// The workspace's history, newest first: one line per commit (one
+    /// JSON object per commit with --json). Nothing without a repository.
+    Log {
+        /// Only commits that changed this file, or a file under this folder.
+        #[arg(long, value_name = "PATH")]
+        path: Option<String>,
+        /// Only commits that wrote turns of this session.
+        #[arg(long, value_name = "SESSION")]
+        session: Option<String>,
+        /// One JSON object per commit.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What one commit changed: the blocks it added, changed and removed,
+    /// the records it archived, its paths.
+    Show {
+        /// A commit id (4 to 40 hex digits), a workspace revision (64 hex
+        /// digits), HEAD or HEAD~N.
+        rev: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo a commit's topic changes as a new transaction (archived records
+    /// stay); refused with CONFLICT when a block it touched changed since.
+    Undo {
+        /// The commit: as for `show`.
+        rev: String,
+        /// Give the blocks changed since their state from before REV anyway.
+        #[arg(long)]
+        force: bool,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
     Render {

@@ -256,6 +256,7 @@ fn refused(root: &Path, patch: &str, extra: &[&str], code: &str) -> Value {
 }
 
 mod concurrency;
+mod history;
 #[cfg(unix)]
 mod kills;
 mod random;

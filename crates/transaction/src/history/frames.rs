@@ -84,6 +84,12 @@ fn pieces<'a>(path: &str, bytes: &'a [u8]) -> Option<Vec<Piece<'a>>> {
     Some(out)
 }
 
+/// The source ids of the frames of the v2 archive file at `path`, in file
+/// order (none for any other file).
+pub(super) fn source_ids(path: &str, bytes: &[u8]) -> Vec<String> {
+    pieces(path, bytes).unwrap_or_default().into_iter().filter_map(|p| p.id).collect()
+}
+
 /// The first way `new` breaks what `old` (a committed version of the
 /// archive file at `path`) holds, or `None` when `new` keeps it all.
 pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
@@ -118,9 +124,7 @@ fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>,
     let lost = old.get(k)?;
     let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
         Breach::Reordered
-    } else if lost.id.is_some() && new.iter().any(|p| p.id == lost.id) {
-        Breach::Changed
-    } else if lost.id.is_none() && k == 0 {
+    } else if (lost.id.is_some() && new.iter().any(|p| p.id == lost.id)) || (lost.id.is_none() && k == 0) {
         Breach::Changed
     } else {
         Breach::Removed

@@ -15,6 +15,7 @@ use crate::report::{self, shown, Outcome};
 mod archive;
 mod check;
 mod demo;
+mod history;
 mod hook;
 mod install;
 mod palace;
@@ -85,6 +86,9 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Command::Install { harness, scope, json } => install::install(&ctx, harness, scope, json),
         Command::Uninstall { harness, scope, json } => install::uninstall(&ctx, harness, scope, json),
         Command::Render { json, budget, timeout_ms } => status::render(&ctx, json, budget, timeout_ms),
+        Command::Log { path, session, json } => history::log(&ctx, path, session, json),
+        Command::Show { rev, json } => history::show(&ctx, &rev, json),
+        Command::Undo { rev, force, timeout_ms, json } => history::undo(&ctx, &rev, force, timeout_ms, json),
     }
 }
 
