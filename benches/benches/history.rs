@@ -17,10 +17,19 @@
 //! lines, with the ratio p50(largest)/p50(smallest). Then whole commits with
 //! the history on, for scale (`commit …` lines).
 //!
+//! **A long history.** A workspace of 1,000 blocks over 10,000 records
+//! then `SCRIPTORIUM_BENCH_HISTORY` (default 10,000) transactions
+//! (`scriptorium_benches::long_history`), and once each: the whole log, the
+//! log of one topic file, `show` of the middle commit, the tamper
+//! verification of every commit without and with its cache, then the same
+//! through the binary (`log --json`, `log --path <archive file> --json`,
+//! `show`, `check` without and with the cache), from process start to exit.
+//!
 //! Environment: `SCRIPTORIUM_BENCH_RECORDS` (default 1,000,000),
 //! `SCRIPTORIUM_BENCH_BLOCKS` (default `1000,100000`),
-//! `SCRIPTORIUM_BENCH_COMMITS`, `SCRIPTORIUM_BENCH_DIR`. Under `cargo bench
-//! -- --test` (CI): 200 blocks over 2,000 records, three rounds.
+//! `SCRIPTORIUM_BENCH_COMMITS`, `SCRIPTORIUM_BENCH_HISTORY`,
+//! `SCRIPTORIUM_BENCH_DIR`. Under `cargo bench -- --test` (CI): 200 blocks
+//! over 2,000 records, three rounds, a history of 50 transactions.
 #![allow(clippy::print_stdout)]
 
 use std::path::Path;
@@ -37,6 +46,8 @@ struct Plan {
     records: usize,
     blocks: Vec<usize>,
     rounds: usize,
+    /// Transactions of the long history.
+    history: usize,
 }
 
 fn env_usize(name: &str) -> Option<usize> {
@@ -54,6 +65,7 @@ fn plan() -> Plan {
         records: env_usize("SCRIPTORIUM_BENCH_RECORDS").unwrap_or(if test { 2_000 } else { 1_000_000 }),
         blocks,
         rounds: env_usize("SCRIPTORIUM_BENCH_COMMITS").unwrap_or(if test { 3 } else { 100 }).max(1),
+        history: env_usize("SCRIPTORIUM_BENCH_HISTORY").unwrap_or(if test { 50 } else { 10_000 }).max(2),
     }
 }
 
@@ -165,6 +177,61 @@ fn history(c: &mut Criterion) {
             b.iter_custom(|iters| (0..iters).map(|_| added_cost(ws)).sum())
         });
     }
+    drop(sized);
+    long_history(&plan, &base);
+}
+
+/// Runs `f` once, printing how long it took.
+fn once<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let out = f();
+    println!("{what}: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+    out
+}
+
+/// The CLI on `root`, timed from process start to exit; its stdout bytes.
+fn cli(what: &str, root: &Path, args: &[&str]) -> usize {
+    let bin = scriptorium_benches::cli();
+    once(what, || {
+        let out = std::process::Command::new(&bin).args(args).arg("--workspace").arg(root).output().expect("it runs");
+        assert!(
+            out.status.success() || args[0] == "check",
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout.len()
+    })
+}
+
+/// `log`, `show` and `check` on a history of `plan.history` transactions.
+fn long_history(plan: &Plan, base: &Path) {
+    let dir = tempfile::Builder::new().prefix("scriptorium-history-").tempdir_in(base).expect("a folder");
+    let spec = Spec { records: 10_000.min(plan.records), blocks: 1_000, seed: 0x5eed_c0de };
+    let ws = Workspace::generate(&dir.path().join("ws"), spec).expect("a workspace");
+    let root = ws.root.as_path();
+    let archive = once(&format!("long history: {} transactions made", plan.history), || {
+        scriptorium_benches::long_history::extend(&ws, plan.history).expect("the history")
+    });
+    let all = once("long history: read::log, every commit", || {
+        history::read::log(root, &history::read::LogFilter::default()).expect("the log")
+    });
+    assert!(all.len() > plan.history, "{} commits", all.len());
+    let topic = ws.topic_files[1].clone();
+    let filter = history::read::LogFilter { path: Some(topic.clone()), session: None };
+    let some = once(&format!("long history: read::log --path {topic}"), || history::read::log(root, &filter).expect("the log"));
+    println!("long history: {} commits, {} touch {topic}", all.len(), some.len());
+    let middle = format!("HEAD~{}", plan.history / 2);
+    once(&format!("long history: read::show {middle}"), || history::read::show(root, &middle).expect("show"));
+    let _ = std::fs::remove_dir_all(root.join(".scriptorium/history"));
+    let found = once("long history: tamper::verify, no cache", || history::tamper::verify(root).expect("verify"));
+    assert!(found.is_empty(), "{found:?}");
+    once("long history: tamper::verify, cached", || history::tamper::verify(root).expect("verify"));
+    cli("long history: scriptorium log --json", root, &["log", "--json"]);
+    cli(&format!("long history: scriptorium log --path {archive} --json"), root, &["log", "--path", &archive, "--json"]);
+    cli(&format!("long history: scriptorium show {middle} --json"), root, &["show", &middle, "--json"]);
+    let _ = std::fs::remove_dir_all(root.join(".scriptorium/history"));
+    cli("long history: scriptorium check, no cache", root, &["check"]);
+    cli("long history: scriptorium check, cached", root, &["check"]);
 }
 
 criterion_group! {

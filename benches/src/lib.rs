@@ -10,6 +10,7 @@ pub mod claude_code;
 pub mod corpus;
 pub mod forced_write;
 pub mod locomo;
+pub mod long_history;
 pub mod page_cache;
 pub mod workspace_gen;
 
