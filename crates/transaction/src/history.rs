@@ -18,6 +18,8 @@
 //!   as it is, as an `external` commit, except archive files whose committed
 //!   frames changed ([`frames`]): those keep their committed bytes in
 //!   history and are reported as tampered.
+//! * **Tamper evidence** ([`tamper`]): `check` verifies every commit and
+//!   the working tree against the frames committed before them.
 //!
 //! The repository is `<root>/.git`, created on the first commit unless the
 //! workspace's `scriptorium.toml` sets `memory.history = "off"`.
@@ -32,6 +34,7 @@ pub mod frames;
 mod index_file;
 mod record;
 mod repo;
+pub mod tamper;
 
 pub use record::{check_archive_writes, commit_installed, commit_outside, Outside};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
