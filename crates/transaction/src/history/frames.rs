@@ -85,10 +85,16 @@ fn pieces<'a>(path: &str, bytes: &'a [u8]) -> Option<Vec<Piece<'a>>> {
 }
 
 /// The first way `new` breaks what `old` (a committed version of the
-/// archive file at `path`) holds, or `None` when `new` keeps it all.
+/// archive file at `path`) holds, or `None` when `new` keeps it all. A
+/// file gone (`new` empty) is its first record removed.
 pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
     if old == new {
         return None;
+    }
+    if new.is_empty() {
+        // The file is gone (or emptied): its first record was removed.
+        let first = pieces(path, old).and_then(|p| p.into_iter().find_map(|p| p.id));
+        return Some(Tampered { path: path.to_owned(), source_id: first, breach: Breach::Removed });
     }
     let breach = match (pieces(path, old), pieces(path, new)) {
         (Some(old), Some(new)) => {
