@@ -34,6 +34,9 @@ use super::repo::{self, Settings};
 /// the workspace.
 pub const VERIFIED_CACHE: &str = ".scriptorium/history/verified";
 
+/// The decoded objects kept while walking the history.
+const OBJECT_CACHE_BYTES: usize = 32 << 20;
+
 /// The archive's top folder, in a tree.
 const SOURCES: &str = "sources";
 
@@ -46,8 +49,10 @@ pub fn verify(root: &Path) -> Result<Vec<Tampered>, Error> {
     if !Settings::read(root)?.enabled {
         return Ok(Vec::new());
     }
-    let Some(repo) = repo::open(root)? else { return Ok(Vec::new()) };
+    let Some(mut repo) = repo::open(root)? else { return Ok(Vec::new()) };
     let Some(head) = head(&repo)? else { return Ok(Vec::new()) };
+    // A commit's new version of a file is the next one's old version.
+    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
     let cached = read_cache(root, &repo);
     let commits = walk(&repo, head.id, cached)?;
     let mut found: BTreeMap<String, Tampered> = BTreeMap::new();
