@@ -84,8 +84,12 @@ pub fn answer(
 /// and parsed only when it differs. A history that cannot be read leaves
 /// the hits unmarked and says so in the log: the search still answers.
 fn mark_tampered(root: &Path, hits: &mut [Hit]) {
-    let mut files: Vec<&str> =
-        hits.iter().filter(|h| h.kind == Kind::Source).map(Hit::path).filter(|p| p.starts_with("sources/")).collect();
+    let mut files: Vec<&str> = hits
+        .iter()
+        .filter(|h| h.kind == Kind::Source)
+        .map(Hit::path)
+        .filter(|p| p.starts_with("sources/"))
+        .collect();
     files.sort_unstable();
     files.dedup();
     if files.is_empty() {

@@ -184,7 +184,8 @@ fn ten_thousand_commits_verify_in_reasonable_time() {
     let mut stream = Vec::new();
     for n in 0..10_000usize {
         let k = n % 100;
-        let id = scriptorium_source_archive::SourceId::new("chat", &format!("t{k}"), &format!("m{n}")).unwrap();
+        let id =
+            scriptorium_source_archive::SourceId::new("chat", &format!("t{k}"), &format!("m{n}")).unwrap();
         let record = scriptorium_source_archive::SourceRecord::new(
             id,
             scriptorium_source_archive::Role::User,

@@ -168,7 +168,10 @@ fn sources_of(repo: &gix::Repository, tree: ObjectId) -> Result<Option<ObjectId>
 }
 
 /// The entries of tree `id` by name (none for `None`).
-fn entries(repo: &gix::Repository, id: Option<ObjectId>) -> Result<BTreeMap<String, (EntryMode, ObjectId)>, Error> {
+fn entries(
+    repo: &gix::Repository,
+    id: Option<ObjectId>,
+) -> Result<BTreeMap<String, (EntryMode, ObjectId)>, Error> {
     let mut out = BTreeMap::new();
     let Some(id) = id else { return Ok(out) };
     let tree = repo.find_tree(id).map_err(|e| git_error("cannot read a tree", e))?;
