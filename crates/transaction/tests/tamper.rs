@@ -173,6 +173,7 @@ fn a_workspace_without_history_verifies_empty() {
 /// Run with `--ignored --nocapture` to see the times.
 #[test]
 #[ignore = "a measurement: builds a history of 10,000 commits"]
+#[allow(clippy::print_stderr)]
 fn ten_thousand_commits_verify_in_reasonable_time() {
     use std::io::Write;
     use std::time::Instant;

@@ -156,4 +156,9 @@ fn search_marks_hits_from_a_tampered_file_only() {
     assert!(!sources.is_empty());
     assert!(sources.iter().all(|h| h["tampered"] == true && h["path"] == FILE), "{sources:?}");
     assert!(after.iter().filter(|h| h["kind"] == "topic").all(|h| h.get("tampered").is_none()));
+    let text = run(&["search", "--workspace", w, "budget"], b"");
+    let text = String::from_utf8(text.stdout).unwrap();
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains("  (tampered)  ")).collect();
+    assert_eq!(marked.len(), sources.len(), "{text}");
+    assert!(marked.iter().all(|l| l.contains(FILE)), "{text}");
 }

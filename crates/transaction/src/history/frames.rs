@@ -145,9 +145,12 @@ fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>,
     let lost = old.get(k)?;
     let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
         Breach::Reordered
-    } else if lost.id.is_some() && new.iter().any(|p| p.id == lost.id) {
-        Breach::Changed
-    } else if lost.id.is_none() && k == 0 {
+    } else if match &lost.id {
+        // A record whose id is still there, with other bytes.
+        Some(_) => new.iter().any(|p| p.id == lost.id),
+        // The marker line (or bytes before the first frame).
+        None => k == 0,
+    } {
         Breach::Changed
     } else {
         Breach::Removed

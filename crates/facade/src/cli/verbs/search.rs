@@ -92,7 +92,12 @@ fn human_hit(hit: &Hit) -> String {
     let who = hit.attribution().map(|l| format!("  {}", shown(l))).unwrap_or_default();
     let pending = if hit.trust() == Trust::Pending { "  (pending)" } else { "" };
     let tampered = if hit.tampered { "  (tampered)" } else { "" };
-    format!("{:.3}  {}#{anchor}{who}{pending}{tampered}  {}", hit.score, shown(hit.path()), shown(&hit.snippet))
+    format!(
+        "{:.3}  {}#{anchor}{who}{pending}{tampered}  {}",
+        hit.score,
+        shown(hit.path()),
+        shown(&hit.snippet)
+    )
 }
 
 fn print_fenced(f: &Fenced, hits: usize, as_json: bool) -> Outcome {
