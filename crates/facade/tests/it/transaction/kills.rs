@@ -47,12 +47,13 @@ fn shadow_of(root: &Path) -> tempfile::TempDir {
 }
 
 /// The derived views of a workspace (everything outside `topics/`,
-/// `sources/` and `.scriptorium/`), by workspace-relative path.
+/// `sources/`, `.scriptorium/` and the git history `.git/`, whose commits
+/// carry their time), by workspace-relative path.
 fn derived_views(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     snapshot(root)
         .into_iter()
         .map(|(p, b)| (p.strip_prefix(root).unwrap().to_path_buf(), b))
-        .filter(|(p, _)| !p.starts_with("topics") && !p.starts_with("sources"))
+        .filter(|(p, _)| !p.starts_with("topics") && !p.starts_with("sources") && !p.starts_with(".git"))
         .collect()
 }
 
