@@ -10,7 +10,8 @@ use crate::segment::Kind;
 
 /// One search hit. As JSON: `kind`, the block's or record's fields in their
 /// documented order, `score`, `snippet`, then `bm25_rank` and
-/// `embedding_rank` when the hit comes from a fused search.
+/// `embedding_rank` when the hit comes from a fused search, and
+/// `"tampered":true` for a record from a tampered archive file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     /// `topic` or `source`.
@@ -28,6 +29,11 @@ pub struct Hit {
     /// Its 1-based rank in the embedding list of a fused search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_rank: Option<usize>,
+    /// A record whose archive file no longer holds its committed frames
+    /// as committed (set by the facade from the workspace history; written
+    /// only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tampered: bool,
 }
 
 /// What a hit found.

@@ -157,6 +157,7 @@ pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Res
         snippet: tok.snippet(stored.text, terms, SNIPPET_CHARS),
         bm25_rank: None,
         embedding_rank: None,
+        tampered: false,
     })
 }
 

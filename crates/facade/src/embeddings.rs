@@ -273,6 +273,7 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
                 snippet: tok.snippet(&c.text, &terms, index_ws::SNIPPET_CHARS),
                 bm25_rank: None,
                 embedding_rank: None,
+                tampered: false,
             })
         })
         .collect()

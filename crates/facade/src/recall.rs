@@ -274,7 +274,15 @@ mod tests {
     use scriptorium_source_archive::json::{RecordView, Trust};
 
     fn hit(kind: Kind, found: Found) -> Hit {
-        Hit { kind, found, score: 1.0, snippet: String::new(), bm25_rank: None, embedding_rank: None }
+        Hit {
+            kind,
+            found,
+            score: 1.0,
+            snippet: String::new(),
+            bm25_rank: None,
+            embedding_rank: None,
+            tampered: false,
+        }
     }
 
     fn block(id: &str, path: &str, text: &str) -> Hit {

@@ -62,9 +62,53 @@ pub struct Answer {
 /// `MODEL_UNAVAILABLE`; `hybrid` without one, or when it fails, answers
 /// with BM25 alone and says why in `fallback`. The endpoint comes from
 /// `config`. A speaker filter (a name resolved as FORMAT.md §7 says) is
-/// BM25's alone. The caller holds the read lock (a
-/// [`crate::snapshot::Snapshot`]).
+/// BM25's alone. Records from an archive file that no longer holds its
+/// committed frames are marked [`Hit::tampered`]. The caller holds the
+/// read lock (a [`crate::snapshot::Snapshot`]).
 pub fn answer(
+    root: &Path,
+    config: &Config,
+    method: Method,
+    query: &str,
+    filters: &Filters,
+    speaker: Option<&str>,
+    limit: usize,
+) -> Result<Answer> {
+    let mut answer = rank(root, config, method, query, filters, speaker, limit)?;
+    mark_tampered(root, &mut answer.hits);
+    Ok(answer)
+}
+
+/// Marks the records whose archive file is tampered: only the distinct
+/// files of these hits are looked at, each hashed against the head commit
+/// and parsed only when it differs. A history that cannot be read leaves
+/// the hits unmarked and says so in the log: the search still answers.
+fn mark_tampered(root: &Path, hits: &mut [Hit]) {
+    let mut files: Vec<&str> = hits
+        .iter()
+        .filter(|h| h.kind == Kind::Source)
+        .map(Hit::path)
+        .filter(|p| p.starts_with("sources/"))
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    if files.is_empty() {
+        return;
+    }
+    let tampered = match scriptorium_transaction::history::tamper::tampered_files(root, &files) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "search: cannot compare the archive with its history");
+            return;
+        }
+    };
+    for h in hits.iter_mut() {
+        h.tampered = h.kind == Kind::Source && tampered.contains(h.path());
+    }
+}
+
+/// [`answer`] before the tamper marks.
+fn rank(
     root: &Path,
     config: &Config,
     method: Method,
@@ -187,6 +231,7 @@ mod tests {
             snippet: String::new(),
             bm25_rank: None,
             embedding_rank: None,
+            tampered: false,
         }
     }
 

@@ -18,6 +18,8 @@
 //!   as it is, as an `external` commit, except archive files whose committed
 //!   frames changed ([`frames`]): those keep their committed bytes in
 //!   history and are reported as tampered.
+//! * **Tamper evidence** ([`tamper`]): `check` verifies every commit and
+//!   the working tree against the frames committed before them.
 //!
 //! The repository is `<root>/.git`, created on the first commit unless the
 //! workspace's `scriptorium.toml` sets `memory.history = "off"`.
@@ -35,6 +37,7 @@ mod index_file;
 pub mod read;
 mod record;
 mod repo;
+pub mod tamper;
 pub mod undo;
 
 pub use record::{check_archive_writes, commit_installed, commit_outside, Outside, Writer};

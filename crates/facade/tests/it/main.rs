@@ -22,6 +22,7 @@ mod rules;
 mod search;
 mod session_append;
 mod sessions;
+mod tamper;
 mod topics;
 mod transaction;
 mod writer;

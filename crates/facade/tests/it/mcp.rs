@@ -483,3 +483,22 @@ fn a_last_line_without_its_line_feed_is_answered() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(json_lines(&out.stdout), [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
 }
+
+#[test]
+fn memory_search_marks_hits_from_a_tampered_archive_file() {
+    use super::tamper::{demo, lower_morning, FILE};
+    let (_dir, root) = demo();
+    let search = || {
+        let answers = tool_session(&root, &[call(1, "memory_search", json!({"query": "budget"}))], "paired");
+        answers[0]["result"]["structuredContent"]["hits"].as_array().unwrap().clone()
+    };
+    let hits = search();
+    assert!(hits.iter().any(|h| h["kind"] == "source"));
+    assert!(hits.iter().all(|h| h.get("tampered").is_none()), "{hits:?}");
+    let path = root.join(FILE);
+    std::fs::write(&path, lower_morning(&std::fs::read(&path).unwrap())).unwrap();
+    let hits = search();
+    let sources: Vec<&Value> = hits.iter().filter(|h| h["kind"] == "source").collect();
+    assert!(!sources.is_empty());
+    assert!(sources.iter().all(|h| h["tampered"] == true), "{sources:?}");
+}

@@ -22,7 +22,7 @@ use crate::topics::ADA;
 use crate::{data, error_of, json_lines, run, snapshot};
 
 /// The stable error codes of FORMAT.md §5.
-const CODES: [&str; 9] = [
+const CODES: [&str; 10] = [
     "INVALID_ARGUMENT",
     "NOT_FOUND",
     "CONFLICT",
@@ -32,6 +32,7 @@ const CODES: [&str; 9] = [
     "MEMORY_DISABLED",
     "MODEL_UNAVAILABLE",
     "IO",
+    "TAMPERED",
 ];
 
 const ADA_PATH: &str = "topics/people/ada.md";

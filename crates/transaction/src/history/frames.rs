@@ -63,14 +63,33 @@ struct Piece<'a> {
     id: Option<String>,
 }
 
-/// The pieces of a v2 file at `path`, or `None` when it is not one.
-fn pieces<'a>(path: &str, bytes: &'a [u8]) -> Option<Vec<Piece<'a>>> {
+/// The provider and thread of the v2 file at `path`, or `None` when it is
+/// not one.
+fn conversation_of(path: &str) -> Option<(String, String)> {
     let rest = path.strip_prefix("sources/")?;
     let (provider, file) = rest.split_once('/')?;
     let thread = file.strip_prefix("_v2/")?.strip_suffix(".md")?;
     let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
     let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
-    let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &provider, thread: &thread }));
+    Some((provider, thread))
+}
+
+/// The parse of the v2 file at `path`, or `None` when it is not one.
+fn parse<'a>(path: &str, bytes: &'a [u8]) -> Option<v2::Parsed<'a>> {
+    let (provider, thread) = conversation_of(path)?;
+    Some(v2::parse_prefix(bytes, Some(Expect { provider: &provider, thread: &thread })))
+}
+
+/// Whether `old` is kept whole by every file that starts with it: a legacy
+/// file, or a v2 file that parses to its end (its frames say their length,
+/// so bytes added after it never change them).
+fn complete(path: &str, old: &[u8]) -> bool {
+    parse(path, old).is_none_or(|p| p.valid_len == old.len())
+}
+
+/// The pieces of a v2 file at `path`, or `None` when it is not one.
+fn pieces<'a>(path: &str, bytes: &'a [u8]) -> Option<Vec<Piece<'a>>> {
+    let parsed = parse(path, bytes)?;
     let mut out = Vec::with_capacity(parsed.frames.len() + 2);
     let first = parsed.frames.first().map_or(parsed.valid_len, |f| f.offset);
     out.push(Piece { bytes: &bytes[..first], id: None });
@@ -91,11 +110,19 @@ pub(super) fn source_ids(path: &str, bytes: &[u8]) -> Vec<String> {
 }
 
 /// The first way `new` breaks what `old` (a committed version of the
-/// archive file at `path`) holds, or `None` when `new` keeps it all.
+/// archive file at `path`) holds, or `None` when `new` keeps it all. A
+/// file gone (`new` empty) is its first record removed.
 pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
-    // Bytes added after a committed file that ends a line keep every
-    // committed frame whole (a frame's body length is in its header).
-    if new.starts_with(old) && (old.is_empty() || old.ends_with(b"\n")) {
+    if old == new {
+        return None;
+    }
+    if new.is_empty() {
+        // The file is gone (or emptied): its first record was removed.
+        let first = pieces(path, old).and_then(|p| p.into_iter().find_map(|p| p.id));
+        return Some(Tampered { path: path.to_owned(), source_id: first, breach: Breach::Removed });
+    }
+    if new.starts_with(old) && complete(path, old) {
+        // An append, the common case: `new` need not be parsed.
         return None;
     }
     let breach = match (pieces(path, old), pieces(path, new)) {
@@ -124,7 +151,12 @@ fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>,
     let lost = old.get(k)?;
     let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
         Breach::Reordered
-    } else if (lost.id.is_some() && new.iter().any(|p| p.id == lost.id)) || (lost.id.is_none() && k == 0) {
+    } else if match &lost.id {
+        // A record whose id is still there, with other bytes.
+        Some(_) => new.iter().any(|p| p.id == lost.id),
+        // The marker line (or bytes before the first frame).
+        None => k == 0,
+    } {
         Breach::Changed
     } else {
         Breach::Removed

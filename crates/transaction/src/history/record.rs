@@ -42,13 +42,13 @@ pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Res
     Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
 }
 
-fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
+pub(super) fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
     Ok(repo.find_blob(id).map_err(|e| git_error("cannot read a blob", e))?.take_data())
 }
 
 /// The working file at `path`: its bytes, `None` when it is not a regular
 /// file.
-fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
+pub(super) fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
     let p = root.join(path);
     match fs::symlink_metadata(&p) {
         Ok(m) if m.is_file() => fs::read(&p).map(Some).map_err(|e| Error::io(&e, "cannot read", &p)),

@@ -46,6 +46,7 @@ pub(super) fn check(ctx: &Ctx, as_json: bool, timeout_ms: u64) -> Outcome {
     };
     let checkup = snapshot::checkup(root)?;
     let damaged = damaged_archive_files(&checkup.archive);
+    let tampered = tampered_archive_files(root)?;
     let revision = transaction::revision::compute(root)?.hex;
     drop(w);
     let mut out = BufWriter::new(io::stdout().lock());
@@ -63,7 +64,20 @@ pub(super) fn check(ctx: &Ctx, as_json: bool, timeout_ms: u64) -> Outcome {
         };
         writeln!(out, "{line}")?;
     }
-    let errors = checkup.diagnostics.len() + damaged.len();
+    for t in &tampered {
+        let line = if as_json {
+            json::to_line(t)
+        } else {
+            format!(
+                "{}: TAMPERED {}: {}",
+                shown(t["path"].as_str().unwrap_or("")),
+                shown(t["source_id"].as_str().unwrap_or("-")),
+                shown(t["message"].as_str().unwrap_or(""))
+            )
+        };
+        writeln!(out, "{line}")?;
+    }
+    let errors = checkup.diagnostics.len() + damaged.len() + tampered.len();
     let ok = errors == 0;
     let summary = if as_json {
         json::to_line(&json!({"ok": ok, "errors": errors, "revision": revision, "recovered": recovered}))
@@ -87,6 +101,24 @@ fn damaged_archive_files(archive: &scriptorium::archive::archive::Archive) -> Ve
                 "message": format!("the archive file does not parse to its end: {}", p.diagnostic.reason)})
         })
         .collect()
+}
+
+/// An archive file whose committed frames were changed, removed or
+/// reordered, in a commit of the history or in the working tree: the
+/// archive is append-only (FORMAT.md §5, `TAMPERED`).
+fn tampered_archive_files(root: &Path) -> Result<Vec<Value>, Error> {
+    let found = transaction::history::tamper::verify(root)?;
+    Ok(found
+        .iter()
+        .map(|t| {
+            let what = match &t.source_id {
+                Some(id) => format!("the committed record {id} was {}", t.breach.as_str()),
+                None => format!("committed bytes were {}", t.breach.as_str()),
+            };
+            json!({"code": "TAMPERED", "path": t.path, "source_id": t.source_id, "breach": t.breach,
+                "message": format!("{what}; the archive is append-only (git log -p -- '{}' shows its history)", t.path)})
+        })
+        .collect())
 }
 
 fn print_diagnostics(out: &mut impl Write, diagnostics: &[Diagnostic], as_json: bool) -> io::Result<()> {

@@ -91,7 +91,13 @@ fn human_hit(hit: &Hit) -> String {
     let anchor = shown(hit.anchor().unwrap_or(""));
     let who = hit.attribution().map(|l| format!("  {}", shown(l))).unwrap_or_default();
     let pending = if hit.trust() == Trust::Pending { "  (pending)" } else { "" };
-    format!("{:.3}  {}#{anchor}{who}{pending}  {}", hit.score, shown(hit.path()), shown(&hit.snippet))
+    let tampered = if hit.tampered { "  (tampered)" } else { "" };
+    format!(
+        "{:.3}  {}#{anchor}{who}{pending}{tampered}  {}",
+        hit.score,
+        shown(hit.path()),
+        shown(&hit.snippet)
+    )
 }
 
 fn print_fenced(f: &Fenced, hits: usize, as_json: bool) -> Outcome {

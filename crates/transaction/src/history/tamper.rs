@@ -1,0 +1,252 @@
+//! Tamper evidence over the whole history: every frame any commit holds in
+//! an archive file must still be in every later version of that file
+//! ([`frames::check`]), in every commit after it and in the working tree.
+//!
+//! * **History.** [`verify`] walks every commit reachable from the head
+//!   (first parents and merge parents) and compares each one's `sources/`
+//!   with each parent's, descending only into trees whose ids differ: a
+//!   commit made by hand (`git commit -am`) that rewrote a committed frame
+//!   is found, however many commits later.
+//! * **The cache** `.scriptorium/history/verified` holds the last commit
+//!   whose whole ancestry verified clean; the walk stops there, so a check
+//!   after a few transactions reads a few commits. History rewritten past
+//!   it (the cached commit no longer an ancestor) means a full walk. It is
+//!   written only when the history was clean.
+//! * **The working tree** is never cached: each archive file the head holds
+//!   is hashed as a git blob and compared with the head's entry, and only a
+//!   file that differs is parsed ([`tampered_files`] does this for a few
+//!   named files, for search).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::path::Path;
+
+use gix::objs::tree::EntryMode;
+use gix::ObjectId;
+
+use crate::error::Error;
+
+use super::frames::{self, Tampered};
+use super::git_error;
+use super::record::{blob_at, head, read_blob, working};
+use super::repo::{self, Settings};
+
+/// The cache of the last commit whose ancestry verified clean, relative to
+/// the workspace.
+pub const VERIFIED_CACHE: &str = ".scriptorium/history/verified";
+
+/// The decoded objects kept while walking the history.
+const OBJECT_CACHE_BYTES: usize = 32 << 20;
+
+/// The archive's top folder, in a tree.
+const SOURCES: &str = "sources";
+
+/// Every archive file whose committed frames were broken: in a commit of
+/// the history (against its parent) or in the working tree (against the
+/// head). One finding per file, its first breach (oldest commit first, then
+/// the working tree), sorted by path. Empty when the workspace keeps no
+/// history or has no commit yet.
+pub fn verify(root: &Path) -> Result<Vec<Tampered>, Error> {
+    if !Settings::read(root)?.enabled {
+        return Ok(Vec::new());
+    }
+    let Some(mut repo) = repo::open(root)? else { return Ok(Vec::new()) };
+    let Some(head) = head(&repo)? else { return Ok(Vec::new()) };
+    // A commit's new version of a file is the next one's old version.
+    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+    let cached = read_cache(root, &repo);
+    let commits = walk(&repo, head.id, cached)?;
+    let mut found: BTreeMap<String, Tampered> = BTreeMap::new();
+    // Oldest first, so that a file's finding is its first breach.
+    for id in commits.iter().rev() {
+        for t in commit_breaches(&repo, *id)? {
+            found.entry(t.path.clone()).or_insert(t);
+        }
+    }
+    if found.is_empty() && cached != Some(head.id) {
+        write_cache(root, head.id);
+    }
+    let committed = sources_of(&repo, head.tree)?;
+    for (path, blob) in blobs_under(&repo, committed)? {
+        if found.contains_key(&path) {
+            continue;
+        }
+        if let Some(t) = working_breach(&repo, root, &path, blob)? {
+            found.insert(path, t);
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
+/// Which of `paths` (workspace-relative archive files) break frames the
+/// head commit holds, as they are on disk now. A file whose blob id is the
+/// head's is not read twice; a file the head does not hold is new, never
+/// tampered. Empty when the workspace keeps no history.
+pub fn tampered_files(root: &Path, paths: &[&str]) -> Result<BTreeSet<String>, Error> {
+    let mut out = BTreeSet::new();
+    let wanted: Vec<&str> = paths.iter().copied().filter(|p| p.starts_with("sources/")).collect();
+    if wanted.is_empty() || !Settings::read(root)?.enabled {
+        return Ok(out);
+    }
+    let Some(repo) = repo::open(root)? else { return Ok(out) };
+    let Some(head) = head(&repo)? else { return Ok(out) };
+    for path in wanted {
+        let Some(blob) = blob_at(&repo, head.tree, path)? else { continue };
+        if working_breach(&repo, root, path, blob)?.is_some() {
+            out.insert(path.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// How the working file at `path` breaks the committed `blob`, if it does:
+/// hashed first, parsed only when it differs.
+fn working_breach(
+    repo: &gix::Repository,
+    root: &Path,
+    path: &str,
+    blob: ObjectId,
+) -> Result<Option<Tampered>, Error> {
+    let bytes = match working(root, path)? {
+        Some(bytes) => {
+            let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+                .map_err(|e| git_error("cannot hash a file", e))?;
+            if id == blob {
+                return Ok(None);
+            }
+            bytes
+        }
+        None => Vec::new(),
+    };
+    Ok(frames::check(path, &read_blob(repo, blob)?, &bytes))
+}
+
+/// The commits reachable from `head`, newest first (breadth first), not
+/// going past `stop` (verified before, with its ancestry).
+fn walk(repo: &gix::Repository, head: ObjectId, stop: Option<ObjectId>) -> Result<Vec<ObjectId>, Error> {
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut queue = VecDeque::from([head]);
+    let mut out = Vec::new();
+    seen.insert(head);
+    while let Some(id) = queue.pop_front() {
+        if Some(id) == stop {
+            continue;
+        }
+        out.push(id);
+        let commit = repo.find_commit(id).map_err(|e| git_error("cannot read a commit", e))?;
+        for parent in commit.parent_ids() {
+            let parent = parent.detach();
+            if seen.insert(parent) {
+                queue.push_back(parent);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The archive files commit `id` broke, against each of its parents.
+fn commit_breaches(repo: &gix::Repository, id: ObjectId) -> Result<Vec<Tampered>, Error> {
+    let commit = repo.find_commit(id).map_err(|e| git_error("cannot read a commit", e))?;
+    let tree = commit.tree_id().map_err(|e| git_error("cannot read a commit", e))?.detach();
+    let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+    let mut out = Vec::new();
+    if parents.is_empty() {
+        return Ok(out);
+    }
+    let new = sources_of(repo, tree)?;
+    for parent in parents {
+        let parent = repo.find_commit(parent).map_err(|e| git_error("cannot read a commit", e))?;
+        let parent_tree = parent.tree_id().map_err(|e| git_error("cannot read a commit", e))?.detach();
+        let old = sources_of(repo, parent_tree)?;
+        diff(repo, SOURCES, old, new, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The `sources` subtree of the root tree `tree`, if it has one.
+fn sources_of(repo: &gix::Repository, tree: ObjectId) -> Result<Option<ObjectId>, Error> {
+    Ok(entries(repo, Some(tree))?.remove(SOURCES).filter(|(mode, _)| mode.is_tree()).map(|(_, id)| id))
+}
+
+/// The entries of tree `id` by name (none for `None`).
+fn entries(
+    repo: &gix::Repository,
+    id: Option<ObjectId>,
+) -> Result<BTreeMap<String, (EntryMode, ObjectId)>, Error> {
+    let mut out = BTreeMap::new();
+    let Some(id) = id else { return Ok(out) };
+    let tree = repo.find_tree(id).map_err(|e| git_error("cannot read a tree", e))?;
+    for e in tree.decode().map_err(|e| git_error("cannot read a tree", e))?.entries {
+        out.insert(e.filename.to_string(), (e.mode, e.oid.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Compares the blobs under tree `old` (at `dir`) with those under `new`:
+/// a blob changed or gone (its new bytes empty) is checked frame by frame;
+/// subtrees whose ids are equal are not read.
+fn diff(
+    repo: &gix::Repository,
+    dir: &str,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    out: &mut Vec<Tampered>,
+) -> Result<(), Error> {
+    if old.is_none() || old == new {
+        return Ok(());
+    }
+    let before = entries(repo, old)?;
+    let after = entries(repo, new)?;
+    for (name, (mode, id)) in before {
+        let now = after.get(&name).copied();
+        if now == Some((mode, id)) {
+            continue;
+        }
+        let path = format!("{dir}/{name}");
+        if mode.is_tree() {
+            let subtree = now.filter(|(m, _)| m.is_tree()).map(|(_, id)| id);
+            diff(repo, &path, Some(id), subtree, out)?;
+        } else if mode.is_blob() {
+            let bytes = match now {
+                Some((m, new_id)) if m.is_blob() => read_blob(repo, new_id)?,
+                _ => Vec::new(),
+            };
+            out.extend(frames::check(&path, &read_blob(repo, id)?, &bytes));
+        }
+    }
+    Ok(())
+}
+
+/// Every blob under tree `id` (the archive's folder), by
+/// workspace-relative path.
+fn blobs_under(repo: &gix::Repository, id: Option<ObjectId>) -> Result<Vec<(String, ObjectId)>, Error> {
+    let mut out = Vec::new();
+    let mut stack = vec![(SOURCES.to_owned(), id)];
+    while let Some((dir, id)) = stack.pop() {
+        for (name, (mode, id)) in entries(repo, id)? {
+            let path = format!("{dir}/{name}");
+            if mode.is_tree() {
+                stack.push((path, Some(id)));
+            } else if mode.is_blob() {
+                out.push((path, id));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The cached commit, when the cache holds a commit id this repository has.
+fn read_cache(root: &Path, repo: &gix::Repository) -> Option<ObjectId> {
+    let text = std::fs::read_to_string(root.join(VERIFIED_CACHE)).ok()?;
+    let id = ObjectId::from_hex(text.trim().as_bytes()).ok()?;
+    repo.find_commit(id).is_ok().then_some(id)
+}
+
+/// Records `id` as verified clean. A cache that cannot be written (a
+/// read-only workspace) only costs the next check a longer walk.
+fn write_cache(root: &Path, id: ObjectId) {
+    let target = root.join(VERIFIED_CACHE);
+    let text = format!("{id}\n");
+    if let Err(e) = scriptorium_source_archive::fsio::replace_cache_file(root, &target, text.as_bytes()) {
+        tracing::debug!(error = %e, "history: cannot write the verified-commit cache");
+    }
+}
