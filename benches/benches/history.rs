@@ -193,7 +193,12 @@ fn once<T>(what: &str, f: impl FnOnce() -> T) -> T {
 fn cli(what: &str, root: &Path, args: &[&str]) -> usize {
     let bin = scriptorium_benches::cli();
     once(what, || {
-        let out = std::process::Command::new(&bin).args(args).arg("--workspace").arg(root).output().expect("it runs");
+        let out = std::process::Command::new(&bin)
+            .args(args)
+            .arg("--workspace")
+            .arg(root)
+            .output()
+            .expect("it runs");
         assert!(
             out.status.success() || args[0] == "check",
             "{args:?}: {}",
@@ -218,16 +223,23 @@ fn long_history(plan: &Plan, base: &Path) {
     assert!(all.len() > plan.history, "{} commits", all.len());
     let topic = ws.topic_files[1].clone();
     let filter = history::read::LogFilter { path: Some(topic.clone()), session: None };
-    let some = once(&format!("long history: read::log --path {topic}"), || history::read::log(root, &filter).expect("the log"));
+    let some = once(&format!("long history: read::log --path {topic}"), || {
+        history::read::log(root, &filter).expect("the log")
+    });
     println!("long history: {} commits, {} touch {topic}", all.len(), some.len());
     let middle = format!("HEAD~{}", plan.history / 2);
     once(&format!("long history: read::show {middle}"), || history::read::show(root, &middle).expect("show"));
     let _ = std::fs::remove_dir_all(root.join(".scriptorium/history"));
-    let found = once("long history: tamper::verify, no cache", || history::tamper::verify(root).expect("verify"));
+    let found =
+        once("long history: tamper::verify, no cache", || history::tamper::verify(root).expect("verify"));
     assert!(found.is_empty(), "{found:?}");
     once("long history: tamper::verify, cached", || history::tamper::verify(root).expect("verify"));
     cli("long history: scriptorium log --json", root, &["log", "--json"]);
-    cli(&format!("long history: scriptorium log --path {archive} --json"), root, &["log", "--path", &archive, "--json"]);
+    cli(
+        &format!("long history: scriptorium log --path {archive} --json"),
+        root,
+        &["log", "--path", &archive, "--json"],
+    );
     cli(&format!("long history: scriptorium show {middle} --json"), root, &["show", &middle, "--json"]);
     let _ = std::fs::remove_dir_all(root.join(".scriptorium/history"));
     cli("long history: scriptorium check, no cache", root, &["check"]);

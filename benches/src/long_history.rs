@@ -42,7 +42,14 @@ pub fn extend(ws: &Workspace, n: usize) -> Fallible<String> {
     for k in 1..=n {
         let path = if k % 2 == 0 {
             let id = SourceId::new("bench", "history", &format!("m{k}"))?;
-            let r = SourceRecord::new(id, Role::User, "2026-12-01T00:00:00Z", None, false, format!("record {k}"))?;
+            let r = SourceRecord::new(
+                id,
+                Role::User,
+                "2026-12-01T00:00:00Z",
+                None,
+                false,
+                format!("record {k}"),
+            )?;
             let mut bytes = Vec::new();
             v2::write_frame(&r, &mut bytes);
             append(&ws.root, &archive, &bytes)?;
@@ -56,7 +63,12 @@ pub fn extend(ws: &Workspace, n: usize) -> Fallible<String> {
         let rev = revision::compute(&ws.root)?;
         let planned = Planned {
             summary: format!("bench: transaction {k}"),
-            stamp: Stamp { revision: rev.hex, writer: "update".into(), tier: "owner".into(), ..Stamp::default() },
+            stamp: Stamp {
+                revision: rev.hex,
+                writer: "update".into(),
+                tier: "owner".into(),
+                ..Stamp::default()
+            },
             paths: vec![path],
         };
         history::commit_installed(&ws.root, Disk::new(&faults), &planned)?;

@@ -1,3 +1,7 @@
+//! Tests of reading the history: naming commits (prefixes, revisions,
+//! `HEAD~N`), the tree diff, and the log filters, on repositories made with
+//! `git fast-import`.
+
 use std::io::Write;
 use std::path::Path;
 
