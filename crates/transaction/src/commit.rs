@@ -261,6 +261,11 @@ impl<'f> Committer<'f> {
         let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &committed.changed, appended);
         let planned = plan_commit(root, &rev, &changes, &after, tier, &patch.message, provenance)?;
         install::install(root, self.disk(), &tx, &changes, line, planned)?;
+        if let Some(why) = history::postponed(root) {
+            committed.warnings.push(format!(
+                "the change is installed, but its git commit is postponed to the next write: {why}"
+            ));
+        }
         for (path, facts) in outcome.facts {
             index_of_topics.set(&path, facts);
         }
@@ -364,6 +369,7 @@ fn plan_commit(
     provenance: &Provenance,
 ) -> Result<Option<history::Planned>, Error> {
     let Some(repo) = history::Writer::open(root)? else { return Ok(None) };
+    history::commit_postponed(root, Disk::new(&NO_FAULTS))?;
     repo.commit_outside(rev)?;
     let written = changes.iter().filter_map(|(p, b)| b.as_deref().map(|b| (p.as_str(), b)));
     repo.check_archive_writes(written)?;

@@ -40,7 +40,11 @@ mod repo;
 pub mod tamper;
 pub mod undo;
 
-pub use record::{check_archive_writes, commit_installed, commit_outside, Outside, Writer};
+pub(crate) use record::postpone;
+pub use record::{
+    check_archive_writes, commit_installed, commit_outside, commit_postponed, postponed, Outside, Writer,
+    POSTPONED,
+};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
 
 /// The trailer keys, in the order they are written.

@@ -228,7 +228,12 @@ fn roll_forward(root: &Path, disk: Disk<'_>, intent: &Intent) -> Result<(), Erro
     }
     append_history_once(root, disk, intent)?;
     if let Some(planned) = &intent.commit {
-        history::commit_installed(root, disk, planned)?;
+        if let Err(e) = history::commit_installed(root, disk, planned) {
+            // Git refused (a lock another git process holds, a damaged
+            // repository): the files stand, the commit waits for the next
+            // writer. Only a crash here keeps the intent.
+            history::postpone(root, disk, planned, &e)?;
+        }
     }
     let intent_path = root.join(INTENT);
     disk.remove_file(&intent_path).map_err(|e| io_err(&e, "cannot remove", &intent_path))?;

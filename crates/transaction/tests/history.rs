@@ -262,3 +262,33 @@ fn a_rewritten_record_is_never_committed() {
     let log = git(&root, &["log", "-p", "--format=%H"]);
     assert!(!log.contains("90k"), "the tampered bytes are in no commit");
 }
+
+#[test]
+fn a_lock_another_git_holds_postpones_the_commit_and_never_fails_the_install() {
+    let (_dir, root) = fixture();
+    let lock = root.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let rev = revision(&root);
+    let mut w = Committer::open(&root, WAIT).unwrap();
+    let first = w.commit(&big_change(&rev), Tier::Owner, Base::Check).unwrap();
+    assert!(first.warnings.iter().any(|m| m.contains("postponed")), "{:?}", first.warnings);
+    assert!(!install::pending(&root), "the install is complete: readers are not blocked");
+    assert_eq!(revision(&root), first.revision);
+    // While git still refuses, the next transaction is refused before
+    // anything is written.
+    let more = Edit::Append { path: "topics/a.md".into(), content: block(9, "m2", "More.", 0) };
+    let err =
+        w.commit(&patch(&first.revision, vec![], vec![more.clone()]), Tier::Owner, Base::Check).unwrap_err();
+    assert_eq!((err.code, err.path.as_deref()), (Code::Io, Some(".git")), "{err}");
+    assert!(err.message.contains("postponed"), "{err}");
+    assert_eq!(revision(&root), first.revision);
+    // Once the lock is gone, the postponed commit comes first, then this one.
+    std::fs::remove_file(&lock).unwrap();
+    let next = w.commit(&patch(&first.revision, vec![], vec![more]), Tier::Owner, Base::Check).unwrap();
+    assert!(next.warnings.is_empty(), "{:?}", next.warnings);
+    drop(w);
+    let all = stamps(&root);
+    assert_eq!(all[0].revision, next.revision);
+    assert_eq!(all[1].revision, first.revision);
+    assert_committed_once(&root, &next.revision, "after the postponed commit");
+}

@@ -315,3 +315,58 @@ impl Writer {
         Ok(())
     }
 }
+
+/// A commit that could not be made after its install, relative to the
+/// workspace: the [`Planned`] commit and why, made by the next writer.
+pub const POSTPONED: &str = ".scriptorium/journal/commit-postponed";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Postponed {
+    planned: Planned,
+    why: String,
+}
+
+/// Records `planned` as postponed because of `error` (durably, through
+/// `disk`: a crash here keeps the intent instead).
+pub(crate) fn postpone(root: &Path, disk: Disk<'_>, planned: &Planned, error: &Error) -> Result<(), Error> {
+    let path = root.join(POSTPONED);
+    let tmp = root.join(format!("{POSTPONED}.tmp"));
+    let body = serde_json::to_vec(&Postponed { planned: planned.clone(), why: error.message.clone() })
+        .map_err(|e| Error::new(Code::Io, e.to_string()))?;
+    let _ = fs::remove_file(&tmp);
+    disk.replace(&tmp, &path, &body, true).map_err(|e| Error::io(&e, "cannot write", &path))?;
+    tracing::warn!(error = %error, "history: the commit is postponed to the next write");
+    Ok(())
+}
+
+/// Why the last install's commit is postponed, if it is.
+pub fn postponed(root: &Path) -> Option<String> {
+    let bytes = fs::read(root.join(POSTPONED)).ok()?;
+    let p: Postponed = serde_json::from_slice(&bytes).ok()?;
+    Some(p.why)
+}
+
+/// Makes a postponed commit, if there is one: before anything else a
+/// writer commits, so that history keeps its provenance. `IO` (retryable)
+/// when git still refuses; nothing else is then committed.
+pub fn commit_postponed(root: &Path, disk: Disk<'_>) -> Result<(), Error> {
+    let path = root.join(POSTPONED);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&e, "cannot read", &path)),
+    };
+    if let Ok(p) = serde_json::from_slice::<Postponed>(&bytes) {
+        commit_installed(root, disk, &p.planned).map_err(|e| {
+            Error::new(
+                Code::Io,
+                format!(
+                    "the git commit of the last transaction is still postponed ({}); if no git program is running, remove the lock file it names and retry",
+                    e.message
+                ),
+            )
+            .at(".git")
+        })?;
+    }
+    fs::remove_file(&path).map_err(|e| Error::io(&e, "cannot remove", &path))
+}
