@@ -77,9 +77,50 @@ pub struct Stamp {
     pub turns: Vec<String>,
 }
 
-/// One line of trailer value: no line breaks, trimmed.
+/// One line of summary: no line breaks, trimmed.
 fn one_line(value: &str) -> String {
     value.split(['\n', '\r']).map(str::trim).filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// A trailer value as written: `%`, `,`, control characters and leading
+/// or trailing spaces percent-encoded, so that any session or node id
+/// comes back as it was and a list splits only at its commas.
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let last = value.chars().count().saturating_sub(1);
+    for (k, c) in value.chars().enumerate() {
+        let edge_space = c == ' ' && (k == 0 || k == last);
+        if c == '%' || c == ',' || c.is_control() || edge_space {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode`] (a malformed escape stays as written).
+fn decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut k = 0;
+    while k < bytes.len() {
+        let hex = bytes.get(k + 1..k + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[k], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                k += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                k += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Stamp {
@@ -94,17 +135,18 @@ impl Stamp {
         let mut trailer = |k: &str, v: &str| {
             out.push_str(k);
             out.push_str(": ");
-            out.push_str(&one_line(v));
+            out.push_str(v);
             out.push('\n');
         };
-        trailer(REVISION_TRAILER, &self.revision);
-        trailer(WRITER_TRAILER, &self.writer);
-        trailer(TIER_TRAILER, &self.tier);
+        trailer(REVISION_TRAILER, &encode(&self.revision));
+        trailer(WRITER_TRAILER, &encode(&self.writer));
+        trailer(TIER_TRAILER, &encode(&self.tier));
         if let Some(s) = &self.session {
-            trailer(SESSION_TRAILER, s);
+            trailer(SESSION_TRAILER, &encode(s));
         }
         if !self.turns.is_empty() {
-            trailer(TURNS_TRAILER, &self.turns.join(","));
+            let turns: Vec<String> = self.turns.iter().map(|t| encode(t)).collect();
+            trailer(TURNS_TRAILER, &turns.join(","));
         }
         out
     }
@@ -118,13 +160,12 @@ impl Stamp {
             let Some((k, v)) = line.split_once(':') else { continue };
             let v = v.trim();
             match k.trim() {
-                REVISION_TRAILER => stamp.revision = v.to_owned(),
-                WRITER_TRAILER => stamp.writer = v.to_owned(),
-                TIER_TRAILER => stamp.tier = v.to_owned(),
-                SESSION_TRAILER => stamp.session = Some(v.to_owned()),
+                REVISION_TRAILER => stamp.revision = decode(v),
+                WRITER_TRAILER => stamp.writer = decode(v),
+                TIER_TRAILER => stamp.tier = decode(v),
+                SESSION_TRAILER => stamp.session = Some(decode(v)),
                 TURNS_TRAILER => {
-                    stamp.turns =
-                        v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect()
+                    stamp.turns = v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(decode).collect()
                 }
                 _ => {}
             }
@@ -170,6 +211,20 @@ mod tests {
         let msg = s.message("wrote 2 turns\nsecond line ignored");
         assert!(msg.starts_with("wrote 2 turns\n\nScriptorium-Revision: "), "{msg}");
         assert!(msg.contains("\nScriptorium-Turns: m1,m2\n"), "{msg}");
+        assert_eq!(Stamp::parse(&msg), Some(s));
+    }
+
+    #[test]
+    fn any_session_or_node_id_comes_back_as_it_was() {
+        let s = Stamp {
+            revision: "0".repeat(64),
+            writer: "model:a,b".into(),
+            tier: "owner".into(),
+            session: Some(" s\nScriptorium-Writer: external %41 ".into()),
+            turns: vec!["a,b".into(), "c%2C".into(), "é\r".into()],
+        };
+        let msg = s.message("x");
+        assert_eq!(msg.lines().filter(|l| l.starts_with("Scriptorium-Writer")).count(), 1, "{msg}");
         assert_eq!(Stamp::parse(&msg), Some(s));
     }
 

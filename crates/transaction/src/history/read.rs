@@ -165,11 +165,37 @@ fn walk_repo(repo: &gix::Repository, f: &mut dyn FnMut(Walked) -> Result<bool, E
     }
 }
 
+/// A `--path`: workspace-relative with `/`, no empty, `.` or `..`
+/// component, not absolute (a trailing `/` names a folder).
+fn check_log_path(path: &str) -> Result<(), Error> {
+    let bad = |why: &str| {
+        Err(Error::new(
+            Code::InvalidArgument,
+            format!("--path {path:?} {why}; give a workspace-relative path such as topics/people"),
+        )
+        .at("--path"))
+    };
+    if path.starts_with('/') {
+        return bad("is absolute");
+    }
+    if path.contains('\\') || path.contains('\0') {
+        return bad("contains a backslash or NUL");
+    }
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return bad("has an empty, `.` or `..` component");
+    }
+    Ok(())
+}
+
 /// The commits of the workspace's history that `filter` keeps, newest
 /// first; none when the workspace has no repository.
 pub fn log(root: &Path, filter: &LogFilter) -> Result<Vec<LogEntry>, Error> {
+    if let Some(p) = &filter.path {
+        check_log_path(p)?;
+    }
     let Some(repo) = open(root)? else { return Ok(Vec::new()) };
-    let path = filter.path.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty());
+    let path = filter.path.as_deref().map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty());
     let mut out = Vec::new();
     // The entry at `path` in the last tree looked up: a commit's parent
     // tree is the next commit's tree, looked up once.
