@@ -83,6 +83,9 @@ fn undo_file(repo: &gix::Repository, root: &Path, ch: &Change) -> Result<FileUnd
     let new: Option<Vec<u8>> = if current == after {
         undo.reverted = touched;
         before.clone()
+    } else if before.is_none() && current.is_none() {
+        // The file the commit created is gone already: nothing to undo.
+        return Ok(undo);
     } else {
         let now = blocks::blocks_of(current.as_deref().unwrap_or(b""));
         let then = blocks::blocks_of(after.as_deref().unwrap_or(b""));
@@ -94,7 +97,8 @@ fn undo_file(repo: &gix::Repository, root: &Path, ch: &Change) -> Result<FileUnd
         let text = |b: &Option<Vec<u8>>| String::from_utf8_lossy(b.as_deref().unwrap_or(b"")).into_owned();
         let merged = merge(&text(&current), &text(&before), &text(&after), &touched);
         undo.reverted = touched;
-        Some(merged.into_bytes())
+        // A file the commit created, left with nothing but blank lines, goes.
+        (before.is_some() || !merged.trim().is_empty()).then(|| merged.into_bytes())
     };
     if new == current {
         undo.reverted.clear();
