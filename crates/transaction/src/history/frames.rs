@@ -23,6 +23,19 @@ pub enum Breach {
     Removed,
     /// It is there, byte-identical, but out of its committed order.
     Reordered,
+    /// A frame was put between committed ones, which only a merge may do
+    /// (the source id is the inserted frame's).
+    Inserted,
+}
+
+/// Where a new version of an archive file may add frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserts {
+    /// Only after the committed ones: every transaction, every edit.
+    AtTheEnd,
+    /// Also between committed ones: a merge (a commit with two parents, or
+    /// one whose writer is `sync` or `resolve`) in its canonical order.
+    Anywhere,
 }
 
 impl Breach {
@@ -32,6 +45,7 @@ impl Breach {
             Breach::Changed => "changed",
             Breach::Removed => "removed",
             Breach::Reordered => "reordered",
+            Breach::Inserted => "inserted",
         }
     }
 }
@@ -113,6 +127,11 @@ pub(super) fn source_ids(path: &str, bytes: &[u8]) -> Vec<String> {
 /// archive file at `path`) holds, or `None` when `new` keeps it all. A
 /// file gone (`new` empty) is its first record removed.
 pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
+    check_with(path, old, new, Inserts::AtTheEnd)
+}
+
+/// [`check`], with new frames allowed where `inserts` says.
+pub fn check_with(path: &str, old: &[u8], new: &[u8], inserts: Inserts) -> Option<Tampered> {
     if old == new {
         return None;
     }
@@ -127,7 +146,7 @@ pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
     }
     let breach = match (pieces(path, old), pieces(path, new)) {
         (Some(old), Some(new)) => {
-            return first_breach(&old, &new).map(|(id, breach)| Tampered {
+            return first_breach(&old, &new, inserts).map(|(id, breach)| Tampered {
                 path: path.to_owned(),
                 source_id: id,
                 breach,
@@ -141,14 +160,21 @@ pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
 }
 
 /// The first old piece `new` does not keep in order, and how.
-fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>]) -> Option<(Option<String>, Breach)> {
+fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>], inserts: Inserts) -> Option<(Option<String>, Breach)> {
     let mut k = 0;
     for piece in new {
         if k < old.len() && piece.bytes == old[k].bytes {
             k += 1;
         }
     }
-    let lost = old.get(k)?;
+    let Some(lost) = old.get(k) else {
+        // Every committed frame kept in order: anything new must follow them
+        // unless a merge put it there.
+        let inserted = (inserts == Inserts::AtTheEnd)
+            .then(|| old.iter().zip(new).find(|(o, n)| o.bytes != n.bytes).map(|(_, n)| n))
+            .flatten()?;
+        return Some((inserted.id.clone(), Breach::Inserted));
+    };
     let breach = if new.iter().any(|p| p.bytes == lost.bytes) {
         Breach::Reordered
     } else if match &lost.id {
@@ -184,10 +210,12 @@ mod tests {
     }
 
     #[test]
-    fn appending_and_inserting_keep_the_committed_frames() {
+    fn appending_keeps_the_committed_frames_and_only_a_merge_may_insert() {
         let old = file(&["a", "c"]);
         assert_eq!(check(PATH, &old, &file(&["a", "c", "d"])), None);
-        assert_eq!(check(PATH, &old, &file(&["a", "b", "c"])), None);
+        assert_eq!(check_with(PATH, &old, &file(&["a", "b", "c"]), Inserts::Anywhere), None);
+        let t = check(PATH, &old, &file(&["a", "b", "c"])).unwrap();
+        assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Inserted));
     }
 
     #[test]
