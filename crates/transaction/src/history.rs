@@ -35,10 +35,12 @@ mod index_file;
 pub mod read;
 mod record;
 mod repo;
+pub mod touched;
 pub mod undo;
 
 pub use record::{check_archive_writes, commit_installed, commit_outside, Outside, Writer};
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
+pub use touched::{block_history, BlockHistory};
 
 /// The trailer keys, in the order they are written.
 pub const REVISION_TRAILER: &str = "Scriptorium-Revision";
