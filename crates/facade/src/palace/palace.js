@@ -783,7 +783,7 @@
       h('td', { class: 'nowrap' }, String(e.tier || '')),
       h('td', { class: 'nowrap' }, e.session ? h('bdi', null, String(e.session)) : ''),
       h('td', null, h('bdi', null, String(e.message || ''))),
-      h('td', { class: 'nowrap', title: turns.slice(0, 20).join(', ') }, turns.length ? fmt(turns.length) : ''));
+      h('td', { class: 'nowrap', title: turns.length ? turns.slice(0, 20).join(', ') : null }, turns.length ? fmt(turns.length) : ''));
   }
 
   function historyHint() {
