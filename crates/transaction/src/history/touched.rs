@@ -10,15 +10,20 @@
 //!   with another text ([`blocks`]). Only topic files (`topics/**.md`)
 //!   are read; archive files are not parsed.
 //! * **Cost.** Each commit compares two trees, descending only into
-//!   subtrees whose ids differ, then parses the changed topic files alone.
+//!   subtrees whose ids differ, then parses the changed topic files alone;
+//!   the version a commit replaced is kept until the older commit that
+//!   wrote it is reached, so each version is parsed once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+
+use gix::ObjectId;
 
 use crate::error::Error;
 
+use super::blocks::{self, Blocks};
+use super::diff;
 use super::read::{self, LogEntry};
-use super::{blocks, diff};
 
 /// The newest commits and the blocks each touched.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,6 +51,16 @@ fn is_topic(path: &str) -> bool {
 pub fn block_history(root: &Path, limit: usize) -> Result<BlockHistory, Error> {
     let mut out = BlockHistory::default();
     let Some(repo) = read::open(root)? else { return Ok(out) };
+    // The blocks of the versions a newer commit replaced: each is the
+    // version an older commit wrote, read once for both.
+    let mut replaced: HashMap<ObjectId, Blocks> = HashMap::new();
+    let read_blob = |id: Option<ObjectId>, cache: &mut HashMap<ObjectId, Blocks>| match id {
+        Some(id) => match cache.remove(&id) {
+            Some(b) => Ok(b),
+            None => Ok(blocks::blocks_of(&diff::blob(&repo, Some(id))?)),
+        },
+        None => Ok::<_, Error>(Blocks::new()),
+    };
     read::walk_repo(&repo, &mut |c| {
         if out.entries.len() == limit {
             out.truncated = true;
@@ -56,7 +71,12 @@ pub fn block_history(root: &Path, limit: usize) -> Result<BlockHistory, Error> {
             if !is_topic(&ch.path) {
                 continue;
             }
-            let d = blocks::diff(&diff::blob(&repo, ch.old)?, &diff::blob(&repo, ch.new)?);
+            let new = read_blob(ch.new, &mut replaced)?;
+            let old = read_blob(ch.old, &mut replaced)?;
+            let d = blocks::diff_of(&old, &new);
+            if let Some(id) = ch.old {
+                replaced.insert(id, old);
+            }
             for id in d.ids() {
                 out.touched.entry(format!("{}#^{id}", ch.path)).or_default().push(k);
             }
