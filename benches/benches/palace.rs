@@ -6,7 +6,8 @@
 //! Timed (ours): `scriptorium::palace::generate` — scan and parse the
 //! archive, load and check every topic file, resolve every citation, embed
 //! the cited and pending records, count the rest, render `core.md` and
-//! `relations.json`, read the history, serialize, escape, hash the script
+//! `relations.json`, read the git history and the blocks its commits
+//! touched, serialize, escape, hash the script
 //! and style into the page. Writing the file is the CLI's part (measured
 //! end to end in `docs/benchmarks.md`).
 //!

@@ -2,7 +2,7 @@
 //! what a workspace remembers and why (FORMAT.md §9).
 //!
 //! [`export`] reads the workspace once — topic files, the archive, the
-//! promotions, the history and the derived views, each through its own
+//! promotions, the git history and the derived views, each through its own
 //! layer's API — and writes every topic, the records its citations name,
 //! every pending record, and counts for the rest as one JSON document.
 //! [`page`] wraps that document in an HTML page whose script and style are
@@ -49,8 +49,15 @@ pub use write::write;
 /// The name of the page in the fresh folder [`write()`] makes by default.
 pub const FILE_NAME: &str = "palace.html";
 
-/// The version of the embedded JSON document's shape.
-pub const DATA_FORMAT: u32 = 1;
+/// The version of the embedded JSON document's shape (2: `history` is the
+/// workspace's git log, and each block names the commits that touched it).
+pub const DATA_FORMAT: u32 = 2;
+
+/// At most this many commits of the workspace's git history, the newest,
+/// are embedded (with `history_truncated` saying whether older ones
+/// exist): each one read costs a tree comparison and the parsing of the
+/// topic files it changed, and a page is for a person to read.
+pub const HISTORY_LIMIT: usize = 1000;
 
 /// The id of the `<script type="application/json">` element holding the data.
 pub const DATA_ELEMENT_ID: &str = "palace-data";
@@ -62,9 +69,10 @@ pub const DATA_ELEMENT_ID: &str = "palace-data";
 /// citations, links), every record a citation names and every pending
 /// record (verbatim, in the FORMAT.md §5 record shape plus its `file://`
 /// URL), counts per thread, speaker and day for all records, the people,
-/// the timeline, `relations.json`, `.scriptorium/history.jsonl`,
-/// `.scriptorium/audit.jsonl`, and the rendered `core.md` with its token
-/// count and the blocks left out.
+/// the timeline, `relations.json`, the newest [`HISTORY_LIMIT`] commits of
+/// the workspace's git history with, for every block, the commits that
+/// added, changed or removed it, `.scriptorium/audit.jsonl`, and the
+/// rendered `core.md` with its token count and the blocks left out.
 ///
 /// Errors: `NOT_FOUND` when `root` is not a folder; `IO` when a file
 /// cannot be read; `INVALID_ARGUMENT` for a malformed `scriptorium.toml`.

@@ -452,6 +452,12 @@ impl Browser {
         );
         within(&a1, &archive_link, "cite: the archive anchor");
         within(&a1, "&lt;script&gt;window.__pwned=1;", "cite: a title-setting payload is text");
+        within(&a1, "History of ^a1", "cite: the block's history");
+        within(
+            &a1,
+            "<bdi>update</bdi> · <bdi>&lt;script&gt;window.__pwned=1;",
+            "cite: the commit that made it, as text",
+        );
 
         // The second paragraph: a hostile display, bidi controls, an unlabelled record, a promoted one.
         let a2 = self.dump("cite2", "#topic=topics%2Fpeople%2Fada.md&block=a2");
@@ -499,6 +505,8 @@ impl Browser {
         within(&relations, "<line", "relations: an edge");
         let history = self.dump("history", "#view=history");
         within(&history, "&lt;script&gt;window.__pwned=1;", "history: the message is text");
+        within(&history, "From the workspace's git history", "history: from git");
+        within(&history, "<td class=\"nowrap\"><bdi>update</bdi></td>", "history: the writer");
         within(&history, "chat/team-1/m6", "history: the promotion");
         let core = self.dump("core", "#view=core");
         within(&core, "tokens", "core: the token count");

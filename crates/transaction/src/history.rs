@@ -38,6 +38,7 @@ pub mod read;
 mod record;
 mod repo;
 pub mod tamper;
+pub mod touched;
 pub mod undo;
 
 pub(crate) use record::postpone;
@@ -46,6 +47,7 @@ pub use record::{
     POSTPONED,
 };
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
+pub use touched::{block_history, BlockHistory};
 
 /// The trailer keys, in the order they are written.
 pub const REVISION_TRAILER: &str = "Scriptorium-Revision";

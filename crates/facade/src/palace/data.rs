@@ -1,7 +1,8 @@
 //! What the palace exports from a workspace: one JSON document holding
 //! every topic file with its blocks as parts, the records its citations
 //! name and every pending record, counts per thread, speaker and day, the
-//! people, the timeline, the relations, the history and the audit, and
+//! people, the timeline, the relations, the git history (and which of its
+//! commits touched each block) and the audit, and
 //! `core.md` as the derived view renders it.
 //!
 //! This module holds the document's shape and [`json`], which reads the
@@ -18,9 +19,10 @@ use scriptorium_source_archive::json::RecordView;
 use scriptorium_source_archive::trust;
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_transaction as transaction;
+use scriptorium_transaction::history::read::LogEntry;
 use scriptorium_transaction::snapshot::Checkup;
 
-use super::{io_error, DATA_FORMAT};
+use super::{io_error, DATA_FORMAT, HISTORY_LIMIT};
 use crate::error::Error;
 
 mod archive;
@@ -45,7 +47,11 @@ struct Data {
     people: Vec<PersonOut>,
     timeline: Vec<DayOut>,
     relations: Relations,
-    history: Vec<serde_json::Value>,
+    /// The newest [`HISTORY_LIMIT`] commits of the workspace's git
+    /// history, newest first.
+    history: Vec<LogEntry>,
+    /// Whether older commits exist than the last of `history`.
+    history_truncated: bool,
     audit: Vec<serde_json::Value>,
     core: CoreOut,
     diagnostics: Vec<Diagnostic>,
@@ -101,6 +107,9 @@ struct BlockOut {
     parts: Vec<Part>,
     /// Indexes into `records` of every cited record, each once.
     records: Vec<usize>,
+    /// Indexes into `history` of the commits that added, changed or
+    /// removed this block's `path#^id`, newest first.
+    commits: Vec<usize>,
 }
 
 /// A piece of a block's text: literal text, a citation, or a link to a
@@ -287,7 +296,7 @@ fn collect(root: &Path) -> Result<Data, Error> {
     let mut embedded = summary.embedded;
     let index = topics::Index::new(topics, checked, &diagnostics);
     let mut counts = Counts::default();
-    let (files, blocks) = {
+    let (files, mut blocks) = {
         let cx = topics::PartsContext {
             resolver: &resolver,
             by_id: &embedded.by_id,
@@ -297,6 +306,8 @@ fn collect(root: &Path) -> Result<Data, Error> {
         topics::files_and_blocks(topics, &index, &cx, &root_url, &mut counts)
     };
     topics::cite_back(&blocks, &mut embedded.records);
+    let history = transaction::history::block_history(root, HISTORY_LIMIT)?;
+    topics::commits_of(&mut blocks, &files, &history.touched);
 
     let people = views::people(&files, &blocks, &embedded.records);
     let mut speakers = summary.speakers;
@@ -304,7 +315,6 @@ fn collect(root: &Path) -> Result<Data, Error> {
     let timeline = views::timeline(checked, &index, &files, &blocks, &summary.records_per_day);
     let relations = views::relations(topics, checked);
     let core = views::core(root, topics, checked, budget, &index, &files, &blocks);
-    let history = json_lines(&root.join(transaction::install::HISTORY))?;
     let audit = json_lines(&root.join(trust::AUDIT_FILE))?;
     let archive_problems = archive_problems(archive);
 
@@ -330,7 +340,8 @@ fn collect(root: &Path) -> Result<Data, Error> {
         people,
         timeline,
         relations,
-        history,
+        history: history.entries,
+        history_truncated: history.truncated,
         audit,
         core,
         diagnostics,

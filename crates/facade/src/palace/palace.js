@@ -293,6 +293,8 @@
       b.pending ? [' ', badge('pending', 'pending')] : null,
       b.valid ? null : [' ', badge('does not validate', 'bad')],
       b.times.length ? [' ', h('span', { class: 'times' }, b.times.join(', '))] : null,
+      b.commits.length ? [' ', h('a', { class: 'commits', href: blockRoute(k), title: 'the commits that touched it' },
+        fmt(b.commits.length) + (b.commits.length === 1 ? ' commit' : ' commits'))] : null,
       ' ', directionBadge(blockText(k))),
     partsEl(k, limit === undefined ? TEXT_LIMIT : limit));
   }
@@ -328,6 +330,36 @@
       box.appendChild(h('p', null, h('a', { href: blockRoute(k, { cite: 'all' }) }, 'show every citation of this block')));
     }
     if (!cites.length) box.appendChild(h('p', { class: 'hint' }, 'This block cites no evidence.'));
+    return box;
+  }
+
+  // The commits that added, changed or removed block `k`, newest first.
+  function blockHistoryEl(k) {
+    var b = D.blocks[k];
+    var box = h('section', { class: 'block-history' },
+      h('h3', null, 'History of ', b.id !== null ? '^' + b.id : 'the block at line ' + b.line));
+    if (b.id === null) {
+      box.appendChild(h('p', { class: 'hint' }, 'A block without an id cannot be followed through the history.'));
+      return box;
+    }
+    if (!b.commits.length) {
+      box.appendChild(h('p', { class: 'hint' }, D.history.length
+        ? 'No commit shown in the History view touched this block' +
+          (D.history_truncated ? ' (only the newest ' + fmt(D.history.length) + ' are read).' : '.')
+        : 'The workspace keeps no history yet.'));
+      return box;
+    }
+    var list = h('ul', { class: 'commits' });
+    b.commits.slice(0, PAGE).forEach(function (c) {
+      var e = D.history[c];
+      list.appendChild(h('li', null,
+        h('a', { href: commitRoute(c), title: String(e.commit || '') }, h('code', null, shortCommit(e.commit))),
+        ' ', h('span', { class: 'ts' }, String(e.time || '')),
+        ' ', h('bdi', null, String(e.writer || '')),
+        ' · ', h('bdi', null, String(e.message || ''))));
+    });
+    box.appendChild(list);
+    append(box, moreNote(b.commits.length, 'commits'));
     return box;
   }
 
@@ -425,6 +457,7 @@
     var aside = h('aside', { class: 'evidence', 'aria-label': 'evidence' });
     if (selected !== null) {
       aside.appendChild(evidenceEl(selected, cite));
+      aside.appendChild(blockHistoryEl(selected));
     } else {
       aside.appendChild(h('p', { class: 'hint' },
         'Click a citation such as [1] to see the archived messages it cites, verbatim, with who said them.'));
@@ -731,36 +764,56 @@
     return sec;
   }
 
-  function historyRow(x) {
-    if (x.unreadable !== undefined) {
-      return h('tr', null, h('td', { colspan: 5 }, badge('unreadable line', 'bad'), ' ', h('code', null, String(x.unreadable))));
+  // A commit's id as a person reads it: its first 12 hex digits.
+  function shortCommit(c) {
+    return String(c || '').slice(0, 12);
+  }
+
+  // The history view's page that holds commit `k` (an index into D.history).
+  function commitRoute(k) {
+    return route({ view: 'history', page: Math.floor(k / PAGE) });
+  }
+
+  function historyRow(e, k) {
+    var turns = Array.isArray(e.turns) ? e.turns : [];
+    return h('tr', { id: 'commit-' + k },
+      h('td', { class: 'nowrap' }, h('code', { title: String(e.commit || '') }, shortCommit(e.commit))),
+      h('td', { class: 'ts nowrap' }, String(e.time || '')),
+      h('td', { class: 'nowrap' }, h('bdi', null, String(e.writer || ''))),
+      h('td', { class: 'nowrap' }, String(e.tier || '')),
+      h('td', { class: 'nowrap' }, e.session ? h('bdi', null, String(e.session)) : ''),
+      h('td', null, h('bdi', null, String(e.message || ''))),
+      h('td', { class: 'nowrap', title: turns.length ? turns.slice(0, 20).join(', ') : null }, turns.length ? fmt(turns.length) : ''));
+  }
+
+  function historyHint() {
+    var text = 'From the workspace\'s git history (its .git folder): one commit per installed transaction, ' +
+      'and one per set of edits made outside Scriptorium.';
+    if (D.history_truncated) {
+      text += ' These are the newest ' + fmt(D.history.length) + ' commits; older ones are in the repository ' +
+        '(scriptorium log lists them all).';
     }
-    var changed = Array.isArray(x.changed) ? x.changed : [];
-    return h('tr', null,
-      h('td', { class: 'ts nowrap' }, String(x.time || '')),
-      h('td', { class: 'nowrap' }, String(x.tier || '')),
-      h('td', null, String(x.message || '')),
-      h('td', null, changed.length + ' file(s)', changed.length ? ': ' : '',
-        changed.slice(0, 5).join(', '), changed.length > 5 ? ' …' : '',
-        x.sources_appended ? ' · ' + x.sources_appended + ' record(s) archived' : ''),
-      h('td', { class: 'nowrap' }, h('code', { title: String(x.revision_after || '') }, String(x.revision_after || '').slice(0, 12))));
+    return h('p', { class: 'hint' }, text);
   }
 
   function viewHistory(p) {
     var sec = h('section', { class: 'history' });
-    var hist = D.history.slice().reverse();
+    var hist = D.history;
     var pg = pager(hist.length, intParam(p, 'page', 0), function (x) {
       return route({ view: 'history', page: x, apage: p.get('apage') });
     });
-    sec.appendChild(h('h2', null, 'Transactions (' + fmt(hist.length) + ', newest first)'));
-    sec.appendChild(h('p', { class: 'hint' }, 'From .scriptorium/history.jsonl: every installed transaction.'));
+    sec.appendChild(h('h2', null, 'Commits (' + fmt(hist.length) + (D.history_truncated ? ', the newest' : '') +
+      ', newest first)'));
+    sec.appendChild(historyHint());
     append(sec, pg.control);
-    var table = h('table', { class: 'grid' }, h('thead', null, h('tr', null, h('th', null, 'time'), h('th', null, 'tier'),
-      h('th', null, 'message'), h('th', null, 'changed'), h('th', null, 'revision after'))));
+    var table = h('table', { class: 'grid' }, h('thead', null, h('tr', null, h('th', null, 'commit'),
+      h('th', null, 'time'), h('th', null, 'writer'), h('th', null, 'tier'), h('th', null, 'session'),
+      h('th', null, 'message'), h('th', null, 'turns'))));
     var body = h('tbody');
-    for (var i = pg.start; i < pg.end; i++) body.appendChild(historyRow(hist[i]));
+    for (var i = pg.start; i < pg.end; i++) body.appendChild(historyRow(hist[i], i));
     table.appendChild(body);
-    sec.appendChild(hist.length ? table : h('p', { class: 'hint' }, 'No transaction has been installed yet.'));
+    sec.appendChild(hist.length ? table : h('p', { class: 'hint' },
+      'No commit yet: nothing has been installed, or the workspace keeps no history (memory.history = "off").'));
 
     var audit = D.audit.slice().reverse();
     var apg = pager(audit.length, intParam(p, 'apage', 0), function (x) {

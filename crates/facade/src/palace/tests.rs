@@ -8,9 +8,9 @@ use scriptorium_source_archive::input::parse_record;
 use scriptorium_source_archive::SourceId;
 use scriptorium_topic_markdown::views;
 use scriptorium_transaction as transaction;
+use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{Base, Committer, Edit, Patch, Tier};
 use serde_json::{json, Value};
-use std::io::Write;
 
 fn anchor(message: &str) -> String {
     SourceId::new("chat", "team-1", message).unwrap().anchor()
@@ -37,7 +37,8 @@ const RECORDS: &[&str] = &[
 ];
 
 /// A workspace with core and person files, a pending block, a promoted
-/// source, an uncited record, hostile text, and a torn history line.
+/// source, an uncited record and hostile text, written in three
+/// transactions (the last changes `a2`), each one git commit.
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -67,10 +68,20 @@ fn workspace() -> tempfile::TempDir {
     let c = w.commit(&patch, Tier::Owner, Base::Any).unwrap();
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     w.promote(&["chat/team-1/m5".to_owned()], "owner").unwrap();
+    let edit = Edit::StrReplace {
+        path: "topics/people/ada.md".into(),
+        old: "Mal was vouched for.".into(),
+        new: "Mal was vouched for by the owner.".into(),
+    };
+    let patch = Patch {
+        base_revision: transaction::revision::compute(root).unwrap().hex,
+        message: "say who vouched".into(),
+        sources: Vec::new(),
+        edits: vec![edit],
+    };
+    let by = Provenance::of_turns("model:qwen", "s-1", vec!["n7".into()]);
+    w.commit_as(&patch, Tier::Owner, Base::Check, &by).unwrap();
     drop(w);
-    let history = root.join(transaction::install::HISTORY);
-    let mut h = std::fs::OpenOptions::new().append(true).open(history).unwrap();
-    h.write_all(b"{\"time\":\"torn").unwrap();
     dir
 }
 
@@ -106,7 +117,8 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     check_blocks(&d);
     check_files_people_and_speakers(&d);
     check_threads_and_timeline(&d);
-    check_relations_core_history_and_audit(&d);
+    check_relations_core_and_audit(&d);
+    check_history(&d, &root);
 }
 
 /// Records: the FORMAT.md §5 shape, verbatim, plus where they live.
@@ -212,8 +224,8 @@ fn check_threads_and_timeline(d: &Value) {
     assert_eq!(d["timeline"][2], json!({"day": "2026-08-11", "blocks": [], "records": 1}));
 }
 
-/// relations.json, core.md, history and promotions.
-fn check_relations_core_history_and_audit(d: &Value) {
+/// relations.json, core.md and promotions.
+fn check_relations_core_and_audit(d: &Value) {
     assert!(d["relations"]["edges"]
         .as_array()
         .unwrap()
@@ -225,11 +237,41 @@ fn check_relations_core_history_and_audit(d: &Value) {
     assert_eq!(d["core"]["budget"], views::CORE_BUDGET);
     let text = d["core"]["text"].as_str().unwrap();
     assert_eq!(d["core"]["tokens"], views::count_tokens(text));
-    let history = d["history"].as_array().unwrap();
-    assert_eq!(history[0]["message"], "remember <the budget>");
-    assert_eq!(history.last().unwrap()["unreadable"], "{\"time\":\"torn");
     assert_eq!(d["audit"][0]["sources"], json!(["chat/team-1/m5"]));
     assert_eq!(d["diagnostics"], json!([]));
+}
+
+/// The git history, newest first, and each block's commits.
+fn check_history(d: &Value, root: &Path) {
+    let git =
+        std::process::Command::new("git").arg("-C").arg(root).args(["log", "--format=%H"]).output().unwrap();
+    assert!(git.status.success());
+    let ids: Vec<String> = String::from_utf8(git.stdout).unwrap().lines().map(String::from).collect();
+    assert_eq!(ids.len(), 2, "two transactions changed files; the promotion changed none");
+    let history = d["history"].as_array().unwrap();
+    let got: Vec<(&str, &str, &str, &str)> = history
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap();
+            (s("commit"), s("writer"), s("tier"), s("message"))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (ids[0].as_str(), "model:qwen", "owner", "say who vouched"),
+            (ids[1].as_str(), "external", "owner", "remember <the budget>"),
+        ]
+    );
+    assert_eq!((&history[0]["session"], &history[0]["turns"]), (&json!("s-1"), &json!(["n7"])));
+    assert_eq!(history[1]["revision"].as_str().unwrap().len(), 64);
+    assert_eq!(d["history_truncated"], false);
+    // a2 was made by the first commit and changed by the second; the
+    // others only made.
+    assert_eq!(block(d, "a2")["commits"], json!([0, 1]));
+    for id in ["a1", "c1", "c2"] {
+        assert_eq!(block(d, id)["commits"], json!([1]), "{id}");
+    }
 }
 
 #[test]

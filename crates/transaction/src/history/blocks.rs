@@ -8,7 +8,7 @@ use scriptorium_topic_markdown::parse::TopicFile;
 /// The blocks of a topic file that have an id, by id: their text (lines
 /// joined by LF) and their place in the file. A file that is not UTF-8
 /// has none.
-pub(super) fn blocks_of(bytes: &[u8]) -> BTreeMap<String, (usize, String)> {
+pub(super) fn blocks_of(bytes: &[u8]) -> Blocks {
     let Ok(text) = std::str::from_utf8(bytes) else { return BTreeMap::new() };
     let (file, _) = TopicFile::parse_lenient(text);
     let mut out = BTreeMap::new();
@@ -36,9 +36,16 @@ impl BlockDiff {
     }
 }
 
+/// The blocks of one version of a topic file, as [`blocks_of`] reads them.
+pub(super) type Blocks = BTreeMap<String, (usize, String)>;
+
 /// How `new` differs from `old`, block by block.
 pub(super) fn diff(old: &[u8], new: &[u8]) -> BlockDiff {
-    let (a, b) = (blocks_of(old), blocks_of(new));
+    diff_of(&blocks_of(old), &blocks_of(new))
+}
+
+/// [`diff`] of two versions already read.
+pub(super) fn diff_of(a: &Blocks, b: &Blocks) -> BlockDiff {
     let in_order = |m: &BTreeMap<String, (usize, String)>, keep: &dyn Fn(&str, &str) -> bool| {
         let mut v: Vec<(usize, String)> =
             m.iter().filter(|(id, (_, t))| keep(id, t)).map(|(id, (k, _))| (*k, id.clone())).collect();
@@ -46,9 +53,9 @@ pub(super) fn diff(old: &[u8], new: &[u8]) -> BlockDiff {
         v.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
     };
     BlockDiff {
-        added: in_order(&b, &|id, _| !a.contains_key(id)),
-        changed: in_order(&b, &|id, t| a.get(id).is_some_and(|(_, old)| old != t)),
-        removed: in_order(&a, &|id, _| !b.contains_key(id)),
+        added: in_order(b, &|id, _| !a.contains_key(id)),
+        changed: in_order(b, &|id, t| a.get(id).is_some_and(|(_, old)| old != t)),
+        removed: in_order(a, &|id, _| !b.contains_key(id)),
     }
 }
 

@@ -91,7 +91,8 @@ impl Walked {
         Stamp::parse(&self.message)
     }
 
-    fn entry(&self) -> LogEntry {
+    /// The commit as [`log`] lists it.
+    pub(super) fn entry(&self) -> LogEntry {
         let stamp = self.stamp().unwrap_or_else(|| Stamp {
             writer: "external".into(),
             tier: "owner".into(),
@@ -113,7 +114,7 @@ impl Walked {
 /// The repository of `root`, if any, with a cache of decoded objects: a
 /// walk reads each tree on the way to a path twice (as a commit's tree and
 /// as its child's parent tree).
-fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
+pub(super) fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
     Ok(repo::open(root)?.map(|mut r| {
         r.object_cache_size_if_unset(16 << 20);
         r
@@ -142,7 +143,11 @@ pub(super) fn walk(root: &Path, mut f: impl FnMut(Walked) -> Result<bool, Error>
     walk_repo(&repo, &mut f)
 }
 
-fn walk_repo(repo: &gix::Repository, f: &mut dyn FnMut(Walked) -> Result<bool, Error>) -> Result<(), Error> {
+/// [`walk`] over an open repository.
+pub(super) fn walk_repo(
+    repo: &gix::Repository,
+    f: &mut dyn FnMut(Walked) -> Result<bool, Error>,
+) -> Result<(), Error> {
     let head = repo.head().map_err(|e| git_error("cannot read HEAD", e))?;
     let Some(mut next) = head.id().map(|i| i.detach()) else { return Ok(()) };
     let (mut tree, mut parent, mut message, mut seconds) = read_commit(repo, next)?;

@@ -3,7 +3,7 @@
 //! evidence citations resolved against the archive, links to files or
 //! blocks that exist), and where every file and block lives.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use scriptorium_topic_markdown::diag::Diagnostic;
 use scriptorium_topic_markdown::parse::{inline_spans, is_evidence_label, Inline, Link};
@@ -161,6 +161,7 @@ fn file(
             times: state.map(|s| s.times.iter().map(|(w, _)| w.clone()).collect()).unwrap_or_default(),
             parts,
             records,
+            commits: Vec::new(),
         });
     }
     for &h in headings {
@@ -186,6 +187,18 @@ pub(super) fn cite_back(blocks: &[BlockOut], records: &mut [RecordOut]) {
     for (k, b) in blocks.iter().enumerate() {
         for &r in &b.records {
             records[r].cited_by.push(k);
+        }
+    }
+}
+
+/// Notes on every block with an id the commits that touched its
+/// `path#^id` (`touched`: indexes into the history, newest first).
+pub(super) fn commits_of(blocks: &mut [BlockOut], files: &[FileOut], touched: &BTreeMap<String, Vec<usize>>) {
+    for b in blocks {
+        if let Some(id) = &b.id {
+            if let Some(commits) = touched.get(&format!("{}#^{id}", files[b.file].path)) {
+                b.commits.clone_from(commits);
+            }
         }
     }
 }
