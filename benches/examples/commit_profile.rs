@@ -160,7 +160,17 @@ fn install_changes(
         "sources_appended": 0,
     })
     .to_string();
-    install::install(root, Disk::new(faults), &tx, &changes, line).expect("the install");
+    let planned = scriptorium_transaction::history::Planned {
+        summary: p.message.clone(),
+        stamp: scriptorium_transaction::history::Stamp {
+            revision: after.clone(),
+            writer: "update".into(),
+            tier: "owner".into(),
+            ..Default::default()
+        },
+        paths: changes.iter().map(|(p, _)| p.clone()).collect(),
+    };
+    install::install(root, Disk::new(faults), &tx, &changes, line, Some(planned)).expect("the install");
     (changes, after)
 }
 
