@@ -155,6 +155,9 @@ pub fn check_path(path: &str) -> Result<(), Error> {
     if path.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
         return bad("has an empty, `.` or `..` component");
     }
+    if path.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+        return bad("has a `.git` component (git's own name, never a topic folder)");
+    }
     if path.len() <= "topics/".len() + ".md".len() {
         return bad("names no file");
     }

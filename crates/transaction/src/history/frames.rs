@@ -8,13 +8,13 @@
 //! under `sources/` (a legacy one, read and never written) must keep its
 //! committed bytes as a prefix.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use scriptorium_source_archive::v2::{self, Expect};
 use scriptorium_source_archive::{pct, SourceId};
 
 /// How a committed frame was broken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Breach {
     /// Its bytes changed (a frame with its id is there, different).
@@ -51,7 +51,7 @@ impl Breach {
 }
 
 /// A committed frame an archive file no longer holds as committed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tampered {
     /// The workspace-relative archive file.
     pub path: String,

@@ -8,10 +8,10 @@
 //!   commit made by hand (`git commit -am`) that rewrote a committed frame
 //!   is found, however many commits later.
 //! * **The cache** `.scriptorium/history/verified` holds the last commit
-//!   whose whole ancestry verified clean; the walk stops there, so a check
-//!   after a few transactions reads a few commits. History rewritten past
-//!   it (the cached commit no longer an ancestor) means a full walk. It is
-//!   written only when the history was clean.
+//!   whose ancestry was verified, and what it found there; the walk stops
+//!   there, so a check after a few transactions reads a few commits.
+//!   History rewritten past it (the cached commit no longer an ancestor)
+//!   means a full walk, the cached findings dropped.
 //! * **The working tree** is never cached: each archive file the head holds
 //!   is hashed as a git blob and compared with the head's entry, and only a
 //!   file that differs is parsed ([`tampered_files`] does this for a few
@@ -53,18 +53,7 @@ pub fn verify(root: &Path) -> Result<Vec<Tampered>, Error> {
     let Some(head) = head(&repo)? else { return Ok(Vec::new()) };
     // A commit's new version of a file is the next one's old version.
     repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
-    let cached = read_cache(root, &repo);
-    let commits = walk(&repo, head.id, cached)?;
-    let mut found: BTreeMap<String, Tampered> = BTreeMap::new();
-    // Oldest first, so that a file's finding is its first breach.
-    for id in commits.iter().rev() {
-        for t in commit_breaches(&repo, *id)? {
-            found.entry(t.path.clone()).or_insert(t);
-        }
-    }
-    if found.is_empty() && cached != Some(head.id) {
-        write_cache(root, head.id);
-    }
+    let mut found = history_breaches(root, &repo, head.id)?;
     let committed = sources_of(&repo, head.tree)?;
     for (path, blob) in blobs_under(&repo, committed)? {
         if found.contains_key(&path) {
@@ -77,8 +66,40 @@ pub fn verify(root: &Path) -> Result<Vec<Tampered>, Error> {
     Ok(found.into_values().collect())
 }
 
+/// The archive files broken in a commit of the history, by path (each its
+/// first breach): the cache's findings plus those of the commits made
+/// since it, the cache then moved to `head`. A cache whose commit is no
+/// longer reached from `head` (history rewritten) counts for nothing.
+pub(super) fn history_breaches(
+    root: &Path,
+    repo: &gix::Repository,
+    head: ObjectId,
+) -> Result<BTreeMap<String, Tampered>, Error> {
+    let (cached, mut found) = match read_cache(root, repo) {
+        Some((id, found)) => (Some(id), found),
+        None => (None, BTreeMap::new()),
+    };
+    if cached == Some(head) {
+        return Ok(found);
+    }
+    let (commits, reached) = walk(repo, head, cached)?;
+    if !reached {
+        found.clear();
+    }
+    // Oldest first, so that a file's finding is its first breach; what the
+    // cache found is older still.
+    for id in commits.iter().rev() {
+        for t in commit_breaches(repo, *id)? {
+            found.entry(t.path.clone()).or_insert(t);
+        }
+    }
+    write_cache(root, head, &found);
+    Ok(found)
+}
+
 /// Which of `paths` (workspace-relative archive files) break frames the
-/// head commit holds, as they are on disk now. A file whose blob id is the
+/// history commits: in a commit of the history, or on disk now against
+/// the head. A file whose blob id is the
 /// head's is not read twice; a file the head does not hold is new, never
 /// tampered. Empty when the workspace keeps no history.
 pub fn tampered_files(root: &Path, paths: &[&str]) -> Result<BTreeSet<String>, Error> {
@@ -89,7 +110,12 @@ pub fn tampered_files(root: &Path, paths: &[&str]) -> Result<BTreeSet<String>, E
     }
     let Some(repo) = repo::open(root)? else { return Ok(out) };
     let Some(head) = head(&repo)? else { return Ok(out) };
+    let in_history = history_breaches(root, &repo, head.id)?;
     for path in wanted {
+        if in_history.contains_key(path) {
+            out.insert(path.to_owned());
+            continue;
+        }
         let Some(blob) = blob_at(&repo, head.tree, path)? else { continue };
         if working_breach(&repo, root, path, blob)?.is_some() {
             out.insert(path.to_owned());
@@ -122,13 +148,19 @@ fn working_breach(
 
 /// The commits reachable from `head`, newest first (breadth first), not
 /// going past `stop` (verified before, with its ancestry).
-fn walk(repo: &gix::Repository, head: ObjectId, stop: Option<ObjectId>) -> Result<Vec<ObjectId>, Error> {
+fn walk(
+    repo: &gix::Repository,
+    head: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<(Vec<ObjectId>, bool), Error> {
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut queue = VecDeque::from([head]);
     let mut out = Vec::new();
+    let mut reached = false;
     seen.insert(head);
     while let Some(id) = queue.pop_front() {
         if Some(id) == stop {
+            reached = true;
             continue;
         }
         out.push(id);
@@ -140,7 +172,7 @@ fn walk(repo: &gix::Repository, head: ObjectId, stop: Option<ObjectId>) -> Resul
             }
         }
     }
-    Ok(out)
+    Ok((out, reached))
 }
 
 /// The archive files commit `id` broke, against each of its parents.
@@ -244,17 +276,29 @@ fn blobs_under(repo: &gix::Repository, id: Option<ObjectId>) -> Result<Vec<(Stri
 }
 
 /// The cached commit, when the cache holds a commit id this repository has.
-fn read_cache(root: &Path, repo: &gix::Repository) -> Option<ObjectId> {
+fn read_cache(root: &Path, repo: &gix::Repository) -> Option<(ObjectId, BTreeMap<String, Tampered>)> {
     let text = std::fs::read_to_string(root.join(VERIFIED_CACHE)).ok()?;
-    let id = ObjectId::from_hex(text.trim().as_bytes()).ok()?;
-    repo.find_commit(id).is_ok().then_some(id)
+    let (first, rest) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    let id = ObjectId::from_hex(first.trim().as_bytes()).ok()?;
+    repo.find_commit(id).ok()?;
+    let mut found = BTreeMap::new();
+    for line in rest.lines().filter(|l| !l.trim().is_empty()) {
+        let t: Tampered = serde_json::from_str(line).ok()?;
+        found.insert(t.path.clone(), t);
+    }
+    Some((id, found))
 }
 
-/// Records `id` as verified clean. A cache that cannot be written (a
-/// read-only workspace) only costs the next check a longer walk.
-fn write_cache(root: &Path, id: ObjectId) {
+/// Records `id` as verified, with what its history broke (one finding
+/// per line after the id). A cache that cannot be written (a read-only
+/// workspace) only costs the next check a longer walk.
+fn write_cache(root: &Path, id: ObjectId, found: &BTreeMap<String, Tampered>) {
     let target = root.join(VERIFIED_CACHE);
-    let text = format!("{id}\n");
+    let mut text = format!("{id}\n");
+    for t in found.values() {
+        text.push_str(&serde_json::to_string(t).expect("a finding serializes"));
+        text.push('\n');
+    }
     if let Err(e) = scriptorium_source_archive::fsio::replace_cache_file(root, &target, text.as_bytes()) {
         tracing::debug!(error = %e, "history: cannot write the verified-commit cache");
     }
