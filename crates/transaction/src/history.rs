@@ -34,6 +34,7 @@ mod blocks;
 mod diff;
 pub mod frames;
 mod index_file;
+mod objects;
 pub mod read;
 mod record;
 mod repo;

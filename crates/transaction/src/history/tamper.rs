@@ -27,7 +27,7 @@ use crate::error::Error;
 
 use super::frames::{self, Tampered};
 use super::git_error;
-use super::record::{blob_at, head, read_blob, working};
+use super::objects::{blob_at, head, read_blob, working};
 use super::repo::{self, Settings};
 
 /// The cache of the last commit whose ancestry verified clean, relative to
