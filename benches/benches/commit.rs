@@ -37,8 +37,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
-use scriptorium_benches::percentiles;
 use scriptorium_benches::workspace_gen::{Spec, Workspace};
+use scriptorium_benches::{env_usize, percentiles};
 use scriptorium_transaction::Edit;
 
 const WARM_UP_COMMITS: usize = 3;
@@ -47,10 +47,6 @@ struct Plan {
     records: usize,
     blocks: Vec<usize>,
     commits: usize,
-}
-
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
 }
 
 fn plan() -> Plan {

@@ -36,8 +36,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use scriptorium_benches::percentiles;
 use scriptorium_benches::workspace_gen::{Spec, Workspace};
+use scriptorium_benches::{env_usize, percentiles};
 use scriptorium_transaction::disk::{Disk, Faults};
 use scriptorium_transaction::history::{self, Planned, Stamp};
 use scriptorium_transaction::revision;
@@ -48,10 +48,6 @@ struct Plan {
     rounds: usize,
     /// Transactions of the long history.
     history: usize,
-}
-
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
 }
 
 fn plan() -> Plan {

@@ -61,7 +61,7 @@ use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use scriptorium_benches::claude_code::{self, Conversation};
 use scriptorium_benches::page_cache::{self, Residency};
 use scriptorium_benches::workspace_gen::{Spec, Workspace};
-use scriptorium_benches::{percentiles, Rng};
+use scriptorium_benches::{env_usize, percentiles, Rng};
 use serde_json::{json, Value};
 
 const SESSION: &str = "5f0c2d7e-8a41-4c55-9b1e-2f7f0a9d3c11";
@@ -81,10 +81,6 @@ struct Plan {
     cold: usize,
     compacts: usize,
     backlog: usize,
-}
-
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
 }
 
 fn plan() -> Plan {

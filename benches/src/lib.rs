@@ -23,6 +23,12 @@ pub fn percentiles(mut v: Vec<std::time::Duration>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// A whole number from the environment variable `name` (`_` separators
+/// allowed), if it is set and parses.
+pub fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().replace('_', "").parse().ok())
+}
+
 /// A small deterministic PRNG (xorshift64*), so every run measures the same bytes.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
