@@ -24,6 +24,7 @@ use crate::patch::Edit;
 
 use super::blocks;
 use super::diff::{self, Change};
+use super::objects::working;
 use super::read::{changes_of, require_repo, resolve_walked};
 
 /// What undoing a commit writes.
@@ -113,18 +114,6 @@ fn undo_file(repo: &gix::Repository, root: &Path, ch: &Change) -> Result<FileUnd
         (false, None) => None,
     };
     Ok(undo)
-}
-
-/// The bytes of the topic file at `path` as it is on disk, `None` when it
-/// is not a regular file.
-fn working(root: &Path, path: &str) -> Result<Option<Vec<u8>>, Error> {
-    let p = root.join(path);
-    match std::fs::symlink_metadata(&p) {
-        Ok(m) if m.is_file() => std::fs::read(&p).map(Some).map_err(|e| Error::io(&e, "cannot read", &p)),
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&e, "cannot read", &p)),
-    }
 }
 
 /// The lines of `text`, each with its line ending.
