@@ -39,8 +39,11 @@ use crate::views::{self, IndexSources};
 use stage::StagedPatch;
 
 mod core_migration;
+mod files;
 mod promote;
 mod stage;
+
+pub use files::{check_file_path, FileChange};
 
 /// Whether a commit must name the current revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,7 +262,14 @@ impl<'f> Committer<'f> {
         let tx = install::new_tx_id();
         let appended = plan.report.appended;
         let line = history_line(&tx, &rev.hex, &after, tier, &patch.message, &committed.changed, appended);
-        let planned = plan_commit(root, &rev, &changes, &after, tier, &patch.message, provenance)?;
+        let planning = Planning {
+            tier,
+            message: &patch.message,
+            provenance,
+            rule: history::frames::Rule::Append,
+            merge: None,
+        };
+        let planned = plan_commit(root, &rev, &changes, &after, &planning)?;
         install::install(root, self.disk(), &tx, &changes, line, planned)?;
         if let Some(why) = history::postponed(root) {
             committed.warnings.push(format!(
@@ -355,6 +365,16 @@ impl<'f> Committer<'f> {
     }
 }
 
+/// What a transaction's commit is planned from, besides its files.
+struct Planning<'a> {
+    tier: Tier,
+    message: &'a str,
+    provenance: &'a Provenance,
+    /// What the archive files written may do besides appending.
+    rule: history::frames::Rule,
+    merge: Option<history::Merge>,
+}
+
 /// The git commit of a transaction about to be installed: edits made
 /// outside Scriptorium are committed first (their own `external` commit),
 /// and a change that would commit a tampered archive file is refused
@@ -364,15 +384,14 @@ fn plan_commit(
     rev: &revision::Revision,
     changes: &[(String, Option<Vec<u8>>)],
     after: &str,
-    tier: Tier,
-    message: &str,
-    provenance: &Provenance,
+    planning: &Planning<'_>,
 ) -> Result<Option<history::Planned>, Error> {
+    let Planning { tier, message, provenance, .. } = *planning;
     let Some(repo) = history::Writer::open(root)? else { return Ok(None) };
     history::commit_postponed(root, Disk::new(&NO_FAULTS))?;
     repo.commit_outside(rev)?;
     let written = changes.iter().filter_map(|(p, b)| b.as_deref().map(|b| (p.as_str(), b)));
-    repo.check_archive_writes(written)?;
+    repo.check_archive_writes(written, planning.rule)?;
     let stamp = history::Stamp {
         revision: after.to_owned(),
         writer: provenance.writer.clone(),
@@ -384,7 +403,12 @@ fn plan_commit(
         "" => format!("{}: {} files", provenance.writer, changes.len()),
         m => m.to_owned(),
     };
-    Ok(Some(history::Planned { summary, stamp, paths: changes.iter().map(|(p, _)| p.clone()).collect() }))
+    Ok(Some(history::Planned {
+        summary,
+        stamp,
+        paths: changes.iter().map(|(p, _)| p.clone()).collect(),
+        merge: planning.merge.clone(),
+    }))
 }
 
 /// The checks of a patch made under the lock, before anything is read:

@@ -42,7 +42,10 @@ pub mod tamper;
 pub mod touched;
 pub mod undo;
 
+pub(crate) use diff::{changes, Change};
+pub(crate) use objects::{blob_at, head, read_blob, Head};
 pub(crate) use record::postpone;
+pub(crate) use repo::open;
 pub use record::{
     check_archive_writes, commit_installed, commit_outside, commit_postponed, postponed, Outside, Writer,
     POSTPONED,
@@ -187,6 +190,22 @@ pub struct Planned {
     pub stamp: Stamp,
     /// The workspace-relative paths the transaction changed.
     pub paths: Vec<String>,
+    /// What a sync makes of the head besides a plain commit (absent from
+    /// intents of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<Merge>,
+}
+
+/// How a sync's install joins another machine's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Merge {
+    /// A merge commit: the head, then this commit (40 hex digits), as
+    /// parents.
+    With(String),
+    /// No commit: the head becomes this commit (a fast-forward), whose tree
+    /// the install gave the workspace.
+    Adopt(String),
 }
 
 /// Whether the workspace keeps a history.
@@ -194,7 +213,7 @@ pub fn enabled(root: &Path) -> Result<bool, Error> {
     Ok(Settings::read(root)?.enabled)
 }
 
-fn git_error(what: &str, e: impl std::fmt::Display) -> Error {
+pub(crate) fn git_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::new(Code::Io, format!("git history: {what}: {e}")).at(".git")
 }
 

@@ -46,6 +46,7 @@ pub mod observe;
 pub mod patch;
 pub mod revision;
 pub mod snapshot;
+pub mod sync;
 mod topic_facts;
 mod topic_index;
 mod topic_layers;

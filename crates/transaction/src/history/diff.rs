@@ -13,13 +13,13 @@ use super::git_error;
 /// One file a commit changed: its blob before and after (`None` where
 /// the file is absent).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Change {
+pub(crate) struct Change {
     /// The repository-relative path.
-    pub(super) path: String,
+    pub(crate) path: String,
     /// The blob before.
-    pub(super) old: Option<ObjectId>,
+    pub(crate) old: Option<ObjectId>,
     /// The blob after.
-    pub(super) new: Option<ObjectId>,
+    pub(crate) new: Option<ObjectId>,
 }
 
 /// An entry of a tree: whether it is a tree, and its id.
@@ -39,7 +39,7 @@ fn entries(repo: &gix::Repository, tree: Option<ObjectId>) -> Result<Entries, Er
 
 /// The files that differ between the trees `old` and `new` (`None`: the
 /// empty tree), sorted by path.
-pub(super) fn changes(
+pub(crate) fn changes(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,

@@ -1,7 +1,8 @@
 //! Tamper evidence for one archive file: every frame a commit holds must
 //! still be in a later version of the file, byte-identical and in the same
 //! relative order. New frames may only be added (at the end, or between
-//! committed ones, where a sync merge's canonical order puts them).
+//! committed ones, where a sync merge's canonical order puts them); only a
+//! resolution may give a record another version of itself ([`Rule`]).
 //!
 //! A v2 file is compared frame by frame (its marker line and anything
 //! after its valid prefix count as frames without an id); any other file
@@ -28,14 +29,20 @@ pub enum Breach {
     Inserted,
 }
 
-/// Where a new version of an archive file may add frames.
+/// What a new version of an archive file may do besides keeping every
+/// committed frame, byte-identical, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserts {
-    /// Only after the committed ones: every transaction, every edit.
-    AtTheEnd,
-    /// Also between committed ones: a merge (a commit with two parents, or
-    /// one whose writer is `sync` or `resolve`) in its canonical order.
-    Anywhere,
+pub enum Rule {
+    /// Add frames after the committed ones: every transaction, every edit.
+    Append,
+    /// Also put frames between committed ones, in a sync's canonical
+    /// order (a commit whose writer is `sync`).
+    Merge,
+    /// Also give a committed frame the bytes of another frame with its
+    /// source id: a conflict's resolution (writer `resolve`), and a merge
+    /// commit (two parents) against each parent, since it holds one
+    /// version of a record its parents hold differently.
+    Resolve,
 }
 
 impl Breach {
@@ -89,7 +96,7 @@ fn conversation_of(path: &str) -> Option<(String, String)> {
 }
 
 /// The parse of the v2 file at `path`, or `None` when it is not one.
-fn parse<'a>(path: &str, bytes: &'a [u8]) -> Option<v2::Parsed<'a>> {
+pub(crate) fn parse<'a>(path: &str, bytes: &'a [u8]) -> Option<v2::Parsed<'a>> {
     let (provider, thread) = conversation_of(path)?;
     Some(v2::parse_prefix(bytes, Some(Expect { provider: &provider, thread: &thread })))
 }
@@ -127,11 +134,11 @@ pub(super) fn source_ids(path: &str, bytes: &[u8]) -> Vec<String> {
 /// archive file at `path`) holds, or `None` when `new` keeps it all. A
 /// file gone (`new` empty) is its first record removed.
 pub fn check(path: &str, old: &[u8], new: &[u8]) -> Option<Tampered> {
-    check_with(path, old, new, Inserts::AtTheEnd)
+    check_with(path, old, new, Rule::Append)
 }
 
-/// [`check`], with new frames allowed where `inserts` says.
-pub fn check_with(path: &str, old: &[u8], new: &[u8], inserts: Inserts) -> Option<Tampered> {
+/// [`check`] under `rule`.
+pub fn check_with(path: &str, old: &[u8], new: &[u8], rule: Rule) -> Option<Tampered> {
     if old == new {
         return None;
     }
@@ -146,7 +153,7 @@ pub fn check_with(path: &str, old: &[u8], new: &[u8], inserts: Inserts) -> Optio
     }
     let breach = match (pieces(path, old), pieces(path, new)) {
         (Some(old), Some(new)) => {
-            return first_breach(&old, &new, inserts).map(|(id, breach)| Tampered {
+            return first_breach(&old, &new, rule).map(|(id, breach)| Tampered {
                 path: path.to_owned(),
                 source_id: id,
                 breach,
@@ -160,17 +167,20 @@ pub fn check_with(path: &str, old: &[u8], new: &[u8], inserts: Inserts) -> Optio
 }
 
 /// The first old piece `new` does not keep in order, and how.
-fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>], inserts: Inserts) -> Option<(Option<String>, Breach)> {
+fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>], rule: Rule) -> Option<(Option<String>, Breach)> {
+    let kept = |o: &Piece<'_>, n: &Piece<'_>| {
+        o.bytes == n.bytes || (rule == Rule::Resolve && o.id.is_some() && o.id == n.id)
+    };
     let mut k = 0;
     for piece in new {
-        if k < old.len() && piece.bytes == old[k].bytes {
+        if k < old.len() && kept(&old[k], piece) {
             k += 1;
         }
     }
     let Some(lost) = old.get(k) else {
         // Every committed frame kept in order: anything new must follow them
         // unless a merge put it there.
-        let inserted = (inserts == Inserts::AtTheEnd)
+        let inserted = (rule == Rule::Append)
             .then(|| old.iter().zip(new).find(|(o, n)| o.bytes != n.bytes).map(|(_, n)| n))
             .flatten()?;
         return Some((inserted.id.clone(), Breach::Inserted));
@@ -213,7 +223,7 @@ mod tests {
     fn appending_keeps_the_committed_frames_and_only_a_merge_may_insert() {
         let old = file(&["a", "c"]);
         assert_eq!(check(PATH, &old, &file(&["a", "c", "d"])), None);
-        assert_eq!(check_with(PATH, &old, &file(&["a", "b", "c"]), Inserts::Anywhere), None);
+        assert_eq!(check_with(PATH, &old, &file(&["a", "b", "c"]), Rule::Merge), None);
         let t = check(PATH, &old, &file(&["a", "b", "c"])).unwrap();
         assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Inserted));
     }
@@ -230,6 +240,19 @@ mod tests {
         assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Removed));
         let t = check(PATH, &old, &file(&["a", "c", "b"])).unwrap();
         assert_eq!(t.breach, Breach::Reordered);
+    }
+
+    #[test]
+    fn only_a_resolution_may_give_a_record_another_version() {
+        let old = file(&["a", "b"]);
+        let mut other = old.clone();
+        let at = memchr::memmem::find(&other, b"said b").unwrap();
+        other[at + 5] = b'x';
+        assert_eq!(check_with(PATH, &old, &other, Rule::Merge).unwrap().breach, Breach::Changed);
+        assert_eq!(check_with(PATH, &old, &other, Rule::Resolve), None);
+        // A resolution still may not drop a record.
+        let t = check_with(PATH, &old, &file(&["a"]), Rule::Resolve).unwrap();
+        assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Removed));
     }
 
     #[test]

@@ -12,13 +12,13 @@ use super::{git_error, Stamp};
 
 /// The head commit: its id, tree and stamp (`None` for a commit made by
 /// hand).
-pub(super) struct Head {
-    pub(super) id: ObjectId,
-    pub(super) tree: ObjectId,
-    pub(super) stamp: Option<Stamp>,
+pub(crate) struct Head {
+    pub(crate) id: ObjectId,
+    pub(crate) tree: ObjectId,
+    pub(crate) stamp: Option<Stamp>,
 }
 
-pub(super) fn head(repo: &gix::Repository) -> Result<Option<Head>, Error> {
+pub(crate) fn head(repo: &gix::Repository) -> Result<Option<Head>, Error> {
     let head = repo.head().map_err(|e| git_error("cannot read HEAD", e))?;
     let Some(id) = head.id() else { return Ok(None) };
     let commit = repo.find_commit(id).map_err(|e| git_error("cannot read the head commit", e))?;
@@ -29,13 +29,13 @@ pub(super) fn head(repo: &gix::Repository) -> Result<Option<Head>, Error> {
 }
 
 /// The blob committed at `path` in `tree`, if any.
-pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, Error> {
+pub(crate) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, Error> {
     let tree = repo.find_tree(tree).map_err(|e| git_error("cannot read a tree", e))?;
     let entry = tree.lookup_entry_by_path(path).map_err(|e| git_error("cannot read a tree", e))?;
     Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
 }
 
-pub(super) fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
+pub(crate) fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, Error> {
     Ok(repo.find_blob(id).map_err(|e| git_error("cannot read a blob", e))?.take_data())
 }
 

@@ -16,18 +16,25 @@ use crate::revision::Revision;
 use super::frames::{self, Tampered};
 use super::objects::{blob_at, head, read_blob, working, Head};
 use super::repo::{self, Settings, GITIGNORE};
-use super::{git_error, index_file, Planned, Stamp};
+use super::{git_error, index_file, Merge, Planned, Stamp};
 
-/// Commits `changes` (path, new blob or `None`) on top of `head` with
-/// `stamp`, then brings the index in step.
+/// What a commit is made of besides its files.
+struct Made<'a> {
+    stamp: &'a Stamp,
+    summary: &'a str,
+    /// The other parent of a merge commit.
+    merged: Option<ObjectId>,
+}
+
+/// Commits `changes` (path, new blob or `None`) on top of `head` as
+/// `made` says, then brings the index in step.
 fn commit(
     repo: &gix::Repository,
     root: &Path,
     settings: &Settings,
     head: Option<&Head>,
     changes: &[(String, Option<ObjectId>)],
-    stamp: &Stamp,
-    summary: &str,
+    made: &Made<'_>,
 ) -> Result<ObjectId, Error> {
     let _writing = repo::Writing::begin(root, repo)?;
     let base = head.map_or_else(|| ObjectId::empty_tree(repo.object_hash()), |h| h.tree);
@@ -42,9 +49,10 @@ fn commit(
     let tree = editor.write().map_err(|e| git_error("cannot write a tree", e))?.detach();
     let sig = repo::signature(settings);
     let (mut t1, mut t2) = (gix::date::parse::TimeBuf::default(), gix::date::parse::TimeBuf::default());
-    let parents: Vec<ObjectId> = head.map(|h| h.id).into_iter().collect();
+    let parents: Vec<ObjectId> = head.map(|h| h.id).into_iter().chain(made.merged).collect();
+    let message = made.stamp.message(made.summary);
     let id = repo
-        .commit_as(sig.to_ref(&mut t1), sig.to_ref(&mut t2), "HEAD", stamp.message(summary), tree, parents)
+        .commit_as(sig.to_ref(&mut t1), sig.to_ref(&mut t2), "HEAD", message, tree, parents)
         .map_err(|e| git_error("cannot commit", e))?
         .detach();
     index_file::update(repo, root, changes)?;
@@ -82,14 +90,66 @@ pub fn commit_installed(root: &Path, disk: Disk<'_>, planned: &Planned) -> Resul
         changes.push((path.to_owned(), stage(&repo, root, path)?));
     }
     disk.point("commit", &git).map_err(|e| Error::io(&e, "cannot commit in", &git))?;
-    if head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision) {
+    let merged = match &planned.merge {
+        Some(Merge::Adopt(id)) => return adopt(&repo, root, &settings, head.as_ref(), parse_id(id)?, &changes),
+        Some(Merge::With(id)) => Some(parse_id(id)?),
+        None => None,
+    };
+    // A merge is made when the head is not yet it (its revision may be the
+    // head's: the other side brought nothing new); any other commit when the
+    // head does not record its revision.
+    let made = match (merged, &head) {
+        (Some(other), Some(h)) => {
+            let commit = repo.find_commit(h.id).map_err(|e| git_error("cannot read the head commit", e))?;
+            let is_it = commit.parent_ids().any(|p| p.detach() == other);
+            is_it
+        }
+        (Some(_), None) => false,
+        (None, _) => head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision),
+    };
+    if made {
         // Made before an interruption; the index may lag behind it.
         let _writing = repo::Writing::begin(root, &repo)?;
         return index_file::update(&repo, root, &changes);
     }
-    let id = commit(&repo, root, &settings, head.as_ref(), &changes, &planned.stamp, &planned.summary)?;
+    let made = Made { stamp: &planned.stamp, summary: &planned.summary, merged };
+    let id = commit(&repo, root, &settings, head.as_ref(), &changes, &made)?;
     tracing::debug!(commit = %id, revision = %planned.stamp.revision, "history: committed");
     Ok(())
+}
+
+fn parse_id(hex: &str) -> Result<ObjectId, Error> {
+    ObjectId::from_hex(hex.as_bytes()).map_err(|e| git_error("a planned commit id is not one", e))
+}
+
+/// A fast-forward: the head becomes `target` (once: nothing when it is
+/// already), and the index follows the installed `changes`.
+fn adopt(
+    repo: &gix::Repository,
+    root: &Path,
+    settings: &Settings,
+    head: Option<&Head>,
+    target: ObjectId,
+    changes: &[(String, Option<ObjectId>)],
+) -> Result<(), Error> {
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+    let _writing = repo::Writing::begin(root, repo)?;
+    if head.map(|h| h.id) != Some(target) {
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: "sync: fast-forward".into() },
+                expected: head.map_or(PreviousValue::MustNotExist, |h| PreviousValue::MustExistAndMatch(h.id.into())),
+                new: gix::refs::Target::Object(target),
+            },
+            name: "HEAD".try_into().map_err(|e| git_error("cannot name HEAD", e))?,
+            deref: true,
+        };
+        let sig = repo::signature(settings);
+        let mut t = gix::date::parse::TimeBuf::default();
+        repo.edit_references_as(Some(edit), Some(sig.to_ref(&mut t)))
+            .map_err(|e| git_error("cannot move the head", e))?;
+    }
+    index_file::update(repo, root, changes)
 }
 
 /// What [`commit_outside`] did.
@@ -149,7 +209,7 @@ pub fn check_archive_writes<'a>(
     new_files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
 ) -> Result<(), Error> {
     match Writer::open(root)? {
-        Some(w) => w.check_archive_writes(new_files),
+        Some(w) => w.check_archive_writes(new_files, frames::Rule::Append),
         None => Ok(()),
     }
 }
@@ -249,16 +309,19 @@ impl Writer {
             Some(_) => format!("edits made outside Scriptorium ({} files)", changes.len()),
             None => format!("the workspace as found ({} files)", changes.len()),
         };
-        let id = commit(repo, root, settings, head.as_ref(), &changes, &stamp, &summary)?;
+        let made = Made { stamp: &stamp, summary: &summary, merged: None };
+        let id = commit(repo, root, settings, head.as_ref(), &changes, &made)?;
         out.commit = Some(id.to_string());
         out.paths = changes.into_iter().map(|(p, _)| p).collect();
         Ok(out)
     }
 
-    /// [`check_archive_writes`].
+    /// [`check_archive_writes`], the new files held to `rule` (a sync's
+    /// merge and a resolution may do more than append).
     pub fn check_archive_writes<'a>(
         &self,
         new_files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        rule: frames::Rule,
     ) -> Result<(), Error> {
         let repo = &self.repo;
         let archive: Vec<(&str, &[u8])> =
@@ -271,7 +334,7 @@ impl Writer {
         let in_history = super::tamper::history_breaches(&self.root, repo, head.id)?;
         for (path, bytes) in archive {
             let committed = match blob_at(repo, head.tree, path)? {
-                Some(old) => frames::check(path, &read_blob(repo, old)?, bytes),
+                Some(old) => frames::check_with(path, &read_blob(repo, old)?, bytes, rule),
                 None => None,
             };
             if let Some(t) = in_history.get(path).cloned().or(committed) {

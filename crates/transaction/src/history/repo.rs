@@ -92,7 +92,7 @@ pub fn author_of(v: &toml::Value) -> Result<(String, String), String> {
 /// The repository at `<root>/.git`, if there is one. Opened isolated from
 /// the user's and the system's git configuration, so that a commit is the
 /// same on every machine.
-pub(super) fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
+pub(crate) fn open(root: &Path) -> Result<Option<gix::Repository>, Error> {
     let dot_git = root.join(".git");
     match std::fs::symlink_metadata(&dot_git) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

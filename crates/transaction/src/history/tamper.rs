@@ -184,20 +184,24 @@ fn commit_breaches(repo: &gix::Repository, id: ObjectId) -> Result<Vec<Tampered>
     if parents.is_empty() {
         return Ok(out);
     }
-    // A merge may put frames between committed ones; nothing else may.
+    // A merge may put frames between committed ones, and holds one version
+    // of a record its parents hold differently (its first parent's, or the
+    // other's where that one was a resolution); a resolution may give a
+    // record another version. Nothing else may do either.
     let message = commit.message_raw().map_err(|e| git_error("cannot read a commit", e))?;
     let writer = super::Stamp::parse(&String::from_utf8_lossy(message)).map(|s| s.writer);
-    let inserts = if parents.len() > 1 || matches!(writer.as_deref(), Some("sync" | "resolve")) {
-        frames::Inserts::Anywhere
-    } else {
-        frames::Inserts::AtTheEnd
+    let rule = match writer.as_deref() {
+        _ if parents.len() > 1 => frames::Rule::Resolve,
+        Some("resolve") => frames::Rule::Resolve,
+        Some("sync") => frames::Rule::Merge,
+        _ => frames::Rule::Append,
     };
     let new = sources_of(repo, tree)?;
     for parent in parents {
         let parent = repo.find_commit(parent).map_err(|e| git_error("cannot read a commit", e))?;
         let parent_tree = parent.tree_id().map_err(|e| git_error("cannot read a commit", e))?.detach();
         let old = sources_of(repo, parent_tree)?;
-        diff(repo, SOURCES, old, new, inserts, &mut out)?;
+        diff(repo, SOURCES, old, new, rule, &mut out)?;
     }
     Ok(out)
 }
@@ -229,7 +233,7 @@ fn diff(
     dir: &str,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
-    inserts: frames::Inserts,
+    rule: frames::Rule,
     out: &mut Vec<Tampered>,
 ) -> Result<(), Error> {
     if old.is_none() || old == new {
@@ -245,13 +249,13 @@ fn diff(
         let path = format!("{dir}/{name}");
         if mode.is_tree() {
             let subtree = now.filter(|(m, _)| m.is_tree()).map(|(_, id)| id);
-            diff(repo, &path, Some(id), subtree, inserts, out)?;
+            diff(repo, &path, Some(id), subtree, rule, out)?;
         } else if mode.is_blob() {
             let bytes = match now {
                 Some((m, new_id)) if m.is_blob() => read_blob(repo, new_id)?,
                 _ => Vec::new(),
             };
-            out.extend(frames::check_with(&path, &read_blob(repo, id)?, &bytes, inserts));
+            out.extend(frames::check_with(&path, &read_blob(repo, id)?, &bytes, rule));
         }
     }
     Ok(())

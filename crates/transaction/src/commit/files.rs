@@ -1,0 +1,156 @@
+//! Committing whole files: what a sync's merge and a conflict's resolution
+//! write. The same order as a patch — the paths, validation
+//! (`VALIDATION_FAILED` with every added diagnostic), the crash-safe
+//! install, the index and views — but the new bytes of each file are
+//! given, archive files included (a merge puts frames between committed
+//! ones, which no patch can), and files of the machine's own state (under
+//! `.scriptorium/`) may be installed with them in the same atomic change,
+//! outside the revision and the commit.
+
+use std::collections::{BTreeMap, HashMap};
+
+use scriptorium_source_archive::{fsio, trust};
+
+use crate::error::{Code, Error};
+use crate::history::{self, frames::Rule, Merge};
+use crate::install;
+use crate::observe::{Installed, Provenance};
+use crate::patch::{self, Tier};
+use crate::revision;
+use crate::validation::{self, TopicIndex};
+
+use super::{history_line, plan_commit, Committed, Committer, Planning};
+
+/// A change given as whole files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileChange {
+    /// Workspace files under `topics/` and `sources/`: new bytes, or `None`
+    /// to remove.
+    pub files: Vec<(String, Option<Vec<u8>>)>,
+    /// Files of this machine's own state under `.scriptorium/`, installed
+    /// with `files` and never committed.
+    pub local: Vec<(String, Option<Vec<u8>>)>,
+    /// The commit's summary line.
+    pub message: String,
+    /// What the archive files may do besides appending.
+    pub rule: Option<Rule>,
+    /// How the commit joins another history, for a sync.
+    pub merge: Option<Merge>,
+}
+
+/// Whether `path` is a file a whole-file change may write: a topic file, a
+/// v2 archive file, or a legacy archive file (`sources/<provider>/<name>.md`,
+/// which only a sync brings from another machine).
+pub fn check_file_path(path: &str) -> Result<(), Error> {
+    if patch::check_target(path).is_ok() {
+        return Ok(());
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let plain = |c: &str| {
+        !c.is_empty() && c != "." && c != ".." && !c.contains(['\\', '\0']) && !c.eq_ignore_ascii_case(".git")
+    };
+    if parts.len() == 3 && parts[0] == "sources" && parts[2].ends_with(".md") && parts.iter().all(|c| plain(c)) {
+        return Ok(());
+    }
+    Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
+}
+
+fn check_local_path(path: &str) -> Result<(), Error> {
+    let rest = path.strip_prefix(".scriptorium/").unwrap_or("");
+    if rest.is_empty() || rest.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return Err(Error::new(Code::InvalidArgument, format!("{path:?} is not under .scriptorium/")).at(path));
+    }
+    Ok(())
+}
+
+impl Committer<'_> {
+    /// Validates and installs `change` as one transaction made by
+    /// `provenance`, at the owner's tier; one commit (a merge commit, or
+    /// the head moved, when `change.merge` says so).
+    pub fn commit_files(&mut self, change: &FileChange, provenance: &Provenance) -> Result<Committed, Error> {
+        let root = self.root.clone();
+        let root = root.as_path();
+        for (p, _) in &change.files {
+            check_file_path(p)?;
+            fsio::check_no_links(root, p)?;
+        }
+        for (p, _) in &change.local {
+            check_local_path(p)?;
+        }
+        let rev = revision::compute(root)?;
+        let mut index_of_topics = TopicIndex::load(root, &rev)?;
+        let topics: BTreeMap<String, Option<Vec<u8>>> =
+            change.files.iter().filter(|(p, _)| p.starts_with("topics/")).cloned().collect();
+        let sources: HashMap<String, Vec<u8>> = change
+            .files
+            .iter()
+            .filter(|(p, _)| p.starts_with("sources/"))
+            .filter_map(|(p, b)| b.clone().map(|b| (p.clone(), b)))
+            .collect();
+        let outcome = validation::validate(root, &index_of_topics, &topics, &sources, &trust::promoted(root)?)?;
+        if !outcome.added.is_empty() {
+            let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
+            return Err(Error::new(
+                Code::ValidationFailed,
+                format!(
+                    "the result would add {} diagnostic(s); nothing was written:\n{}",
+                    listed.len(),
+                    listed.join("\n")
+                ),
+            )
+            .with_diagnostics(outcome.added));
+        }
+        let mut files = change.files.clone();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let changed: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+        let mut committed = Committed {
+            revision: rev.hex.clone(),
+            revision_before: rev.hex.clone(),
+            changed,
+            appended: 0,
+            duplicates: 0,
+            files_checked: outcome.files_checked,
+            rebuilt_views: false,
+            warnings: Vec::new(),
+        };
+        if files.is_empty() && change.local.is_empty() && change.merge.is_none() {
+            return Ok(committed);
+        }
+        let after = rev.after(&files);
+        let tier = Tier::Owner;
+        let planning = Planning {
+            tier,
+            message: &change.message,
+            provenance,
+            rule: change.rule.unwrap_or(Rule::Append),
+            merge: change.merge.clone(),
+        };
+        let planned = plan_commit(root, &rev, &files, &after, &planning)?;
+        let tx = install::new_tx_id();
+        let line = history_line(&tx, &rev.hex, &after, tier, &change.message, &committed.changed, 0);
+        let mut all = files;
+        all.extend(change.local.iter().cloned());
+        install::install(root, self.disk(), &tx, &all, line, planned)?;
+        if let Some(why) = history::postponed(root) {
+            committed.warnings.push(format!(
+                "the change is installed, but its git commit is postponed to the next write: {why}"
+            ));
+        }
+        for (path, facts) in outcome.facts {
+            index_of_topics.set(&path, facts);
+        }
+        index_of_topics.save(root);
+        committed.revision = after;
+        self.derive_after_commit(root, &index_of_topics, &mut committed);
+        crate::observe::notify(&Installed {
+            root,
+            revision_before: &committed.revision_before,
+            revision: &committed.revision,
+            changed: &committed.changed,
+            tier,
+            message: &change.message,
+            provenance,
+        });
+        Ok(committed)
+    }
+}
