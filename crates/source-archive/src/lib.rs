@@ -13,6 +13,7 @@
 //! * [`legacy`]: the read-only legacy reader and its untrusted speaker hint;
 //! * [`append`]: all-or-nothing batch append with deduplication;
 //! * [`archive`]: a workspace's whole archive, v2 winning over legacy;
+//! * [`merge`]: the three-way merge of one archive file by frames;
 //! * [`input`], [`json`], [`writer_input`]: the JSON shapes in and out.
 //!
 //! **What it does not do:** it knows nothing about topics, indexes, locks
@@ -54,6 +55,7 @@ pub mod id;
 pub mod input;
 pub mod json;
 pub mod legacy;
+pub mod merge;
 pub mod pct;
 mod record;
 pub mod speaker;

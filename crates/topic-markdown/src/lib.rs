@@ -46,6 +46,7 @@ pub mod convert;
 pub mod diag;
 pub mod files;
 pub mod ids;
+pub mod merge;
 pub mod parse;
 pub mod quote;
 pub mod time;
