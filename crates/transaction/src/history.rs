@@ -42,14 +42,14 @@ pub mod tamper;
 pub mod touched;
 pub mod undo;
 
-pub(crate) use diff::{changes, Change};
-pub(crate) use objects::{blob_at, head, read_blob, Head};
+pub(crate) use diff::changes;
+pub(crate) use objects::{head, read_blob};
 pub(crate) use record::postpone;
-pub(crate) use repo::open;
 pub use record::{
     check_archive_writes, commit_installed, commit_outside, commit_postponed, postponed, Outside, Writer,
     POSTPONED,
 };
+pub(crate) use repo::open;
 pub use repo::{author_of, enabled_of, Settings, GITIGNORE, GITIGNORE_TEXT};
 pub use touched::{block_history, BlockHistory};
 

@@ -183,7 +183,8 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
         .at(t.path.clone()));
     }
     drop(history_writer);
-    let repo = history::open(root)?.ok_or_else(|| Error::new(Code::Io, "the workspace's repository is gone"))?;
+    let repo =
+        history::open(root)?.ok_or_else(|| Error::new(Code::Io, "the workspace's repository is gone"))?;
     let branch = branch_of(&repo)?;
     let ours = history::head(&repo)?;
     let theirs = remote_head(&repo, remote, &branch)?;
@@ -203,7 +204,11 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
         Relation::UpToDate | Relation::Ahead => return Ok(step),
         Relation::Behind => {
             let tree = merge::tree_of(&repo, theirs)?;
-            (merge::fast_forward(&repo, ours.as_ref().map(|h| h.tree), tree)?, Merge::Adopt(theirs.to_string()), "fast_forward")
+            (
+                merge::fast_forward(&repo, ours.as_ref().map(|h| h.tree), tree)?,
+                Merge::Adopt(theirs.to_string()),
+                "fast_forward",
+            )
         }
         Relation::Diverged(base) => {
             let sides = Sides {

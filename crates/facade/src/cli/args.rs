@@ -296,6 +296,41 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The git remotes the workspace syncs with.
+    #[command(subcommand)]
+    Remote(RemoteCommand),
+    /// Sync the workspace with a git remote: fetch, merge (archives by
+    /// records, topics by blocks), validate, commit, push; again while the
+    /// remote moves. Conflicts keep this machine's version and are listed
+    /// by `check` until `resolve` closes them.
+    Sync {
+        /// The remote (default: origin).
+        #[arg(long, value_name = "NAME")]
+        remote: Option<String>,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 10000)]
+        timeout_ms: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Close a conflict a sync found, as a transaction that syncs like any
+    /// other.
+    Resolve {
+        /// The conflict: a block id (or PATH#^ID), a source id, or the id
+        /// `check` shows.
+        id: String,
+        /// Which version to keep: ours (what the merge kept), theirs (the
+        /// remote's), or both (blocks and lines only).
+        #[arg(long, value_name = "ours|theirs|both")]
+        take: String,
+        /// How long to wait for another writer's lock before refusing with LOCKED.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild every derived view (core.md, timeline/, recent_events.jsonl,
     /// relations.json) from topics and sources, and print what was built.
     Render {
@@ -521,4 +556,20 @@ impl ModelArgs {
             model_timeout_secs: self.model_timeout_secs,
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RemoteCommand {
+    /// Add a git remote (any URL git accepts: a folder, file://, ssh, https);
+    /// creates a missing workspace, so a new machine joins with `remote add`
+    /// then `sync`.
+    Add {
+        /// Its name (letters, digits, '.', '_' or '-').
+        name: String,
+        /// Its URL.
+        url: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -15,12 +15,17 @@ struct Fate {
 }
 
 /// The merged body, gaps and blocks in order.
-pub(super) fn merge(b: Option<&Version>, o: &Version, t: &Version, conflicts: &mut Vec<Conflict>) -> Vec<Segment> {
+pub(super) fn merge(
+    b: Option<&Version>,
+    o: &Version,
+    t: &Version,
+    conflicts: &mut Vec<Conflict>,
+) -> Vec<Segment> {
     let mut fates: HashMap<&str, Fate> = HashMap::new();
     for p in o.pieces.iter().chain(&t.pieces) {
-        fates.entry(&p.id).or_insert_with(|| {
-            fate(&p.id, b.and_then(|v| v.piece(&p.id)), o.piece(&p.id), t.piece(&p.id))
-        });
+        fates
+            .entry(&p.id)
+            .or_insert_with(|| fate(&p.id, b.and_then(|v| v.piece(&p.id)), o.piece(&p.id), t.piece(&p.id)));
     }
     let order = order(o, t, &|id| fates[id].lines.is_some());
     let no_gap: &[String] = &[];
@@ -50,7 +55,11 @@ fn gap<'v>(v: Option<&'v Version>, id: &str) -> &'v [String] {
 }
 
 /// Records each clash of a gap after block `after` as a conflict.
-fn push_clashes(conflicts: &mut Vec<Conflict>, clashes: Vec<(Vec<String>, Vec<String>)>, after: &Option<String>) {
+fn push_clashes(
+    conflicts: &mut Vec<Conflict>,
+    clashes: Vec<(Vec<String>, Vec<String>)>,
+    after: &Option<String>,
+) {
     for (ours, theirs) in clashes {
         conflicts.push(Conflict {
             kind: ConflictKind::Lines { after: after.clone() },
@@ -65,7 +74,11 @@ fn fate(id: &str, b: Option<&Piece>, o: Option<&Piece>, t: Option<&Piece>) -> Fa
     let text = |p: Option<&Piece>| p.map(|p| p.lines.join("\n")).unwrap_or_default();
     let clash = |kept: &Piece| Fate {
         lines: Some(kept.lines.clone()),
-        conflict: Some(Conflict { kind: ConflictKind::Block { id: id.to_owned() }, ours: text(o), theirs: text(t) }),
+        conflict: Some(Conflict {
+            kind: ConflictKind::Block { id: id.to_owned() },
+            ours: text(o),
+            theirs: text(t),
+        }),
     };
     let same = |x: Option<&Piece>, y: Option<&Piece>| x.map(|p| &p.lines) == y.map(|p| &p.lines);
     let keep = |p: &Piece| Fate { lines: Some(p.lines.clone()), conflict: None };
@@ -89,13 +102,15 @@ fn fate(id: &str, b: Option<&Piece>, o: Option<&Piece>, t: Option<&Piece>) -> Fa
 fn order<'v>(o: &'v Version, t: &'v Version, kept: &dyn Fn(&str) -> bool) -> Vec<&'v str> {
     let oids: Vec<&str> = o.pieces.iter().map(|p| p.id.as_str()).collect();
     let tids: Vec<&str> = t.pieces.iter().map(|p| p.id.as_str()).collect();
-    let (oset, tset): (HashSet<&str>, HashSet<&str>) = (oids.iter().copied().collect(), tids.iter().copied().collect());
+    let (oset, tset): (HashSet<&str>, HashSet<&str>) =
+        (oids.iter().copied().collect(), tids.iter().copied().collect());
     let common = |ids: &[&str], other: &HashSet<&str>| -> Vec<String> {
         ids.iter().filter(|id| other.contains(*id)).map(|id| (*id).to_owned()).collect()
     };
     let (co, ct) = (common(&oids, &tset), common(&tids, &oset));
     let (x, y) = if co <= ct { (co, ct) } else { (ct, co) };
-    let sync: Vec<String> = x.iter().zip(matches(&x, &y)).filter(|(_, m)| m.is_some()).map(|(id, _)| id.clone()).collect();
+    let sync: Vec<String> =
+        x.iter().zip(matches(&x, &y)).filter(|(_, m)| m.is_some()).map(|(id, _)| id.clone()).collect();
     let first = |run: &[&'v str]| run.iter().find(|id| kept(id)).or(run.first()).copied();
     let (mut out, mut io, mut it) = (Vec::new(), 0, 0);
     for s in sync.iter().map(|s| Some(s.as_str())).chain(std::iter::once(None)) {

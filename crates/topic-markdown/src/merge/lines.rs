@@ -90,7 +90,13 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
     let (ko, kt) = (kept(b, o), kept(b, t));
     match (ko, kt) {
         // Both only deleted: what both kept.
-        (Some(ko), Some(kt)) => Some(b.iter().zip(ko.iter().zip(&kt)).filter(|(_, (x, y))| **x && **y).map(|(l, _)| l.clone()).collect()),
+        (Some(ko), Some(kt)) => Some(
+            b.iter()
+                .zip(ko.iter().zip(&kt))
+                .filter(|(_, (x, y))| **x && **y)
+                .map(|(l, _)| l.clone())
+                .collect(),
+        ),
         // One only deleted, the other kept all of base and inserted.
         (Some(ko), None) => drop_from(b, &ko, t),
         (None, Some(kt)) => drop_from(b, &kt, o),

@@ -49,7 +49,11 @@ pub fn check_file_path(path: &str) -> Result<(), Error> {
     let plain = |c: &str| {
         !c.is_empty() && c != "." && c != ".." && !c.contains(['\\', '\0']) && !c.eq_ignore_ascii_case(".git")
     };
-    if parts.len() == 3 && parts[0] == "sources" && parts[2].ends_with(".md") && parts.iter().all(|c| plain(c)) {
+    if parts.len() == 3
+        && parts[0] == "sources"
+        && parts[2].ends_with(".md")
+        && parts.iter().all(|c| plain(c))
+    {
         return Ok(());
     }
     Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
@@ -58,7 +62,9 @@ pub fn check_file_path(path: &str) -> Result<(), Error> {
 fn check_local_path(path: &str) -> Result<(), Error> {
     let rest = path.strip_prefix(".scriptorium/").unwrap_or("");
     if rest.is_empty() || rest.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-        return Err(Error::new(Code::InvalidArgument, format!("{path:?} is not under .scriptorium/")).at(path));
+        return Err(
+            Error::new(Code::InvalidArgument, format!("{path:?} is not under .scriptorium/")).at(path)
+        );
     }
     Ok(())
 }
@@ -87,7 +93,8 @@ impl Committer<'_> {
             .filter(|(p, _)| p.starts_with("sources/"))
             .filter_map(|(p, b)| b.clone().map(|b| (p.clone(), b)))
             .collect();
-        let outcome = validation::validate(root, &index_of_topics, &topics, &sources, &trust::promoted(root)?)?;
+        let outcome =
+            validation::validate(root, &index_of_topics, &topics, &sources, &trust::promoted(root)?)?;
         if !outcome.added.is_empty() {
             let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
             return Err(Error::new(

@@ -91,7 +91,9 @@ pub fn commit_installed(root: &Path, disk: Disk<'_>, planned: &Planned) -> Resul
     }
     disk.point("commit", &git).map_err(|e| Error::io(&e, "cannot commit in", &git))?;
     let merged = match &planned.merge {
-        Some(Merge::Adopt(id)) => return adopt(&repo, root, &settings, head.as_ref(), parse_id(id)?, &changes),
+        Some(Merge::Adopt(id)) => {
+            return adopt(&repo, root, &settings, head.as_ref(), parse_id(id)?, &changes)
+        }
         Some(Merge::With(id)) => Some(parse_id(id)?),
         None => None,
     };
@@ -105,7 +107,9 @@ pub fn commit_installed(root: &Path, disk: Disk<'_>, planned: &Planned) -> Resul
             is_it
         }
         (Some(_), None) => false,
-        (None, _) => head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision),
+        (None, _) => {
+            head.as_ref().and_then(|h| h.stamp.as_ref()).is_some_and(|s| s.revision == planned.stamp.revision)
+        }
     };
     if made {
         // Made before an interruption; the index may lag behind it.
@@ -137,8 +141,13 @@ fn adopt(
     if head.map(|h| h.id) != Some(target) {
         let edit = RefEdit {
             change: Change::Update {
-                log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: "sync: fast-forward".into() },
-                expected: head.map_or(PreviousValue::MustNotExist, |h| PreviousValue::MustExistAndMatch(h.id.into())),
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "sync: fast-forward".into(),
+                },
+                expected: head
+                    .map_or(PreviousValue::MustNotExist, |h| PreviousValue::MustExistAndMatch(h.id.into())),
                 new: gix::refs::Target::Object(target),
             },
             name: "HEAD".try_into().map_err(|e| git_error("cannot name HEAD", e))?,

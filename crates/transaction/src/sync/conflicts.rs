@@ -102,13 +102,17 @@ impl Conflict {
         let what = match self.kind {
             Kind::Block => format!("block ^{} was changed differently on both sides", self.id),
             Kind::FrontMatter => {
-                format!("front-matter key {} was set differently on both sides", self.key.as_deref().unwrap_or(""))
+                format!(
+                    "front-matter key {} was set differently on both sides",
+                    self.key.as_deref().unwrap_or("")
+                )
             }
             Kind::Lines => "lines between blocks were changed differently on both sides".to_owned(),
             Kind::File => "one side deleted the file, the other changed it".to_owned(),
             Kind::Record => format!("two different records have the source id {}", self.id),
         };
-        let takes = if matches!(self.kind, Kind::Record | Kind::File) { "ours|theirs" } else { "ours|theirs|both" };
+        let takes =
+            if matches!(self.kind, Kind::Record | Kind::File) { "ours|theirs" } else { "ours|theirs|both" };
         format!("{what}; the merge kept this machine's version. Close it with `scriptorium resolve '{}' --take {takes}`", self.id)
     }
 }

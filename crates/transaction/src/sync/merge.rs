@@ -73,7 +73,11 @@ fn ancestors(repo: &gix::Repository, from: ObjectId) -> Result<HashSet<ObjectId>
 }
 
 /// How `ours` (the head, if any) relates to `theirs`.
-pub(crate) fn relation(repo: &gix::Repository, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Relation, Error> {
+pub(crate) fn relation(
+    repo: &gix::Repository,
+    ours: Option<ObjectId>,
+    theirs: ObjectId,
+) -> Result<Relation, Error> {
     let Some(ours) = ours else { return Ok(Relation::Behind) };
     if ours == theirs {
         return Ok(Relation::UpToDate);
@@ -265,7 +269,13 @@ fn topic_conflict(path: &str, c: scriptorium_topic_markdown::merge::Conflict, st
             out
         }
         K::FrontMatter { key } => {
-            let mut out = stamp.conflict(Kind::FrontMatter, path, format!("{path}#front-matter:{key}"), c.ours, c.theirs);
+            let mut out = stamp.conflict(
+                Kind::FrontMatter,
+                path,
+                format!("{path}#front-matter:{key}"),
+                c.ours,
+                c.theirs,
+            );
             out.key = Some(key);
             out
         }

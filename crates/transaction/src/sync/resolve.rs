@@ -104,7 +104,10 @@ pub fn resolve(root: &Path, name: &str, take: Take, lock_timeout: Duration) -> R
     if take == Take::Both && matches!(c.kind, Kind::Record | Kind::File) {
         return Err(Error::new(
             Code::InvalidArgument,
-            format!("a {} has one version: take ours or theirs", if c.kind == Kind::Record { "record" } else { "file" }),
+            format!(
+                "a {} has one version: take ours or theirs",
+                if c.kind == Kind::Record { "record" } else { "file" }
+            ),
         ));
     }
     let current = read(root, &c.path)?;

@@ -35,7 +35,9 @@ pub fn check_remote_name(name: &str) -> Result<(), Error> {
     } else {
         Err(Error::new(
             Code::InvalidArgument,
-            format!("remote name {name:?} must be letters, digits, '.', '_' or '-', not starting with '-' or '.'"),
+            format!(
+                "remote name {name:?} must be letters, digits, '.', '_' or '-', not starting with '-' or '.'"
+            ),
         ))
     }
 }

@@ -9,7 +9,7 @@ use scriptorium::config::Config;
 use scriptorium::snapshot::Snapshot;
 use scriptorium::{transaction, Error};
 
-use crate::args::{ArchiveCommand, Cli, Command, IndexCommand, SessionCommand, TopicCommand};
+use crate::args::{ArchiveCommand, Cli, Command, IndexCommand, RemoteCommand, SessionCommand, TopicCommand};
 use crate::report::{self, shown, Outcome};
 
 mod archive;
@@ -22,6 +22,7 @@ mod palace;
 mod search;
 mod sessions;
 mod status;
+mod sync;
 mod update;
 
 /// What every verb is given besides its flags.
@@ -89,6 +90,9 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Command::Log { path, session, json } => history::log(&ctx, path, session, json),
         Command::Show { rev, json } => history::show(&ctx, &rev, json),
         Command::Undo { rev, force, timeout_ms, json } => history::undo(&ctx, &rev, force, timeout_ms, json),
+        Command::Remote(RemoteCommand::Add { name, url, json }) => sync::remote_add(&ctx, &name, &url, json),
+        Command::Sync { remote, timeout_ms, json } => sync::sync(&ctx, remote, timeout_ms, json),
+        Command::Resolve { id, take, timeout_ms, json } => sync::resolve(&ctx, &id, &take, timeout_ms, json),
     }
 }
 
