@@ -31,6 +31,8 @@ pub struct Status {
     pub pending_sources: usize,
     /// Diagnostics of the whole workspace.
     pub diagnostics: usize,
+    /// Open conflicts of this machine's sync merges (`check` lists them).
+    pub conflicts: usize,
     /// The search index, refreshed in memory if stale.
     pub index: IndexState,
     /// `core.md` as `render` would write it now.
@@ -107,6 +109,7 @@ impl Status {
             source_records: archive.v2_records().count() + archive.legacy_records().count(),
             pending_sources,
             diagnostics: c.diagnostics.len(),
+            conflicts: scriptorium_transaction::sync::conflicts::list(root)?.len(),
             index: IndexState::of(root),
             core,
             pending_turns,

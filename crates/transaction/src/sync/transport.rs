@@ -123,7 +123,17 @@ pub(crate) fn push(root: &Path, remote: &str, commit: &str, branch: &str) -> Res
     // `--porcelain` prints one line per ref: `!` marks a rejected one.
     let stdout = String::from_utf8_lossy(&out.stdout);
     if let Some(line) = stdout.lines().find(|l| l.starts_with('!')) {
-        return Ok(Pushed::Rejected(line.trim_start_matches('!').trim().to_owned()));
+        let why = line.trim_start_matches('!').trim().to_owned();
+        if why.contains("failed to lock") || why.contains("cannot lock") {
+            // Another push holds the branch, or a killed one left its lock.
+            return Err(Error::new(
+                Code::Locked,
+                format!(
+                    "the remote's branch {branch} is locked ({why}): another push is under way, or one that was killed left refs/heads/{branch}.lock in the remote repository; remove that file once no push is running, then sync again"
+                ),
+            ));
+        }
+        return Ok(Pushed::Rejected(why));
     }
     Err(Error::new(Code::Io, format!("git push to {remote:?} failed: {}", stderr_of(&out))))
 }

@@ -47,6 +47,7 @@ pub(super) fn check(ctx: &Ctx, as_json: bool, timeout_ms: u64) -> Outcome {
     let checkup = snapshot::checkup(root)?;
     let damaged = damaged_archive_files(&checkup.archive);
     let tampered = tampered_archive_files(root)?;
+    let conflicts = open_conflicts(root)?;
     let revision = transaction::revision::compute(root)?.hex;
     drop(w);
     let mut out = BufWriter::new(io::stdout().lock());
@@ -77,7 +78,21 @@ pub(super) fn check(ctx: &Ctx, as_json: bool, timeout_ms: u64) -> Outcome {
         };
         writeln!(out, "{line}")?;
     }
-    let errors = checkup.diagnostics.len() + damaged.len() + tampered.len();
+    for c in &conflicts {
+        let line = if as_json {
+            json::to_line(c)
+        } else {
+            format!(
+                "{}: {} {}: {}",
+                shown(c["path"].as_str().unwrap_or("")),
+                c["code"].as_str().unwrap_or(""),
+                shown(c["id"].as_str().unwrap_or("")),
+                shown(c["message"].as_str().unwrap_or(""))
+            )
+        };
+        writeln!(out, "{line}")?;
+    }
+    let errors = checkup.diagnostics.len() + damaged.len() + tampered.len() + conflicts.len();
     let ok = errors == 0;
     let summary = if as_json {
         json::to_line(&json!({"ok": ok, "errors": errors, "revision": revision, "recovered": recovered}))
@@ -117,6 +132,20 @@ fn tampered_archive_files(root: &Path) -> Result<Vec<Value>, Error> {
             };
             json!({"code": "TAMPERED", "path": t.path, "source_id": t.source_id, "breach": t.breach,
                 "message": format!("{what}; the archive is append-only (git log -p -- '{}' shows its history)", t.path)})
+        })
+        .collect())
+}
+
+/// The open conflicts of this machine's sync merges (FORMAT.md §5,
+/// `MERGE_CONFLICT` and `ARCHIVE_CONFLICT`), until `resolve` closes them.
+fn open_conflicts(root: &Path) -> Result<Vec<Value>, Error> {
+    let open = transaction::sync::conflicts::list(root)?;
+    Ok(open
+        .iter()
+        .map(|c| {
+            json!({"code": c.kind.code(), "path": c.path, "id": c.id, "kind": c.kind,
+                "block_id": c.block_id, "source_id": c.source_id, "theirs_commit": c.theirs_commit,
+                "message": c.describe()})
         })
         .collect())
 }

@@ -18,8 +18,12 @@ pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
         Some(e) => format!("\nhooks last failed at {}: {} ({})", e.time, e.code, e.event),
         None => String::new(),
     };
+    let conflicts = match s.conflicts {
+        0 => String::new(),
+        n => format!(", open sync conflicts {n} (see check)"),
+    };
     report::line(&format!(
-        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}{}",
+        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}{conflicts}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}{}",
         s.revision,
         s.topic_files,
         s.blocks,
