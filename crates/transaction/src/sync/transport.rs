@@ -124,14 +124,20 @@ pub(crate) fn push(root: &Path, remote: &str, commit: &str, branch: &str) -> Res
     let stdout = String::from_utf8_lossy(&out.stdout);
     if let Some(line) = stdout.lines().find(|l| l.starts_with('!')) {
         let why = line.trim_start_matches('!').trim().to_owned();
-        if why.contains("failed to lock") || why.contains("cannot lock") {
-            // Another push holds the branch, or a killed one left its lock.
-            return Err(Error::new(
-                Code::Locked,
-                format!(
-                    "the remote's branch {branch} is locked ({why}): another push is under way, or one that was killed left refs/heads/{branch}.lock in the remote repository; remove that file once no push is running, then sync again"
-                ),
-            ));
+        if why.contains("remote rejected") {
+            // Not a race: the remote refused the update itself.
+            let lock = why.contains("lock") || why.contains("failed to update ref");
+            let (code, hint) = if lock {
+                (
+                    Code::Locked,
+                    format!(
+                        "another push is under way, or one that was killed left refs/heads/{branch}.lock in the remote repository; remove that file once no push is running, then sync again"
+                    ),
+                )
+            } else {
+                (Code::Io, "the remote refused the update (a hook, or permissions); what was merged is committed here".to_owned())
+            };
+            return Err(Error::new(code, format!("git push to {remote:?} was refused ({why}): {hint}")));
         }
         return Ok(Pushed::Rejected(why));
     }
