@@ -70,7 +70,7 @@ pub(super) fn sync(ctx: &Ctx, remote: Option<String>, timeout_ms: u64, as_json: 
         "fast_forward" => format!("fast-forwarded ({} files)", done.changed.len()),
         _ => format!("merged ({} files)", done.changed.len()),
     };
-    let pushed = if done.pushed { ", pushed" } else { "" };
+    let pushed = if done.pushed && done.outcome != "pushed" { ", pushed" } else { "" };
     let mut out = format!("sync with {}/{}: {what}{pushed}", shown(&done.remote), shown(&done.branch));
     if !done.conflicts.is_empty() {
         out.push_str(&format!(
