@@ -47,8 +47,7 @@
 
 use std::collections::HashMap;
 
-use crate::code::Code;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pct;
 use crate::v2::{self, Expect};
 
@@ -120,33 +119,6 @@ fn conversation_of(path: &str) -> Option<(String, String)> {
     let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
     let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
     Some((provider, thread))
-}
-
-/// The frames of one side, or the refusal of a side that does not parse to
-/// its end.
-fn side<'a>(path: &str, which: &str, bytes: &'a [u8], expect: Expect<'_>) -> Result<Vec<Piece<'a>>> {
-    let parsed = v2::parse_prefix(bytes, Some(expect));
-    if let Some(d) = parsed.error {
-        return Err(Error::new(
-            Code::ValidationFailed,
-            format!(
-                "{path}: {which} does not parse to its end (byte {}, line {}: {}); a damaged archive file is never merged",
-                d.offset, d.line, d.reason
-            ),
-        )
-        .with_path(path)
-        .with_offset(d.offset as u64)
-        .with_line(d.line));
-    }
-    Ok(parsed
-        .frames
-        .iter()
-        .map(|f| Piece {
-            id: f.source_text,
-            bytes: &bytes[f.offset..f.offset + f.len],
-            key: Key::of(f.timestamp, f.source_text),
-        })
-        .collect())
 }
 
 /// The merge base's frames by id, indexed on first use.
@@ -221,18 +193,17 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
         return Ok(whole(base, ours, theirs));
     };
     let expect = Expect { provider: &provider, thread: &thread };
-    let o = side(path, "ours", ours, expect)?;
-    let t = side(path, "theirs", theirs, expect)?;
+    let sides = sides::parse(path, ours, theirs, expect)?;
+    let (o, t) = (&sides.ours, &sides.theirs);
     let mut out = Out {
         bytes: Vec::with_capacity(ours.len().max(theirs.len()) + 4096),
         conflicts: Vec::new(),
         base: Base { bytes: base, expect, index: None },
     };
-    out.bytes.extend_from_slice(v2::MARKER.as_bytes());
-    out.bytes.push(b'\n');
-    // The frames both sides hold at the same places from the start (the
-    // base's, usually) need no index.
-    let shared = o.iter().zip(&t).take_while(|(a, b)| a.id == b.id).count();
+    // The marker and the frames both sides start with, byte for byte.
+    out.bytes.extend_from_slice(&ours[..sides.common]);
+    // The frames both sides hold at the same places next need no index.
+    let shared = o.iter().zip(t).take_while(|(a, b)| a.id == b.id).count();
     for (a, b) in o[..shared].iter().zip(&t[..shared]) {
         out.both(a, b);
     }
@@ -319,5 +290,6 @@ fn whole(base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Merged {
     }
 }
 
+mod sides;
 #[cfg(test)]
 mod tests;

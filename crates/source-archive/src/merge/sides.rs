@@ -1,0 +1,106 @@
+//! The two sides of a merge, parsed: each must parse to its end, and the
+//! frames both hold byte for byte from the start are parsed once.
+//!
+//! Ours is parsed whole. Of theirs, only what follows the last frame of
+//! ours inside the bytes both files start with is parsed, behind a copy of
+//! the marker line; whether one of those frames repeats an id of the shared
+//! part, which that parse cannot see, is checked against ours' frames.
+
+use std::collections::HashMap;
+
+use super::{Key, Piece};
+use crate::code::Code;
+use crate::error::{Error, Result};
+use crate::v2::{self, Diagnostic, Expect, Frame};
+
+/// Both sides after the frames they start with byte for byte.
+pub(super) struct Sides<'a> {
+    /// The length of the marker line and the frames both sides start with.
+    pub(super) common: usize,
+    /// Our frames after `common`.
+    pub(super) ours: Vec<Piece<'a>>,
+    /// Their frames after `common`.
+    pub(super) theirs: Vec<Piece<'a>>,
+}
+
+/// The length of the longest common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + CHUNK <= n && a[at..at + CHUNK] == b[at..at + CHUNK] {
+        at += CHUNK;
+    }
+    at + a[at..n].iter().zip(&b[at..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// The refusal of a side that does not parse to its end.
+fn refusal(path: &str, which: &str, offset: usize, line: u64, reason: &str) -> Error {
+    Error::new(
+        Code::ValidationFailed,
+        format!(
+            "{path}: {which} does not parse to its end (byte {offset}, line {line}: {reason}); a damaged archive file is never merged"
+        ),
+    )
+    .with_path(path)
+    .with_offset(offset as u64)
+    .with_line(line)
+}
+
+/// The piece of `frame`, parsed from `parsed` (a copy of `bytes[from..]`
+/// behind `shift` bytes of marker line), borrowing from `bytes`.
+fn piece<'a>(bytes: &'a [u8], parsed: &[u8], frame: &Frame<'_>, from: usize, shift: usize) -> Piece<'a> {
+    let rebase = |s: &str| {
+        let at = s.as_ptr() as usize - parsed.as_ptr() as usize - shift + from;
+        std::str::from_utf8(&bytes[at..at + s.len()]).expect("a parsed frame's text is UTF-8")
+    };
+    let (id, timestamp) = (rebase(frame.source_text), rebase(frame.timestamp));
+    let at = frame.offset - shift + from;
+    Piece { id, bytes: &bytes[at..at + frame.len], key: Key::of(timestamp, id) }
+}
+
+/// Parses both sides of the v2 file at `path`.
+pub(super) fn parse<'a>(
+    path: &str,
+    ours: &'a [u8],
+    theirs: &'a [u8],
+    expect: Expect<'_>,
+) -> Result<Sides<'a>> {
+    let o = v2::parse_prefix(ours, Some(expect));
+    if let Some(d) = &o.error {
+        return Err(refusal(path, "ours", d.offset, d.line, &d.reason));
+    }
+    let same = common_prefix(ours, theirs);
+    let k = o.frames.partition_point(|f| f.offset + f.len <= same);
+    let ours_rest = o.frames[k..].iter().map(|f| piece(ours, ours, f, 0, 0)).collect();
+    let Some(last) = k.checked_sub(1).map(|k| &o.frames[k]) else {
+        let t = v2::parse_prefix(theirs, Some(expect));
+        if let Some(d) = &t.error {
+            return Err(refusal(path, "theirs", d.offset, d.line, &d.reason));
+        }
+        let theirs = t.frames.iter().map(|f| piece(theirs, theirs, f, 0, 0)).collect();
+        return Ok(Sides { common: v2::MARKER.len() + 1, ours: ours_rest, theirs });
+    };
+    let common = last.offset + last.len;
+    let shift = v2::MARKER.len() + 1;
+    let mut tail = Vec::with_capacity(shift + theirs.len() - common);
+    tail.extend_from_slice(v2::MARKER.as_bytes());
+    tail.push(b'\n');
+    tail.extend_from_slice(&theirs[common..]);
+    let t = v2::parse_prefix(&tail, Some(expect));
+    if let Some(Diagnostic { offset, line, reason }) = &t.error {
+        let lines = memchr::memchr_iter(b'\n', &theirs[..common]).count() as u64;
+        return Err(refusal(path, "theirs", offset - shift + common, line - 1 + lines, reason));
+    }
+    let rest: Vec<Piece<'a>> = t.frames.iter().map(|f| piece(theirs, &tail, f, common, shift)).collect();
+    if !rest.is_empty() {
+        let ids: HashMap<&str, &Piece<'_>> = rest.iter().map(|p| (p.id, p)).collect();
+        if let Some(twin) = o.frames[..k].iter().find_map(|f| ids.get(f.source_text)) {
+            let at = twin.bytes.as_ptr() as usize - theirs.as_ptr() as usize;
+            let line = 1 + memchr::memchr_iter(b'\n', &theirs[..at]).count() as u64;
+            let reason = format!("duplicate source id {:?}", twin.id);
+            return Err(refusal(path, "theirs", at, line, &reason));
+        }
+    }
+    Ok(Sides { common, ours: ours_rest, theirs: rest })
+}
