@@ -180,6 +180,33 @@ fn damage_after_the_shared_start_is_found_where_a_whole_parse_finds_it() {
 }
 
 #[test]
+fn large_sides_parsed_together_merge_and_refuse_alike() {
+    // Over a megabyte each, so the sides are parsed on two threads.
+    let long = "x".repeat(400);
+    let rec = |p: &str, k: u32| record(&format!("{p}{k}"), &format!("2026-08-09T10:00:00.{k:06}Z"), &long);
+    let shared: Vec<SourceRecord> = (0..10).map(|k| rec("m", k)).collect();
+    let ours: Vec<SourceRecord> =
+        shared.iter().cloned().chain((0..6000).step_by(2).map(|k| rec("e", k + 10))).collect();
+    let theirs: Vec<SourceRecord> =
+        shared.iter().cloned().chain((1..6000).step_by(2).map(|k| rec("d", k + 10))).collect();
+    let (o, t) = (file(&ours), file(&theirs));
+    assert!(o.len() > 1 << 20 && t.len() > 1 << 20);
+    let m = merge(PATH, Some(&file(&shared)), &o, &t).unwrap();
+    let want: Vec<SourceRecord> = shared
+        .iter()
+        .cloned()
+        .chain((0..6000).map(|k| rec(if k % 2 == 0 { "e" } else { "d" }, k + 10)))
+        .collect();
+    assert_eq!(m, clean(file(&want)));
+    assert_eq!(merge(PATH, None, &t, &o).unwrap(), m);
+    let cut = &t[..t.len() - 1];
+    let whole = v2::parse_prefix(cut, Some(EXPECT)).error.unwrap();
+    let err = merge(PATH, None, &o, cut).unwrap_err();
+    assert_eq!((err.code(), err.offset()), (Code::ValidationFailed, Some(whole.offset as u64)));
+    assert!(err.message().contains("theirs"), "{err}");
+}
+
+#[test]
 fn a_legacy_file_is_merged_whole() {
     let path = "sources/chat/team-1.md";
     let base = b"[2026-08-09T10:00:00Z] Ada: one\n".to_vec();

@@ -59,6 +59,52 @@ fn piece<'a>(bytes: &'a [u8], parsed: &[u8], frame: &Frame<'_>, from: usize, shi
     Piece { id, bytes: &bytes[at..at + frame.len], key: Key::of(timestamp, id) }
 }
 
+/// How many bytes of theirs, not shared with ours, make it worth parsing
+/// the two sides on two threads.
+const PARALLEL: usize = 1 << 20;
+
+/// The sides from a whole parse of each, `same` being the length of the
+/// bytes they start with.
+fn whole<'a>(
+    path: &str,
+    (ours, o): (&'a [u8], &v2::Parsed<'_>),
+    (theirs, t): (&'a [u8], &v2::Parsed<'_>),
+    same: usize,
+) -> Result<Sides<'a>> {
+    if let Some(d) = &o.error {
+        return Err(refusal(path, "ours", d.offset, d.line, &d.reason));
+    }
+    if let Some(d) = &t.error {
+        return Err(refusal(path, "theirs", d.offset, d.line, &d.reason));
+    }
+    let k = o.frames.partition_point(|f| f.offset + f.len <= same);
+    let common = k.checked_sub(1).map_or(v2::MARKER.len() + 1, |k| o.frames[k].offset + o.frames[k].len);
+    let kt = t.frames.partition_point(|f| f.offset + f.len <= common);
+    Ok(Sides {
+        common,
+        ours: o.frames[k..].iter().map(|f| piece(ours, ours, f, 0, 0)).collect(),
+        theirs: t.frames[kt..].iter().map(|f| piece(theirs, theirs, f, 0, 0)).collect(),
+    })
+}
+
+/// Both sides parsed whole on two threads, or `None` when no thread could
+/// be started.
+fn parse_both<'a>(
+    path: &str,
+    ours: &'a [u8],
+    theirs: &'a [u8],
+    expect: Expect<'_>,
+    same: usize,
+) -> Option<Result<Sides<'a>>> {
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new().spawn_scoped(s, || v2::parse_prefix(theirs, Some(expect)));
+        let handle = spawned.ok()?;
+        let o = v2::parse_prefix(ours, Some(expect));
+        let t = handle.join().ok()?;
+        Some(whole(path, (ours, &o), (theirs, &t), same))
+    })
+}
+
 /// Parses both sides of the v2 file at `path`.
 pub(super) fn parse<'a>(
     path: &str,
@@ -66,21 +112,22 @@ pub(super) fn parse<'a>(
     theirs: &'a [u8],
     expect: Expect<'_>,
 ) -> Result<Sides<'a>> {
+    let same = common_prefix(ours, theirs);
+    if ours.len() >= PARALLEL && theirs.len().saturating_sub(same) >= PARALLEL {
+        if let Some(sides) = parse_both(path, ours, theirs, expect, same) {
+            return sides;
+        }
+    }
     let o = v2::parse_prefix(ours, Some(expect));
     if let Some(d) = &o.error {
         return Err(refusal(path, "ours", d.offset, d.line, &d.reason));
     }
-    let same = common_prefix(ours, theirs);
     let k = o.frames.partition_point(|f| f.offset + f.len <= same);
-    let ours_rest = o.frames[k..].iter().map(|f| piece(ours, ours, f, 0, 0)).collect();
     let Some(last) = k.checked_sub(1).map(|k| &o.frames[k]) else {
         let t = v2::parse_prefix(theirs, Some(expect));
-        if let Some(d) = &t.error {
-            return Err(refusal(path, "theirs", d.offset, d.line, &d.reason));
-        }
-        let theirs = t.frames.iter().map(|f| piece(theirs, theirs, f, 0, 0)).collect();
-        return Ok(Sides { common: v2::MARKER.len() + 1, ours: ours_rest, theirs });
+        return whole(path, (ours, &o), (theirs, &t), same);
     };
+    let ours_rest = o.frames[k..].iter().map(|f| piece(ours, ours, f, 0, 0)).collect();
     let common = last.offset + last.len;
     let shift = v2::MARKER.len() + 1;
     let mut tail = Vec::with_capacity(shift + theirs.len() - common);
