@@ -196,7 +196,7 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
     let sides = sides::parse(path, ours, theirs, expect)?;
     let (o, t) = (&sides.ours, &sides.theirs);
     let mut out = Out {
-        bytes: Vec::with_capacity(ours.len().max(theirs.len()) + 4096),
+        bytes: Vec::with_capacity(ours.len() + theirs.len() - sides.common),
         conflicts: Vec::new(),
         base: Base { bytes: base, expect, index: None },
     };
@@ -211,10 +211,33 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
     Ok(Merged { bytes: out.bytes, conflicts: out.conflicts })
 }
 
+/// Where each frame of `o` is in `t` and each frame of `t` in `o`, if
+/// there: one hash map, of the smaller side.
+fn partners(o: &[Piece<'_>], t: &[Piece<'_>]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let (small, large, swapped) = if o.len() <= t.len() { (o, t, false) } else { (t, o, true) };
+    let at: HashMap<&str, usize> = small.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
+    let mut in_large = vec![None; small.len()];
+    let in_small: Vec<Option<usize>> = large
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let found = at.get(p.id).copied();
+            if let Some(s) = found {
+                in_large[s] = Some(k);
+            }
+            found
+        })
+        .collect();
+    if swapped {
+        (in_small, in_large)
+    } else {
+        (in_large, in_small)
+    }
+}
+
 /// Writes the rest of both sides in canonical order.
 fn interleave(o: &[Piece<'_>], t: &[Piece<'_>], out: &mut Out<'_, '_>) {
-    let o_at: HashMap<&str, usize> = o.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
-    let t_at: HashMap<&str, usize> = t.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
+    let (o_at, t_at) = partners(o, t);
     // Frames already written ahead of their side's walk.
     let (mut o_done, mut t_done) = (vec![false; o.len()], vec![false; t.len()]);
     let (mut i, mut j) = (0, 0);
@@ -233,7 +256,7 @@ fn interleave(o: &[Piece<'_>], t: &[Piece<'_>], out: &mut Out<'_, '_>) {
             }
             return;
         };
-        match (t_at.get(a.id).copied(), o_at.get(b.id).copied()) {
+        match (o_at[i], t_at[j]) {
             (Some(jj), _) if jj == j => {
                 out.both(a, b);
                 (i, j) = (i + 1, j + 1);
