@@ -41,9 +41,14 @@
 //! to the base gives theirs; anything else keeps ours and reports one
 //! conflict with an empty `source_id` carrying both whole files.
 //!
-//! **Cost.** Linear in the file sizes: the frame pairs the sides share from
-//! the start are compared in one pass, the rest are indexed by id in hash
-//! maps, and the base is only indexed when two versions of a frame differ.
+//! **Cost.** Linear in the file sizes: the frames both sides start with,
+//! byte for byte, are parsed once and copied whole; the frames after them
+//! find their partners on the other side through one hash map; the base is
+//! only parsed when two versions of a frame differ; two large sides with
+//! little in common are parsed on two threads. A 1,000,000-frame file
+//! (190 MB) merges in about half a second in release, both when the sides
+//! appended to a common base and when they are two unrelated halves
+//! (`tests/merge.rs`, `a_million_frames_merge_in_linear_time`).
 
 use std::collections::HashMap;
 

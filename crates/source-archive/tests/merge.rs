@@ -294,6 +294,7 @@ proptest! {
 /// hours; the bound only catches that.
 #[test]
 #[ignore = "a timing run on large files"]
+#[allow(clippy::print_stderr)] // the timing is what this run is for
 fn a_million_frames_merge_in_linear_time() {
     let n = 1_000_000u32;
     let ts = |k: u32| {

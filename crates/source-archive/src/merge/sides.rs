@@ -5,6 +5,8 @@
 //! ours inside the bytes both files start with is parsed, behind a copy of
 //! the marker line; whether one of those frames repeats an id of the shared
 //! part, which that parse cannot see, is checked against ours' frames.
+//! When ours and the part of theirs it does not share are each over a
+//! megabyte, both are parsed whole, at the same time, on two threads.
 
 use std::collections::HashMap;
 
