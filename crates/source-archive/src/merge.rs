@@ -41,14 +41,19 @@
 //! to the base gives theirs; anything else keeps ours and reports one
 //! conflict with an empty `source_id` carrying both whole files.
 //!
-//! **Cost.** Linear in the file sizes: the frame pairs the sides share from
-//! the start are compared in one pass, the rest are indexed by id in hash
-//! maps, and the base is only indexed when two versions of a frame differ.
+//! **Cost.** Linear in the file sizes: the frames both sides start with,
+//! byte for byte, are parsed once and copied whole; the frames after them
+//! find their partners on the other side through one hash map; the base is
+//! only parsed when two versions of a frame differ; two large sides with
+//! little in common are parsed on two threads. A 1,000,000-frame file
+//! (190 MB) merged in 0.45–0.55 s in release when the sides appended to a
+//! common base, and in 0.6–0.8 s as two unrelated halves, on a loaded
+//! two-core machine (`tests/merge.rs`,
+//! `a_million_frames_merge_in_linear_time`).
 
 use std::collections::HashMap;
 
-use crate::code::Code;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pct;
 use crate::v2::{self, Expect};
 
@@ -120,33 +125,6 @@ fn conversation_of(path: &str) -> Option<(String, String)> {
     let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
     let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
     Some((provider, thread))
-}
-
-/// The frames of one side, or the refusal of a side that does not parse to
-/// its end.
-fn side<'a>(path: &str, which: &str, bytes: &'a [u8], expect: Expect<'_>) -> Result<Vec<Piece<'a>>> {
-    let parsed = v2::parse_prefix(bytes, Some(expect));
-    if let Some(d) = parsed.error {
-        return Err(Error::new(
-            Code::ValidationFailed,
-            format!(
-                "{path}: {which} does not parse to its end (byte {}, line {}: {}); a damaged archive file is never merged",
-                d.offset, d.line, d.reason
-            ),
-        )
-        .with_path(path)
-        .with_offset(d.offset as u64)
-        .with_line(d.line));
-    }
-    Ok(parsed
-        .frames
-        .iter()
-        .map(|f| Piece {
-            id: f.source_text,
-            bytes: &bytes[f.offset..f.offset + f.len],
-            key: Key::of(f.timestamp, f.source_text),
-        })
-        .collect())
 }
 
 /// The merge base's frames by id, indexed on first use.
@@ -221,18 +199,17 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
         return Ok(whole(base, ours, theirs));
     };
     let expect = Expect { provider: &provider, thread: &thread };
-    let o = side(path, "ours", ours, expect)?;
-    let t = side(path, "theirs", theirs, expect)?;
+    let sides = sides::parse(path, ours, theirs, expect)?;
+    let (o, t) = (&sides.ours, &sides.theirs);
     let mut out = Out {
-        bytes: Vec::with_capacity(ours.len().max(theirs.len()) + 4096),
+        bytes: Vec::with_capacity(ours.len() + theirs.len() - sides.common),
         conflicts: Vec::new(),
         base: Base { bytes: base, expect, index: None },
     };
-    out.bytes.extend_from_slice(v2::MARKER.as_bytes());
-    out.bytes.push(b'\n');
-    // The frames both sides hold at the same places from the start (the
-    // base's, usually) need no index.
-    let shared = o.iter().zip(&t).take_while(|(a, b)| a.id == b.id).count();
+    // The marker and the frames both sides start with, byte for byte.
+    out.bytes.extend_from_slice(&ours[..sides.common]);
+    // The frames both sides hold at the same places next need no index.
+    let shared = o.iter().zip(t).take_while(|(a, b)| a.id == b.id).count();
     for (a, b) in o[..shared].iter().zip(&t[..shared]) {
         out.both(a, b);
     }
@@ -240,10 +217,33 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
     Ok(Merged { bytes: out.bytes, conflicts: out.conflicts })
 }
 
+/// Where each frame of `o` is in `t` and each frame of `t` in `o`, if
+/// there: one hash map, of the smaller side.
+fn partners(o: &[Piece<'_>], t: &[Piece<'_>]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let (small, large, swapped) = if o.len() <= t.len() { (o, t, false) } else { (t, o, true) };
+    let at: HashMap<&str, usize> = small.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
+    let mut in_large = vec![None; small.len()];
+    let in_small: Vec<Option<usize>> = large
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let found = at.get(p.id).copied();
+            if let Some(s) = found {
+                in_large[s] = Some(k);
+            }
+            found
+        })
+        .collect();
+    if swapped {
+        (in_small, in_large)
+    } else {
+        (in_large, in_small)
+    }
+}
+
 /// Writes the rest of both sides in canonical order.
 fn interleave(o: &[Piece<'_>], t: &[Piece<'_>], out: &mut Out<'_, '_>) {
-    let o_at: HashMap<&str, usize> = o.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
-    let t_at: HashMap<&str, usize> = t.iter().enumerate().map(|(k, p)| (p.id, k)).collect();
+    let (o_at, t_at) = partners(o, t);
     // Frames already written ahead of their side's walk.
     let (mut o_done, mut t_done) = (vec![false; o.len()], vec![false; t.len()]);
     let (mut i, mut j) = (0, 0);
@@ -262,7 +262,7 @@ fn interleave(o: &[Piece<'_>], t: &[Piece<'_>], out: &mut Out<'_, '_>) {
             }
             return;
         };
-        match (t_at.get(a.id).copied(), o_at.get(b.id).copied()) {
+        match (o_at[i], t_at[j]) {
             (Some(jj), _) if jj == j => {
                 out.both(a, b);
                 (i, j) = (i + 1, j + 1);
@@ -319,5 +319,6 @@ fn whole(base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Merged {
     }
 }
 
+mod sides;
 #[cfg(test)]
 mod tests;

@@ -162,6 +162,51 @@ fn a_damaged_side_is_refused_naming_it() {
 }
 
 #[test]
+fn damage_after_the_shared_start_is_found_where_a_whole_parse_finds_it() {
+    let ours = file(&[at("m1", 1), at("m2", 2), at("m3", 3)]);
+    let start = file(&[at("m1", 1), at("m2", 2), at("t1", 4)]);
+    // A frame repeating an id of the part both sides share, and a cut frame.
+    let twin = [&start[..], &frame(&at("m1", 1))[..]].concat();
+    let cut = [&start[..], &frame(&at("t2", 5))[..10]].concat();
+    for theirs in [twin, cut] {
+        let whole = v2::parse_prefix(&theirs, Some(EXPECT)).error.unwrap();
+        for (o, t, which) in [(&ours, &theirs, "theirs"), (&theirs, &ours, "ours")] {
+            let err = merge(PATH, None, o, t).unwrap_err();
+            assert_eq!(err.code(), Code::ValidationFailed);
+            assert_eq!((err.offset(), err.line()), (Some(whole.offset as u64), Some(whole.line)), "{err}");
+            assert!(err.message().contains(which) && err.message().contains(&whole.reason), "{err}");
+        }
+    }
+}
+
+#[test]
+fn large_sides_parsed_together_merge_and_refuse_alike() {
+    // Over a megabyte each, so the sides are parsed on two threads.
+    let long = "x".repeat(400);
+    let rec = |p: &str, k: u32| record(&format!("{p}{k}"), &format!("2026-08-09T10:00:00.{k:06}Z"), &long);
+    let shared: Vec<SourceRecord> = (0..10).map(|k| rec("m", k)).collect();
+    let ours: Vec<SourceRecord> =
+        shared.iter().cloned().chain((0..6000).step_by(2).map(|k| rec("e", k + 10))).collect();
+    let theirs: Vec<SourceRecord> =
+        shared.iter().cloned().chain((1..6000).step_by(2).map(|k| rec("d", k + 10))).collect();
+    let (o, t) = (file(&ours), file(&theirs));
+    assert!(o.len() > 1 << 20 && t.len() > 1 << 20);
+    let m = merge(PATH, Some(&file(&shared)), &o, &t).unwrap();
+    let want: Vec<SourceRecord> = shared
+        .iter()
+        .cloned()
+        .chain((0..6000).map(|k| rec(if k % 2 == 0 { "e" } else { "d" }, k + 10)))
+        .collect();
+    assert_eq!(m, clean(file(&want)));
+    assert_eq!(merge(PATH, None, &t, &o).unwrap(), m);
+    let cut = &t[..t.len() - 1];
+    let whole = v2::parse_prefix(cut, Some(EXPECT)).error.unwrap();
+    let err = merge(PATH, None, &o, cut).unwrap_err();
+    assert_eq!((err.code(), err.offset()), (Code::ValidationFailed, Some(whole.offset as u64)));
+    assert!(err.message().contains("theirs"), "{err}");
+}
+
+#[test]
 fn a_legacy_file_is_merged_whole() {
     let path = "sources/chat/team-1.md";
     let base = b"[2026-08-09T10:00:00Z] Ada: one\n".to_vec();
@@ -241,4 +286,44 @@ proptest! {
         prop_assert_eq!(&merge(PATH, Some(&file(&base)), &t, &o).unwrap(), &m);
         prop_assert_eq!(merge(PATH, None, &t, &o).unwrap().bytes, merge(PATH, None, &o, &t).unwrap().bytes);
     }
+}
+
+/// Times the merge of a 1,000,000-frame file (run with `--release --
+/// --ignored`): a common base with both sides appending, and two unrelated
+/// halves interleaved through the hash-map path. Quadratic work would take
+/// hours; the bound only catches that.
+#[test]
+#[ignore = "a timing run on large files"]
+#[allow(clippy::print_stderr)] // the timing is what this run is for
+fn a_million_frames_merge_in_linear_time() {
+    let n = 1_000_000u32;
+    let ts = |k: u32| {
+        format!(
+            "2026-08-09T{:02}:{:02}:{:02}.{:03}Z",
+            k / 3_600_000 % 24,
+            k / 60_000 % 60,
+            k / 1000 % 60,
+            k % 1000
+        )
+    };
+    let rec = |p: &str, k: u32| record(&format!("{p}{k}"), &ts(k), "a line of the conversation");
+    let base: Vec<SourceRecord> = (0..n - 4).map(|k| rec("m", k)).collect();
+    let ours = file(&[base.clone(), vec![rec("o", n - 4), rec("o", n - 2)]].concat());
+    let theirs = file(&[base.clone(), vec![rec("t", n - 3), rec("t", n - 1)]].concat());
+    let base = file(&base);
+    let start = std::time::Instant::now();
+    let m = merge(PATH, Some(&base), &ours, &theirs).unwrap();
+    let appended = start.elapsed();
+    assert_eq!(m.bytes.len(), ours.len() + theirs.len() - base.len());
+    let ours = file(&(0..n).step_by(2).map(|k| rec("e", k)).collect::<Vec<_>>());
+    let theirs = file(&(1..n).step_by(2).map(|k| rec("d", k)).collect::<Vec<_>>());
+    let start = std::time::Instant::now();
+    let u = merge(PATH, None, &ours, &theirs).unwrap();
+    let unrelated = start.elapsed();
+    assert_eq!(u.bytes.len(), ours.len() + theirs.len() - v2::MARKER.len() - 1);
+    eprintln!(
+        "1M frames ({} MB): both appending {appended:?}, unrelated halves {unrelated:?}",
+        m.bytes.len() >> 20
+    );
+    assert!(appended.as_secs() < 5 && unrelated.as_secs() < 5);
 }
