@@ -39,10 +39,13 @@ pub enum Rule {
     /// order (a commit whose writer is `sync`).
     Merge,
     /// Also give a committed frame the bytes of another frame with its
-    /// source id: a conflict's resolution (writer `resolve`), and a merge
-    /// commit (two parents) against each parent, since it holds one
-    /// version of a record its parents hold differently.
+    /// source id: a conflict's resolution (writer `resolve`).
     Resolve,
+    /// Only keep every committed record, in any version and any order: a
+    /// merge commit (two parents) against each parent. It holds one version
+    /// of a record its parents hold differently, and the canonical order
+    /// cannot keep two orders of the same records (unrelated histories).
+    Union,
 }
 
 impl Breach {
@@ -168,6 +171,11 @@ pub fn check_with(path: &str, old: &[u8], new: &[u8], rule: Rule) -> Option<Tamp
 
 /// The first old piece `new` does not keep in order, and how.
 fn first_breach(old: &[Piece<'_>], new: &[Piece<'_>], rule: Rule) -> Option<(Option<String>, Breach)> {
+    if rule == Rule::Union {
+        let ids: std::collections::HashSet<&str> = new.iter().filter_map(|p| p.id.as_deref()).collect();
+        let lost = old.iter().filter_map(|p| p.id.as_deref()).find(|id| !ids.contains(id))?;
+        return Some((Some(lost.to_owned()), Breach::Removed));
+    }
     let kept = |o: &Piece<'_>, n: &Piece<'_>| {
         o.bytes == n.bytes || (rule == Rule::Resolve && o.id.is_some() && o.id == n.id)
     };
@@ -253,6 +261,14 @@ mod tests {
         // A resolution still may not drop a record.
         let t = check_with(PATH, &old, &file(&["a"]), Rule::Resolve).unwrap();
         assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/b"), Breach::Removed));
+    }
+
+    #[test]
+    fn a_merge_keeps_the_other_parents_records_in_any_order() {
+        let old = file(&["a", "b"]);
+        assert_eq!(check_with(PATH, &old, &file(&["b", "c", "a"]), Rule::Union), None);
+        let t = check_with(PATH, &old, &file(&["b", "c"]), Rule::Union).unwrap();
+        assert_eq!((t.source_id.as_deref(), t.breach), (Some("chat/t/a"), Breach::Removed));
     }
 
     #[test]

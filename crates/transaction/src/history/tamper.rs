@@ -184,14 +184,15 @@ fn commit_breaches(repo: &gix::Repository, id: ObjectId) -> Result<Vec<Tampered>
     if parents.is_empty() {
         return Ok(out);
     }
-    // A merge may put frames between committed ones, and holds one version
-    // of a record its parents hold differently (its first parent's, or the
-    // other's where that one was a resolution); a resolution may give a
-    // record another version. Nothing else may do either.
+    // A merge holds every record of each parent, in one version and the
+    // canonical order (which cannot keep two orders of the same records
+    // that unrelated histories hold); a resolution may give a record
+    // another version; a sync may put records between committed ones.
+    // Anything else only appends.
     let message = commit.message_raw().map_err(|e| git_error("cannot read a commit", e))?;
     let writer = super::Stamp::parse(&String::from_utf8_lossy(message)).map(|s| s.writer);
     let rule = match writer.as_deref() {
-        _ if parents.len() > 1 => frames::Rule::Resolve,
+        _ if parents.len() > 1 => frames::Rule::Union,
         Some("resolve") => frames::Rule::Resolve,
         Some("sync") => frames::Rule::Merge,
         _ => frames::Rule::Append,
