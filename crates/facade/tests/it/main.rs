@@ -22,6 +22,7 @@ mod rules;
 mod search;
 mod session_append;
 mod sessions;
+mod sync;
 mod tamper;
 mod topics;
 mod transaction;
