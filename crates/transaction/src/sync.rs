@@ -200,6 +200,9 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
     };
     let Some(theirs) = theirs else { return Ok(step) };
     let relation = merge::relation(&repo, ours.as_ref().map(|h| h.id), theirs)?;
+    if matches!(relation, Relation::Behind | Relation::Diverged(_)) {
+        refuse_tampered_history(root, &repo, ours.as_ref().map(|h| h.id), theirs, remote)?;
+    }
     let (merged, merge, outcome) = match relation {
         Relation::UpToDate | Relation::Ahead => return Ok(step),
         Relation::Behind => {
@@ -239,6 +242,28 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
     step.skipped = merged.skipped;
     step.head = history::head(&repo)?.map(|h| h.id);
     Ok(step)
+}
+
+/// `TAMPERED` when the remote's history changes, removes or reorders a
+/// record one of its commits held (a commit made by hand): merging it would
+/// put the breach in this workspace's history too.
+fn refuse_tampered_history(
+    root: &Path,
+    repo: &gix::Repository,
+    ours: Option<ObjectId>,
+    theirs: ObjectId,
+    remote: &str,
+) -> Result<(), Error> {
+    let brought = history::tamper::breaches_brought_by(root, repo, ours, theirs)?;
+    let Some(t) = brought.first() else { return Ok(()) };
+    Err(Error::new(
+        Code::Tampered,
+        format!(
+            "the history of {remote} breaks the archive ({t}); nothing was merged. The remote's history was rewritten by hand: repair it there (git log -p -- '{}' shows where), then sync again",
+            t.path
+        ),
+    )
+    .at(t.path.clone()))
 }
 
 /// The branch the head names (`main` in a workspace Scriptorium created).

@@ -69,6 +69,25 @@ fn check_local_path(path: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `VALIDATION_FAILED` for a v2 archive file that would not parse to its
+/// end: a whole-file change never installs a damaged archive file.
+fn check_archive_file(path: &str, bytes: Option<&[u8]>) -> Result<(), Error> {
+    let Some(bytes) = bytes else { return Ok(()) };
+    let Some(parsed) = history::frames::parse(path, bytes) else { return Ok(()) };
+    match parsed.error {
+        Some(d) => Err(Error {
+            offset: Some(d.offset as u64),
+            line: Some(d.line),
+            ..Error::new(
+                Code::ValidationFailed,
+                format!("the archive file would not parse to its end ({}); nothing was written", d.reason),
+            )
+            .at(path)
+        }),
+        None => Ok(()),
+    }
+}
+
 impl Committer<'_> {
     /// Validates and installs `change` as one transaction made by
     /// `provenance`, at the owner's tier; one commit (a merge commit, or
@@ -82,6 +101,9 @@ impl Committer<'_> {
         }
         for (p, _) in &change.local {
             check_local_path(p)?;
+        }
+        for (p, bytes) in &change.files {
+            check_archive_file(p, bytes.as_deref())?;
         }
         let rev = revision::compute(root)?;
         let mut index_of_topics = TopicIndex::load(root, &rev)?;

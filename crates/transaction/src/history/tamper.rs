@@ -97,6 +97,23 @@ pub(super) fn history_breaches(
     Ok(found)
 }
 
+/// The archive files the history of `theirs` (another machine's commit, to
+/// be merged) breaks that the history of `ours` (the head) does not: a
+/// sync refuses to bring them in. The cache ends at `ours`.
+pub(crate) fn breaches_brought_by(
+    root: &Path,
+    repo: &gix::Repository,
+    ours: Option<ObjectId>,
+    theirs: ObjectId,
+) -> Result<Vec<Tampered>, Error> {
+    let brought = history_breaches(root, repo, theirs)?;
+    let had = match ours {
+        Some(ours) => history_breaches(root, repo, ours)?,
+        None => BTreeMap::new(),
+    };
+    Ok(brought.into_iter().filter(|(path, _)| !had.contains_key(path)).map(|(_, t)| t).collect())
+}
+
 /// Which of `paths` (workspace-relative archive files) break frames the
 /// history commits: in a commit of the history, or on disk now against
 /// the head. A file whose blob id is the
