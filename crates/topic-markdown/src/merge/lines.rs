@@ -51,28 +51,73 @@ pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
 /// differently.
 pub(super) type Clash = (Vec<String>, Vec<String>);
 
+/// One side's change to `base`: lines `start..end` replaced by `lines`
+/// (`start == end`: an insertion before line `start`).
+#[derive(Debug)]
+struct Hunk<'s> {
+    start: usize,
+    end: usize,
+    lines: &'s [String],
+    ours: bool,
+}
+
+/// The hunks that turn `base` into `side`, in order.
+fn hunks<'s>(base: &[String], side: &'s [String], ours: bool) -> Vec<Hunk<'s>> {
+    let m = matches(base, side);
+    let pairs = m.iter().enumerate().filter_map(|(i, j)| Some((i + 1, (*j)? + 1)));
+    let (mut out, mut prev) = (Vec::new(), (0, 0));
+    for (i, j) in pairs.chain(std::iter::once((base.len() + 1, side.len() + 1))) {
+        if i > prev.0 + 1 || j > prev.1 + 1 {
+            out.push(Hunk { start: prev.0, end: i - 1, lines: &side[prev.1..j - 1], ours });
+        }
+        prev = (i, j);
+    }
+    out
+}
+
 /// Merges `ours` and `theirs`, two versions of `base`; where they clash the
-/// result holds ours, and the clash is returned.
+/// result holds ours, and the clash is returned. Each side's change is a
+/// list of hunks; hunks of the two sides that overlap in base (or insert
+/// at one place) are resolved together, the others apply as they are.
 pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Vec<String>, Vec<Clash>) {
-    let (mo, mt) = (matches(base, ours), matches(base, theirs));
-    let (mut out, mut clashes) = (Vec::new(), Vec::new());
-    let (mut i, mut jo, mut jt) = (0, 0, 0);
-    let stable = (0..base.len()).filter_map(|k| Some((k, mo[k]?, mt[k]?)));
-    for (k, ko, kt) in stable.chain(std::iter::once((base.len(), ours.len(), theirs.len()))) {
-        let (b, o, t) = (&base[i..k], &ours[jo..ko], &theirs[jt..kt]);
-        match resolve(b, o, t) {
+    let mut all = hunks(base, ours, true);
+    all.extend(hunks(base, theirs, false));
+    all.sort_by_key(|h| (h.start, h.end, !h.ours));
+    let (mut out, mut clashes, mut at, mut k) = (Vec::new(), Vec::new(), 0, 0);
+    while k < all.len() {
+        let (start, mut end, first) = (all[k].start, all[k].end, k);
+        k += 1;
+        while k < all.len() && (all[k].start < end || (all[k].start == start && all[k].end == start && end == start)) {
+            end = end.max(all[k].end);
+            k += 1;
+        }
+        out.extend_from_slice(&base[at..start]);
+        let group = &all[first..k];
+        let side = |ours: bool| apply(base, start, end, group.iter().filter(|h| h.ours == ours));
+        let (o, t) = (side(true), side(false));
+        match resolve(&base[start..end], &o, &t) {
             Some(lines) => out.extend(lines),
             None => {
-                out.extend_from_slice(o);
-                clashes.push((o.to_vec(), t.to_vec()));
+                out.extend_from_slice(&o);
+                clashes.push((o, t));
             }
         }
-        if k < base.len() {
-            out.push(base[k].clone());
-        }
-        (i, jo, jt) = (k + 1, ko + 1, kt + 1);
+        at = end;
     }
+    out.extend_from_slice(&base[at..]);
     (out, clashes)
+}
+
+/// `base[start..end]` with `hunks` (which lie inside it) applied.
+fn apply<'h, 's: 'h>(base: &[String], start: usize, end: usize, hunks: impl Iterator<Item = &'h Hunk<'s>>) -> Vec<String> {
+    let (mut out, mut at) = (Vec::new(), start);
+    for h in hunks {
+        out.extend_from_slice(&base[at..h.start]);
+        out.extend_from_slice(h.lines);
+        at = h.end;
+    }
+    out.extend_from_slice(&base[at..end]);
+    out
 }
 
 /// One unstable stretch: base lines `b`, replaced by `o` in ours and `t` in

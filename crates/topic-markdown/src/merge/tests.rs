@@ -232,3 +232,18 @@ fn conflicts_serialize_with_their_kind() {
     let json = serde_json::to_string(&c).expect("serializes");
     assert_eq!(serde_json::from_str::<Conflict>(&json).expect("deserializes"), c);
 }
+
+#[test]
+fn a_footnote_replaced_on_one_side_and_one_appended_on_the_other_both_apply() {
+    let b = base();
+    // Ours replaced the last definition (its block now cites another);
+    // theirs appended one after it.
+    let jargon3 = "He prefers answers without jargon.[^e-3333333333] ^9c2d4e01";
+    let o = topic(FM, &[LEADS, jargon3], &[D1, D3]);
+    let t = topic(FM, &[LEADS, JARGON, "Four.[^e-4444444444] ^dd04"], &[D1, D2, D4]);
+    let m = merge(Some(&b), &o, &t);
+    assert_eq!(clean(&m), topic(FM, &[LEADS, jargon3, "Four.[^e-4444444444] ^dd04"], &[D1, D3, D4]));
+    // Each side removed a different definition: both are gone.
+    let m = merge(Some(&b), &topic(FM, &[LEADS, JARGON], &[D2]), &topic(FM, &[LEADS, JARGON], &[D1]));
+    assert_eq!(clean(&m), topic(FM, &[LEADS, JARGON], &[]));
+}
