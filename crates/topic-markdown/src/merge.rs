@@ -37,9 +37,11 @@
 //! **Gaps** merge as lines, three-way (diff3): lines only one side changed
 //! take that change; lines both sides inserted at the same place are both
 //! kept, each once, ours-independent (the lower side's lines first — how
-//! two sets of appended footnote definitions come together); one side
-//! removing lines the other kept while inserting next to them keeps the
-//! insertions; anything else is a clash: ours is kept with a
+//! two sets of appended footnote definitions come together); where one
+//! side only removed lines, the other side's change applies less those
+//! lines (nothing the other side wrote is lost); where both sides replaced the same footnote definitions,
+//! the definitions both kept and those either added are kept (a label
+//! added with two different lines excepted); anything else is a clash: ours is kept with a
 //! [`ConflictKind::Lines`] conflict naming the block the lines follow.
 //!
 //! **Shape.** A block never touches a line that would glue onto it: a

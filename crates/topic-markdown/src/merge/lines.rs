@@ -1,12 +1,29 @@
-//! Three-way merge of line runs (diff3 over the longest common
-//! subsequences of base and each side).
+//! Three-way merge of line runs: each side's change to the base is a list
+//! of hunks (from a longest common subsequence); hunks of the two sides
+//! that touch the same base lines are resolved together.
+
+use super::model::token_block;
+use crate::parse::{definition_line, is_blank};
 
 /// The most cells the longest-common-subsequence table may have; past it
 /// the differing middle counts as unmatched (still correct, less precise).
 const MAX_CELLS: usize = 1 << 22;
 
+/// How much matching a line is worth: a block token most, then a line
+/// with text, then a blank line, so the alignment follows the blocks and
+/// never trades one for the blank lines around another.
+fn weight(l: &str) -> u32 {
+    if token_block(l).is_some() {
+        64
+    } else if is_blank(l) {
+        1
+    } else {
+        8
+    }
+}
+
 /// For each line of `a`, the index of the line of `b` it is matched with
-/// in a longest common subsequence, if any.
+/// in a heaviest common subsequence (see [`weight`]), if any.
 pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
     let mut out = vec![None; a.len()];
     let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
@@ -21,13 +38,14 @@ pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
     if ma.is_empty() || mb.is_empty() || (ma.len() + 1) * (mb.len() + 1) > MAX_CELLS {
         return out;
     }
-    // table[i][j]: the LCS length of ma[i..] and mb[j..].
+    // table[i][j]: the weight of the heaviest common subsequence of ma[i..]
+    // and mb[j..].
     let w = mb.len() + 1;
     let mut table = vec![0u32; (ma.len() + 1) * w];
     for i in (0..ma.len()).rev() {
         for j in (0..mb.len()).rev() {
             table[i * w + j] = if ma[i] == mb[j] {
-                table[(i + 1) * w + j + 1] + 1
+                table[(i + 1) * w + j + 1] + weight(&ma[i])
             } else {
                 table[(i + 1) * w + j].max(table[i * w + j + 1])
             };
@@ -35,7 +53,7 @@ pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
     }
     let (mut i, mut j) = (0, 0);
     while i < ma.len() && j < mb.len() {
-        if ma[i] == mb[j] {
+        if ma[i] == mb[j] && table[i * w + j] == table[(i + 1) * w + j + 1] + weight(&ma[i]) {
             out[pre + i] = Some(pre + j);
             (i, j) = (i + 1, j + 1);
         } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
@@ -47,9 +65,16 @@ pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
     out
 }
 
-/// A clash: ours' and theirs' lines where both changed the same base lines
-/// differently.
-pub(super) type Clash = (Vec<String>, Vec<String>);
+/// A clash: both sides changed the same base lines differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Clash {
+    /// Where in the merged lines ours' lines (which were kept) start.
+    pub(super) at: usize,
+    /// Ours' lines.
+    pub(super) ours: Vec<String>,
+    /// Theirs' lines.
+    pub(super) theirs: Vec<String>,
+}
 
 /// One side's change to `base`: lines `start..end` replaced by `lines`
 /// (`start == end`: an insertion before line `start`).
@@ -77,8 +102,8 @@ fn hunks<'s>(base: &[String], side: &'s [String], ours: bool) -> Vec<Hunk<'s>> {
 
 /// Merges `ours` and `theirs`, two versions of `base`; where they clash the
 /// result holds ours, and the clash is returned. Each side's change is a
-/// list of hunks; hunks of the two sides that overlap in base (or insert
-/// at one place) are resolved together, the others apply as they are.
+/// list of hunks; hunks of the two sides that overlap in base, or insert
+/// at one place, are resolved together, the others apply as they are.
 pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Vec<String>, Vec<Clash>) {
     let mut all = hunks(base, ours, true);
     all.extend(hunks(base, theirs, false));
@@ -98,8 +123,8 @@ pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Ve
         match resolve(&base[start..end], &o, &t) {
             Some(lines) => out.extend(lines),
             None => {
-                out.extend_from_slice(&o);
-                clashes.push((o, t));
+                clashes.push(Clash { at: out.len(), ours: o.clone(), theirs: t });
+                out.extend(o);
             }
         }
         at = end;
@@ -133,14 +158,40 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
         return Some(union(o, t));
     }
     let (ko, kt) = (kept(b, o), kept(b, t));
-    match (ko, kt) {
+    let merged = match (ko, kt) {
         // Both only deleted: what both kept.
-        (Some(ko), Some(kt)) => Some(b.iter().zip(ko.iter().zip(&kt)).filter(|(_, (x, y))| **x && **y).map(|(l, _)| l.clone()).collect()),
-        // One only deleted, the other kept all of base and inserted.
-        (Some(ko), None) => drop_from(b, &ko, t),
-        (None, Some(kt)) => drop_from(b, &kt, o),
+        (Some(ko), Some(kt)) => {
+            Some(b.iter().zip(ko.iter().zip(&kt)).filter(|(_, (x, y))| **x && **y).map(|(l, _)| l.clone()).collect())
+        }
+        // One only deleted: the other's change, less those deletions.
+        (Some(ko), None) => Some(drop_from(b, &ko, t)),
+        (None, Some(kt)) => Some(drop_from(b, &kt, o)),
         (None, None) => None,
+    };
+    merged.or_else(|| definitions(b, o, t))
+}
+
+/// The label of a footnote definition line.
+pub(super) fn label(l: &str) -> Option<&str> {
+    definition_line(l).ok().map(|(_, (label, _))| label)
+}
+
+/// When every line is a footnote definition, a block token or blank (each
+/// stands for itself, so nothing can clash but a label): the base lines
+/// both sides kept, then the lines either side added (each once, side
+/// independent). A label both sides added with different lines is a clash.
+fn definitions(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
+    if !b.iter().chain(o).chain(t).all(|l| is_blank(l) || label(l).is_some() || token_block(l).is_some()) {
+        return None;
     }
+    let added = |side: &[String]| side.iter().filter(|l| !b.contains(l)).cloned().collect::<Vec<_>>();
+    let (ao, at) = (added(o), added(t));
+    if ao.iter().any(|x| at.iter().any(|y| label(x).is_some() && label(x) == label(y) && x != y)) {
+        return None;
+    }
+    let mut out: Vec<String> = b.iter().filter(|l| o.contains(l) && t.contains(l)).cloned().collect();
+    out.extend(union(&ao, &at));
+    Some(out)
 }
 
 /// When `side` is `b` with some lines deleted: per line of `b`, whether
@@ -161,29 +212,27 @@ fn kept(b: &[String], side: &[String]) -> Option<Vec<bool>> {
     Some(flags)
 }
 
-/// When `ins` is `b` with lines inserted: `ins` without the lines of `b`
-/// that `keep` says were deleted.
-fn drop_from(b: &[String], keep: &[bool], ins: &[String]) -> Option<Vec<String>> {
-    let mut out = Vec::with_capacity(ins.len());
-    let mut k = 0;
-    for l in ins {
-        if k < b.len() && &b[k] == l {
-            if keep[k] {
-                out.push(l.clone());
-            }
-            k += 1;
-        } else {
-            out.push(l.clone());
+/// `other` (a change of `b`) without the lines of `b` that `keep` says the
+/// deleting side removed: the deletion applies, and every line `other`
+/// wrote stays.
+fn drop_from(b: &[String], keep: &[bool], other: &[String]) -> Vec<String> {
+    let mut base_of = vec![None; other.len()];
+    for (k, j) in matches(b, other).into_iter().enumerate() {
+        if let Some(j) = j {
+            base_of[j] = Some(k);
         }
     }
-    (k == b.len()).then_some(out)
+    other.iter().zip(base_of).filter(|(_, k)| k.is_none_or(|k| keep[k])).map(|(l, _)| l.clone()).collect()
 }
 
-/// Both sides' insertions at one place: the side whose lines sort lower
-/// first, then the other's lines that the first lacks (in a longest common
-/// subsequence), so the result does not depend on which side is ours.
+/// Both sides' insertions at one place: first the side whose first block
+/// token sorts lower (lines without a block before any with one, then by
+/// the lines), then the other's lines that the first lacks (in a longest
+/// common subsequence), so the result does not depend on which side is
+/// ours.
 pub(super) fn union(a: &[String], b: &[String]) -> Vec<String> {
-    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    let key = |r: &[String]| (r.iter().find(|l| token_block(l).is_some()).cloned(), r.to_vec());
+    let (x, y) = if key(a) <= key(b) { (a, b) } else { (b, a) };
     let m = matches(y, x);
     let mut out = x.to_vec();
     out.extend(y.iter().zip(&m).filter(|(_, m)| m.is_none()).map(|(l, _)| l.clone()));
