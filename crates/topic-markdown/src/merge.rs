@@ -39,7 +39,8 @@
 //! kept, each once, ours-independent (the lower side's lines first — how
 //! two sets of appended footnote definitions come together); where one
 //! side only removed lines, the other side's change applies less those
-//! lines (nothing the other side wrote is lost); where both sides replaced the same footnote definitions,
+//! lines (nothing the other side wrote is lost), and where one side only
+//! inserted lines, they go into the other side's change; where both sides replaced the same footnote definitions,
 //! the definitions both kept and those either added are kept (a label
 //! added with two different lines excepted); anything else is a clash: ours is kept with a
 //! [`ConflictKind::Lines`] conflict naming the block the lines follow.

@@ -168,7 +168,37 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
         (None, Some(kt)) => Some(drop_from(b, &kt, o)),
         (None, None) => None,
     };
-    merged.or_else(|| definitions(b, o, t))
+    merged.or_else(|| definitions(b, o, t)).or_else(|| insert_into(b, o, t)).or_else(|| insert_into(b, t, o))
+}
+
+/// When `ins` only inserted lines into `b`: `other`'s change with those
+/// insertions added at their places (one at or inside a stretch `other`
+/// replaced goes after the replacement).
+fn insert_into(b: &[String], ins: &[String], other: &[String]) -> Option<Vec<String>> {
+    let ih = hunks(b, ins, true);
+    if ih.iter().any(|h| h.start != h.end) {
+        return None;
+    }
+    let oh = hunks(b, other, false);
+    let (mut out, mut i, mut a, mut c) = (Vec::new(), 0, 0, 0);
+    loop {
+        while a < ih.len() && ih[a].start <= i {
+            out.extend_from_slice(ih[a].lines);
+            a += 1;
+        }
+        if c < oh.len() && oh[c].start == i {
+            out.extend_from_slice(oh[c].lines);
+            i = oh[c].end;
+            c += 1;
+            continue;
+        }
+        if i >= b.len() {
+            break;
+        }
+        out.push(b[i].clone());
+        i += 1;
+    }
+    Some(out)
 }
 
 /// The label of a footnote definition line.
@@ -176,12 +206,14 @@ pub(super) fn label(l: &str) -> Option<&str> {
     definition_line(l).ok().map(|(_, (label, _))| label)
 }
 
-/// When every line is a footnote definition, a block token or blank (each
-/// stands for itself, so nothing can clash but a label): the base lines
-/// both sides kept, then the lines either side added (each once, side
-/// independent). A label both sides added with different lines is a clash.
+/// When every base line either side removed is a footnote definition, a
+/// block token or blank (each stands for itself, so removing it changes
+/// nothing else): the base lines both sides kept, then the lines either
+/// side added (each once, side independent). A label both sides added
+/// with different lines is a clash.
 fn definitions(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
-    if !b.iter().chain(o).chain(t).all(|l| is_blank(l) || label(l).is_some() || token_block(l).is_some()) {
+    let keyed = |l: &String| is_blank(l) || label(l).is_some() || token_block(l).is_some();
+    if !b.iter().filter(|l| !o.contains(l) || !t.contains(l)).all(keyed) {
         return None;
     }
     let added = |side: &[String]| side.iter().filter(|l| !b.contains(l)).cloned().collect::<Vec<_>>();

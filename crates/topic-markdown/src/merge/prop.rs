@@ -30,6 +30,8 @@ struct Side {
     drop_defs: Vec<bool>,
     /// Definitions added (label numbers).
     add_defs: Vec<u8>,
+    /// Headings added: where (modulo the length) and number.
+    headings: Vec<(usize, u8)>,
 }
 
 fn label(k: u8) -> String {
@@ -78,6 +80,10 @@ fn apply(base: &[(String, String)], defs: &[u8], side: &Side, name: &str) -> (Ve
             blocks.insert(at, (id.clone(), block(&id, &format!("new {variant}"), variant % 4)));
         }
     }
+    for &(at, n) in &side.headings {
+        let at = at % (blocks.len() + 1);
+        blocks.insert(at, (String::new(), format!("## Part {n}")));
+    }
     let mut out: Vec<u8> = defs
         .iter()
         .enumerate()
@@ -99,8 +105,9 @@ fn side() -> impl Strategy<Value = Side> {
         prop::collection::vec((0usize..10, 0u16..24, 0u8..2), 0..4),
         prop::collection::vec(prop::bool::weighted(0.2), 0..6),
         prop::collection::vec(0u8..40, 0..4),
+        prop::collection::vec((0usize..10, 0u8..3), 0..2),
     )
-        .prop_map(|(ops, inserts, drop_defs, add_defs)| Side { ops, inserts, drop_defs, add_defs })
+        .prop_map(|(ops, inserts, drop_defs, add_defs, headings)| Side { ops, inserts, drop_defs, add_defs, headings })
 }
 
 /// The block ids of `text`, in order, checking that every paragraph has one.
@@ -130,7 +137,7 @@ proptest! {
         let (b, ours, theirs) = (file(&base_blocks, &base_defs), file(&ob, &od), file(&tb, &td));
         let m = merge(Some(&b), &ours, &theirs);
 
-        let map = |v: &[(String, String)]| v.iter().cloned().collect::<BTreeMap<_, _>>();
+        let map = |v: &[(String, String)]| v.iter().filter(|(id, _)| !id.is_empty()).cloned().collect::<BTreeMap<_, _>>();
         let (bm, om, tm) = (map(&base_blocks), map(&ob), map(&tb));
         let expected: BTreeSet<&String> = om
             .keys()
