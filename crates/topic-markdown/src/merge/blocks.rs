@@ -15,15 +15,25 @@ struct Fate {
 }
 
 /// The merged body, gaps and blocks in order.
-pub(super) fn merge(b: Option<&Version>, o: &Version, t: &Version, conflicts: &mut Vec<Conflict>) -> Vec<Segment> {
+pub(super) fn merge(
+    b: Option<&Version>,
+    o: &Version,
+    t: &Version,
+    conflicts: &mut Vec<Conflict>,
+) -> Vec<Segment> {
     let mut fates: HashMap<&str, Fate> = HashMap::new();
     for id in o.order.iter().chain(&t.order) {
-        fates.entry(id).or_insert_with(|| fate(id, b.and_then(|v| v.blocks.get(id)), o.blocks.get(id), t.blocks.get(id)));
+        fates.entry(id).or_insert_with(|| {
+            fate(id, b.and_then(|v| v.blocks.get(id)), o.blocks.get(id), t.blocks.get(id))
+        });
     }
     // A block both sides deleted is gone: it is no line of the base either
     // side changed.
-    let gone = |tok: &&String| token_block(tok).is_some_and(|id| !o.blocks.contains_key(id) && !t.blocks.contains_key(id));
-    let base: Vec<String> = b.map_or(Vec::new(), |b| b.tokens.iter().filter(|tok| !gone(tok)).cloned().collect());
+    let gone = |tok: &&String| {
+        token_block(tok).is_some_and(|id| !o.blocks.contains_key(id) && !t.blocks.contains_key(id))
+    };
+    let base: Vec<String> =
+        b.map_or(Vec::new(), |b| b.tokens.iter().filter(|tok| !gone(tok)).cloned().collect());
     let (merged, clashes) = merge3(&base, &o.tokens, &t.tokens);
     for c in clashes {
         push_clash(conflicts, &merged, c);
@@ -81,7 +91,11 @@ fn push_clash(conflicts: &mut Vec<Conflict>, merged: &[String], clash: Clash) {
         return;
     }
     let after = merged[..clash.at].iter().rev().find_map(|tok| token_block(tok)).map(str::to_owned);
-    conflicts.push(Conflict { kind: ConflictKind::Lines { after }, ours: ours.join("\n"), theirs: theirs.join("\n") });
+    conflicts.push(Conflict {
+        kind: ConflictKind::Lines { after },
+        ours: ours.join("\n"),
+        theirs: theirs.join("\n"),
+    });
 }
 
 /// What becomes of block `id`, given its versions' lines.
@@ -89,7 +103,11 @@ fn fate(id: &str, b: Option<&Vec<String>>, o: Option<&Vec<String>>, t: Option<&V
     let text = |p: Option<&Vec<String>>| p.map(|p| p.join("\n")).unwrap_or_default();
     let clash = |kept: &Vec<String>| Fate {
         lines: Some(kept.clone()),
-        conflict: Some(Conflict { kind: ConflictKind::Block { id: id.to_owned() }, ours: text(o), theirs: text(t) }),
+        conflict: Some(Conflict {
+            kind: ConflictKind::Block { id: id.to_owned() },
+            ours: text(o),
+            theirs: text(t),
+        }),
     };
     let keep = |p: &Vec<String>| Fate { lines: Some(p.clone()), conflict: None };
     match (o, t) {

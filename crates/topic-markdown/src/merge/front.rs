@@ -6,7 +6,12 @@ use super::{Conflict, ConflictKind};
 /// The merged front matter (`None`: neither side has one, or every key is
 /// gone and one side removed it). Keys come in ours' order, then theirs'
 /// own keys in theirs' order.
-pub(super) fn merge(b: Option<&Version>, o: &Version, t: &Version, conflicts: &mut Vec<Conflict>) -> Option<Fm> {
+pub(super) fn merge(
+    b: Option<&Version>,
+    o: &Version,
+    t: &Version,
+    conflicts: &mut Vec<Conflict>,
+) -> Option<Fm> {
     let (bi, oi, ti) = (items(b), items(Some(o)), items(Some(t)));
     let keys = oi.iter().chain(ti.iter().filter(|(k, _)| get(oi, k).is_none())).map(|(k, _)| k);
     let mut out = Vec::new();

@@ -112,7 +112,9 @@ pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Ve
     while k < all.len() {
         let (start, mut end, first) = (all[k].start, all[k].end, k);
         k += 1;
-        while k < all.len() && (all[k].start < end || (all[k].start == start && all[k].end == start && end == start)) {
+        while k < all.len()
+            && (all[k].start < end || (all[k].start == start && all[k].end == start && end == start))
+        {
             end = end.max(all[k].end);
             k += 1;
         }
@@ -134,7 +136,12 @@ pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Ve
 }
 
 /// `base[start..end]` with `hunks` (which lie inside it) applied.
-fn apply<'h, 's: 'h>(base: &[String], start: usize, end: usize, hunks: impl Iterator<Item = &'h Hunk<'s>>) -> Vec<String> {
+fn apply<'h, 's: 'h>(
+    base: &[String],
+    start: usize,
+    end: usize,
+    hunks: impl Iterator<Item = &'h Hunk<'s>>,
+) -> Vec<String> {
     let (mut out, mut at) = (Vec::new(), start);
     for h in hunks {
         out.extend_from_slice(&base[at..h.start]);
@@ -160,9 +167,13 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
     let (ko, kt) = (kept(b, o), kept(b, t));
     let merged = match (ko, kt) {
         // Both only deleted: what both kept.
-        (Some(ko), Some(kt)) => {
-            Some(b.iter().zip(ko.iter().zip(&kt)).filter(|(_, (x, y))| **x && **y).map(|(l, _)| l.clone()).collect())
-        }
+        (Some(ko), Some(kt)) => Some(
+            b.iter()
+                .zip(ko.iter().zip(&kt))
+                .filter(|(_, (x, y))| **x && **y)
+                .map(|(l, _)| l.clone())
+                .collect(),
+        ),
         // One only deleted: the other's change, less those deletions.
         (Some(ko), None) => Some(drop_from(b, &ko, t)),
         (None, Some(kt)) => Some(drop_from(b, &kt, o)),

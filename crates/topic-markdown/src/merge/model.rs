@@ -50,7 +50,8 @@ impl Version {
             None => (None, 0),
             Some(f) => (Some(front_matter(file, f)), f.close_line.map_or(n, |c| c + 1)),
         };
-        let starts: HashMap<usize, usize> = file.blocks.iter().enumerate().map(|(i, b)| (b.first_line, i)).collect();
+        let starts: HashMap<usize, usize> =
+            file.blocks.iter().enumerate().map(|(i, b)| (b.first_line, i)).collect();
         let mut v = Version { fm, tokens: Vec::new(), order: Vec::new(), blocks: HashMap::new() };
         let mut k = body_start;
         while k < n {
@@ -102,11 +103,8 @@ impl Style {
     pub(super) fn of(ours: &str, theirs: &str) -> Style {
         let eol_of = |t: &str| t.find('\n').map(|i| if t[..i].ends_with('\r') { "\r\n" } else { "\n" });
         let eol = eol_of(ours).or_else(|| eol_of(theirs)).unwrap_or("\n");
-        let final_eol = if !ours.is_empty() {
-            ours.ends_with('\n')
-        } else {
-            theirs.is_empty() || theirs.ends_with('\n')
-        };
+        let final_eol =
+            if !ours.is_empty() { ours.ends_with('\n') } else { theirs.is_empty() || theirs.ends_with('\n') };
         Style { eol, final_eol }
     }
 }

@@ -64,7 +64,12 @@ fn file(blocks: &[(String, String)], defs: &[u8]) -> String {
 }
 
 /// The side's blocks and definitions.
-fn apply(base: &[(String, String)], defs: &[u8], side: &Side, name: &str) -> (Vec<(String, String)>, Vec<u8>) {
+fn apply(
+    base: &[(String, String)],
+    defs: &[u8],
+    side: &Side,
+    name: &str,
+) -> (Vec<(String, String)>, Vec<u8>) {
     let mut blocks = Vec::new();
     for (k, (id, text)) in base.iter().enumerate() {
         match side.ops.get(k % side.ops.len().max(1)).unwrap_or(&Op::Keep) {
@@ -107,7 +112,13 @@ fn side() -> impl Strategy<Value = Side> {
         prop::collection::vec(0u8..40, 0..4),
         prop::collection::vec((0usize..10, 0u8..3), 0..2),
     )
-        .prop_map(|(ops, inserts, drop_defs, add_defs, headings)| Side { ops, inserts, drop_defs, add_defs, headings })
+        .prop_map(|(ops, inserts, drop_defs, add_defs, headings)| Side {
+            ops,
+            inserts,
+            drop_defs,
+            add_defs,
+            headings,
+        })
 }
 
 /// The block ids of `text`, in order, checking that every paragraph has one.

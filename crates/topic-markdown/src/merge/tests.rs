@@ -57,7 +57,11 @@ fn blocks_added_on_both_sides_are_kept_in_a_side_independent_order() {
     let o = topic(FM, &[LEADS, "Ours.[^e-3333333333] ^bb02", JARGON], &[D1, D2, D3]);
     let t = topic(FM, &[LEADS, "Theirs.[^e-4444444444] ^aa01", JARGON], &[D1, D2, D4]);
     let m = merge(Some(&b), &o, &t);
-    let want = topic(FM, &[LEADS, "Theirs.[^e-4444444444] ^aa01", "Ours.[^e-3333333333] ^bb02", JARGON], &[D1, D2, D3, D4]);
+    let want = topic(
+        FM,
+        &[LEADS, "Theirs.[^e-4444444444] ^aa01", "Ours.[^e-3333333333] ^bb02", JARGON],
+        &[D1, D2, D3, D4],
+    );
     assert_eq!(clean(&m), want);
     assert_eq!(merge(Some(&b), &t, &o), m);
 }
@@ -91,7 +95,11 @@ fn a_block_changed_differently_on_both_sides_keeps_ours_and_reports_both() {
     let theirs = "Dave led the budget tracker work until May.[^e-1175dea39c] ^f888f60e";
     let m = merge(Some(&b), &topic(FM, &[ours, JARGON], &[D1, D2]), &topic(FM, &[theirs, JARGON], &[D1, D2]));
     assert_eq!(m.text, topic(FM, &[ours, JARGON], &[D1, D2]));
-    let want = Conflict { kind: ConflictKind::Block { id: "f888f60e".into() }, ours: ours.into(), theirs: theirs.into() };
+    let want = Conflict {
+        kind: ConflictKind::Block { id: "f888f60e".into() },
+        ours: ours.into(),
+        theirs: theirs.into(),
+    };
     assert_eq!(m.conflicts, vec![want]);
 }
 
@@ -101,7 +109,9 @@ fn a_block_added_on_both_sides_with_one_id_and_two_texts_is_a_conflict() {
     let t = topic(FM, &["Dave runs the budget.[^e-1175dea39c] ^f888f60e"], &[D1]);
     let m = merge(None, &o, &t);
     assert_eq!(m.text, o);
-    assert!(matches!(&m.conflicts[..], [Conflict { kind: ConflictKind::Block { id }, .. }] if id == "f888f60e"));
+    assert!(
+        matches!(&m.conflicts[..], [Conflict { kind: ConflictKind::Block { id }, .. }] if id == "f888f60e")
+    );
 }
 
 #[test]
@@ -110,12 +120,19 @@ fn deletions_win_over_unchanged_and_lose_to_changed() {
     // Deleted by theirs, unchanged in ours: gone.
     let o = topic(FM, &[LEADS, JARGON, "Ours.[^e-1175dea39c] ^bb02"], &[D1, D2]);
     let t = topic(FM, &[JARGON], &[D1, D2]);
-    assert_eq!(clean(&merge(Some(&b), &o, &t)), topic(FM, &[JARGON, "Ours.[^e-1175dea39c] ^bb02"], &[D1, D2]));
+    assert_eq!(
+        clean(&merge(Some(&b), &o, &t)),
+        topic(FM, &[JARGON, "Ours.[^e-1175dea39c] ^bb02"], &[D1, D2])
+    );
     // Deleted by ours, changed by theirs: kept, with a conflict whose ours is empty.
     let changed = "He prefers short answers without jargon.[^e-20a9ff0b11] ^9c2d4e01";
     let m = merge(Some(&b), &topic(FM, &[LEADS], &[D1, D2]), &topic(FM, &[LEADS, changed], &[D1, D2]));
     assert_eq!(m.text, topic(FM, &[LEADS, changed], &[D1, D2]));
-    let want = Conflict { kind: ConflictKind::Block { id: "9c2d4e01".into() }, ours: String::new(), theirs: changed.into() };
+    let want = Conflict {
+        kind: ConflictKind::Block { id: "9c2d4e01".into() },
+        ours: String::new(),
+        theirs: changed.into(),
+    };
     assert_eq!(m.conflicts, vec![want]);
 }
 
