@@ -74,11 +74,9 @@ pub(super) fn merge(
         }
     }
     out.push(Segment::Gap(gap));
-    // Deleted blocks' conflicts (none today: a deletion that loses nothing
-    // raises none), kept for completeness in a stable order.
-    let mut rest: Vec<_> = fates.into_iter().filter_map(|(id, f)| Some((id, f.conflict?))).collect();
-    rest.sort_by(|a, b| a.0.cmp(b.0));
-    conflicts.extend(rest.into_iter().map(|(_, c)| c));
+    // What is left was deleted, and a deletion that loses nothing raises
+    // no conflict.
+    debug_assert!(fates.values().all(|f| f.lines.is_none() && f.conflict.is_none()));
     out
 }
 
