@@ -63,6 +63,7 @@
 //! **Identities.** `merge(base, x, x)` is `x`, `merge(Some(b), b, t)` is
 //! `t` and `merge(Some(b), o, b)` is `o`, byte for byte.
 
+mod align;
 mod blocks;
 mod front;
 mod lines;

@@ -1,69 +1,10 @@
 //! Three-way merge of line runs: each side's change to the base is a list
-//! of hunks (from a longest common subsequence); hunks of the two sides
-//! that touch the same base lines are resolved together.
+//! of hunks (from the alignment in `align`); hunks of the two sides that
+//! overlap in the base are resolved together.
 
+use super::align::matches;
 use super::model::token_block;
 use crate::parse::{definition_line, is_blank};
-
-/// The most cells the longest-common-subsequence table may have; past it
-/// the differing middle counts as unmatched (still correct, less precise).
-const MAX_CELLS: usize = 1 << 22;
-
-/// How much matching a line is worth: a block token most, then a line
-/// with text, then a blank line, so the alignment follows the blocks and
-/// never trades one for the blank lines around another.
-fn weight(l: &str) -> u32 {
-    if token_block(l).is_some() {
-        64
-    } else if is_blank(l) {
-        1
-    } else {
-        8
-    }
-}
-
-/// For each line of `a`, the index of the line of `b` it is matched with
-/// in a heaviest common subsequence (see [`weight`]), if any.
-pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
-    let mut out = vec![None; a.len()];
-    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suf = a[pre..].iter().rev().zip(b[pre..].iter().rev()).take_while(|(x, y)| x == y).count();
-    for (k, slot) in out.iter_mut().enumerate().take(pre) {
-        *slot = Some(k);
-    }
-    for k in 0..suf {
-        out[a.len() - 1 - k] = Some(b.len() - 1 - k);
-    }
-    let (ma, mb) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
-    if ma.is_empty() || mb.is_empty() || (ma.len() + 1) * (mb.len() + 1) > MAX_CELLS {
-        return out;
-    }
-    // table[i][j]: the weight of the heaviest common subsequence of ma[i..]
-    // and mb[j..].
-    let w = mb.len() + 1;
-    let mut table = vec![0u32; (ma.len() + 1) * w];
-    for i in (0..ma.len()).rev() {
-        for j in (0..mb.len()).rev() {
-            table[i * w + j] = if ma[i] == mb[j] {
-                table[(i + 1) * w + j + 1] + weight(&ma[i])
-            } else {
-                table[(i + 1) * w + j].max(table[i * w + j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < ma.len() && j < mb.len() {
-        if ma[i] == mb[j] && table[i * w + j] == table[(i + 1) * w + j + 1] + weight(&ma[i]) {
-            out[pre + i] = Some(pre + j);
-            (i, j) = (i + 1, j + 1);
-        } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    out
-}
 
 /// A clash: both sides changed the same base lines differently.
 #[derive(Debug, Clone, PartialEq, Eq)]
