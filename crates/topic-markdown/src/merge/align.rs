@@ -9,7 +9,7 @@ use crate::parse::is_blank;
 /// The most cells the table may have; past it the middle is cut at the
 /// lines found once on each side (every block token is), and a middle
 /// with none of those counts as unmatched (still correct, less precise).
-const MAX_CELLS: usize = 1 << 22;
+const MAX_CELLS: usize = 1 << 18;
 
 /// How much matching a line is worth: a block token most, then a line
 /// with text, then a blank line, so the alignment follows the blocks and
@@ -107,7 +107,8 @@ fn unique_anchors(a: &[String], b: &[String]) -> Vec<(usize, usize)> {
         let e = seen.entry(l).or_default();
         (e.1, e.3) = (e.1 + 1, j);
     }
-    let mut pairs: Vec<(usize, usize)> = seen.into_values().filter(|e| e.0 == 1 && e.1 == 1).map(|e| (e.2, e.3)).collect();
+    let mut pairs: Vec<(usize, usize)> =
+        seen.into_values().filter(|e| e.0 == 1 && e.1 == 1).map(|e| (e.2, e.3)).collect();
     pairs.sort_unstable();
     // Longest increasing subsequence of the j's (patience sorting).
     let (mut tails, mut prev): (Vec<usize>, Vec<Option<usize>>) = (Vec::new(), vec![None; pairs.len()]);
@@ -130,7 +131,6 @@ fn unique_anchors(a: &[String], b: &[String]) -> Vec<(usize, usize)> {
     run
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,7 +147,8 @@ mod tests {
 
     #[test]
     fn a_large_middle_is_cut_at_unique_lines() {
-        let a: Vec<String> = (0..3000).map(|k| if k % 2 == 0 { String::new() } else { format!("\nb{k}") }).collect();
+        let a: Vec<String> =
+            (0..3000).map(|k| if k % 2 == 0 { String::new() } else { format!("\nb{k}") }).collect();
         let mut b = a.clone();
         b.insert(1500, "new".into());
         b.remove(10);
