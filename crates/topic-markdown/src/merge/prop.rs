@@ -32,6 +32,8 @@ struct Side {
     add_defs: Vec<u8>,
     /// Headings added: where (modulo the length) and number.
     headings: Vec<(usize, u8)>,
+    /// A new description, if the side changes it.
+    description: Option<u8>,
 }
 
 fn label(k: u8) -> String {
@@ -47,9 +49,14 @@ fn block(id: &str, says: &str, k: u8) -> String {
     format!("Block {id} says {says}.[^{}] ^{id}", label(k))
 }
 
-/// A file of front matter, a heading, blocks and definitions.
-fn file(blocks: &[(String, String)], defs: &[u8]) -> String {
-    let mut s = format!("{FM}# Topic\n");
+/// A file of front matter (with the description `description`, if any),
+/// a heading, blocks and definitions.
+fn file(blocks: &[(String, String)], defs: &[u8], description: Option<u8>) -> String {
+    let fm = match description {
+        Some(d) => FM.replace("A topic.", &format!("Topic number {d}.")),
+        None => FM.to_owned(),
+    };
+    let mut s = format!("{fm}# Topic\n");
     for (_, text) in blocks {
         s.push('\n');
         s.push_str(text);
@@ -111,13 +118,15 @@ fn side() -> impl Strategy<Value = Side> {
         prop::collection::vec(prop::bool::weighted(0.2), 0..6),
         prop::collection::vec(0u8..40, 0..4),
         prop::collection::vec((0usize..10, 0u8..3), 0..2),
+        prop::option::weighted(0.2, 0u8..2),
     )
-        .prop_map(|(ops, inserts, drop_defs, add_defs, headings)| Side {
+        .prop_map(|(ops, inserts, drop_defs, add_defs, headings, description)| Side {
             ops,
             inserts,
             drop_defs,
             add_defs,
             headings,
+            description,
         })
 }
 
@@ -136,6 +145,7 @@ proptest! {
         base_defs in prop::collection::btree_set(0u8..40, 0..6),
         o in side(),
         t in side(),
+        crlf in prop::bool::weighted(0.2),
     ) {
         let base_blocks: Vec<(String, String)> = base_ids
             .iter()
@@ -145,7 +155,11 @@ proptest! {
         let base_defs: Vec<u8> = base_defs.into_iter().collect();
         let (ob, od) = apply(&base_blocks, &base_defs, &o, "ours");
         let (tb, td) = apply(&base_blocks, &base_defs, &t, "theirs");
-        let (b, ours, theirs) = (file(&base_blocks, &base_defs), file(&ob, &od), file(&tb, &td));
+        let b = file(&base_blocks, &base_defs, None);
+        let (mut ours, theirs) = (file(&ob, &od, o.description), file(&tb, &td, t.description));
+        if crlf {
+            ours = ours.replace('\n', "\r\n");
+        }
         let m = merge(Some(&b), &ours, &theirs);
 
         let map = |v: &[(String, String)]| v.iter().filter(|(id, _)| !id.is_empty()).cloned().collect::<BTreeMap<_, _>>();
@@ -179,7 +193,14 @@ proptest! {
         prop_assert_eq!(&merge(Some(&b), &ours, &ours).text, &ours);
         prop_assert_eq!(&merge(Some(&b), &b, &theirs).text, &theirs);
         prop_assert_eq!(&merge(Some(&b), &ours, &b).text, &ours);
-        if m.conflicts.is_empty() {
+        // Line endings are ours'; the description is merged by key.
+        prop_assert_eq!(m.text.matches("\r\n").count(), if crlf { m.text.matches('\n').count() } else { 0 });
+        let fm_clash = o.description.is_some() && t.description.is_some() && o.description != t.description;
+        prop_assert_eq!(m.conflicts.iter().any(|c| matches!(c.kind, super::ConflictKind::FrontMatter { .. })), fm_clash);
+        if let Some(d) = o.description.or(t.description) {
+            prop_assert!(m.text.contains(&format!("description: Topic number {d}.")), "{}", m.text);
+        }
+        if m.conflicts.is_empty() && !crlf {
             let swapped = merge(Some(&b), &theirs, &ours);
             prop_assert_eq!(swapped.conflicts.len(), 0);
             prop_assert_eq!(&swapped.text, &m.text);
