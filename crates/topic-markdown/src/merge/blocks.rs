@@ -35,8 +35,9 @@ pub(super) fn merge(
     let base: Vec<String> =
         b.map_or(Vec::new(), |b| b.tokens.iter().filter(|tok| !gone(tok)).cloned().collect());
     let (merged, clashes) = merge3(&base, &o.tokens, &t.tokens);
+    let kept = |id: &str| fates.get(id).is_some_and(|f| f.lines.is_some());
     for c in clashes {
-        push_clash(conflicts, &merged, c);
+        push_clash(conflicts, &merged, c, &kept);
     }
     // Each kept block once, where the merge put it first; deleted ones out;
     // a footnote definition line once (both sides may add one next to
@@ -80,17 +81,17 @@ pub(super) fn merge(
     out
 }
 
-/// Records a clash of lines as a conflict naming the block before it;
+/// Records a clash of lines as a conflict naming the kept block before it;
 /// blocks in it are not lines (they are merged on their own).
-fn push_clash(conflicts: &mut Vec<Conflict>, merged: &[String], clash: Clash) {
+fn push_clash(conflicts: &mut Vec<Conflict>, merged: &[String], clash: Clash, kept: &dyn Fn(&str) -> bool) {
     let lines = |v: &[String]| v.iter().filter(|l| token_block(l).is_none()).cloned().collect::<Vec<_>>();
     let (ours, theirs) = (lines(&clash.ours), lines(&clash.theirs));
     if ours == theirs {
         return;
     }
-    let after = merged[..clash.at].iter().rev().find_map(|tok| token_block(tok)).map(str::to_owned);
+    let after = merged[..clash.at].iter().rev().filter_map(|tok| token_block(tok)).find(|id| kept(id));
     conflicts.push(Conflict {
-        kind: ConflictKind::Lines { after },
+        kind: ConflictKind::Lines { after: after.map(str::to_owned) },
         ours: ours.join("\n"),
         theirs: theirs.join("\n"),
     });
