@@ -12,7 +12,10 @@
 //!   and the trust of every block (pending when any citation is);
 //! * [`views`]: the derived views — `core.md` under a token budget, the
 //!   timeline, `recent_events.jsonl`, `relations.json` — as pure functions;
-//! * [`ids`]: new block ids.
+//! * [`ids`]: new block ids;
+//! * [`merge`]: the three-way merge of two versions of one topic file
+//!   (block by block, front matter by key, other lines three-way), as a
+//!   pure function.
 //!
 //! **Feature `tokens`** (default): token counting in tiktoken's `o200k_base`
 //! and what needs it — `views::count_tokens`, the budgeted `core.md`

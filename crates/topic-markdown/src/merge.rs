@@ -5,12 +5,11 @@
 //! histories are unrelated), ours and theirs. The merge is a pure function
 //! of the three texts: the same inputs give the same bytes.
 //!
-//! **Pieces.** A file is read with [`TopicFile::parse_lenient`] into its
-//! front matter, its blocks with ids (FORMAT.md §3; a second block with an
-//! id already seen, and a paragraph without an id, are ordinary lines),
-//! and the *gaps*: the runs of other lines (headings, footnote definitions,
-//! blank lines, …). Each gap belongs to the block that follows it; the
-//! last one to the end of the file.
+//! **Reading.** A file is read with [`TopicFile::parse_lenient`] into its
+//! front matter and its body. In the body each block with an id (FORMAT.md
+//! §3) is one *token*; every other line (headings, footnote definitions,
+//! blank lines, paragraphs without an id, a second block with an id
+//! already seen) is itself.
 //!
 //! **Blocks,** compared by id and text:
 //! * a block added on either side is kept; changed on one side only, it
@@ -22,25 +21,39 @@
 //!   deleted on one side and changed on the other, the changed one is kept
 //!   and the conflict's deleted side is the empty string.
 //!
-//! **Order.** The blocks both sides have are sync points (the longest
-//! common subsequence of their ids; a block one side moved past another
-//! follows ours). Between two sync points, a run only one side inserted
-//! goes where that side put it; when both sides inserted runs at the same
-//! place, the run whose first id sorts lower comes first, so the order
-//! never depends on which side is ours.
+//! **Body and order.** The three bodies merge as token sequences, three-way
+//! (diff3): each side's change to the base is a list of hunks found by a
+//! heaviest common subsequence (a block token outweighs a line of text,
+//! which outweighs a blank line, so the alignment follows the blocks and
+//! the lines move with them). Blocks both sides kept are the fixed points;
+//! a hunk only one side made applies as it is, so a run of blocks (or
+//! lines) one side inserted goes where that side put it and a block one
+//! side moved moves. Hunks of both sides that overlap, or insert at one
+//! place, are resolved together:
+//! * insertions at one place are all kept, each once, and the run whose
+//!   first block id sorts lower comes first (runs without a block first,
+//!   by their lines), so the order never depends on which side is ours —
+//!   this is how two sets of appended footnote definitions come together;
+//! * where one side only removed lines, the other side's change applies
+//!   less those lines, and where one side only inserted lines, they go
+//!   into the other side's change (nothing either side wrote is lost);
+//! * where every base line that went is a footnote definition, a block
+//!   token or blank, the base lines both kept stay and every line either
+//!   added is kept (a footnote label added with two different lines
+//!   excepted);
+//! * anything else is a clash, such as one heading changed two ways: ours
+//!   is kept with a [`ConflictKind::Lines`] conflict naming the block the
+//!   lines follow.
+//!
+//! A block then appears once (where the merge first put it), only if its
+//! rule above keeps it, with its merged text; a kept block a clash left
+//! out goes after the block it follows on its side. A footnote definition
+//! line appears once.
 //!
 //! **Front matter** merges by key, three-way: a key added, changed or
 //! removed on one side takes that side; changed differently on both, ours
 //! is kept with a [`ConflictKind::FrontMatter`] conflict. Keys come in
 //! ours' order, then the keys only theirs has, in theirs' order.
-//!
-//! **Gaps** merge as lines, three-way (diff3): lines only one side changed
-//! take that change; lines both sides inserted at the same place are both
-//! kept, each once, ours-independent (the lower side's lines first — how
-//! two sets of appended footnote definitions come together); one side
-//! removing lines the other kept while inserting next to them keeps the
-//! insertions; anything else is a clash: ours is kept with a
-//! [`ConflictKind::Lines`] conflict naming the block the lines follow.
 //!
 //! **Shape.** A block never touches a line that would glue onto it: a
 //! blank line is put between a block and a neighbouring line that is
@@ -50,6 +63,7 @@
 //! **Identities.** `merge(base, x, x)` is `x`, `merge(Some(b), b, t)` is
 //! `t` and `merge(Some(b), o, b)` is `o`, byte for byte.
 
+mod align;
 mod blocks;
 mod front;
 mod lines;
@@ -64,8 +78,8 @@ use crate::parse::TopicFile;
 pub struct Merged {
     /// The merged file; where a conflict was met it holds ours.
     pub text: String,
-    /// The conflicts, in the order the merge met them (front matter, then
-    /// the file from top to bottom).
+    /// The conflicts: front matter keys, then clashes of lines, then
+    /// blocks, each in file order.
     pub conflicts: Vec<Conflict>,
 }
 

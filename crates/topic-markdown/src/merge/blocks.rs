@@ -1,10 +1,10 @@
-//! The body: blocks merged by id, put in order, each with its gap of lines
-//! merged three-way.
+//! The body: its lines and block tokens merged three-way, then each block
+//! given its merged text.
 
 use std::collections::{HashMap, HashSet};
 
-use super::lines::{matches, merge3};
-use super::model::{Piece, Segment, Version};
+use super::lines::{label, merge3, Clash};
+use super::model::{block_token, token_block, Segment, Version};
 use super::{Conflict, ConflictKind};
 
 /// What becomes of one block: its lines (`None`: deleted) and the conflict
@@ -22,119 +22,102 @@ pub(super) fn merge(
     conflicts: &mut Vec<Conflict>,
 ) -> Vec<Segment> {
     let mut fates: HashMap<&str, Fate> = HashMap::new();
-    for p in o.pieces.iter().chain(&t.pieces) {
-        fates
-            .entry(&p.id)
-            .or_insert_with(|| fate(&p.id, b.and_then(|v| v.piece(&p.id)), o.piece(&p.id), t.piece(&p.id)));
+    for id in o.order.iter().chain(&t.order) {
+        fates.entry(id).or_insert_with(|| {
+            fate(id, b.and_then(|v| v.blocks.get(id)), o.blocks.get(id), t.blocks.get(id))
+        });
     }
-    let order = order(o, t, &|id| fates[id].lines.is_some());
-    let no_gap: &[String] = &[];
-    let (mut out, mut carry, mut after) = (Vec::new(), Vec::new(), None::<String>);
-    for id in order {
-        let (lines, clashes) = merge3(gap(b, id), gap(Some(o), id), gap(Some(t), id));
-        push_clashes(conflicts, clashes, &after);
-        carry.extend(lines);
-        let fate = fates.remove(id).expect("every ordered id has a fate");
-        conflicts.extend(fate.conflict);
-        if let Some(lines) = fate.lines {
-            out.push(Segment::Gap(std::mem::take(&mut carry)));
-            out.push(Segment::Block(lines));
-            after = Some(id.to_owned());
+    // A block both sides deleted is gone: it is no line of the base either
+    // side changed.
+    let gone = |tok: &&String| {
+        token_block(tok).is_some_and(|id| !o.blocks.contains_key(id) && !t.blocks.contains_key(id))
+    };
+    let base: Vec<String> =
+        b.map_or(Vec::new(), |b| b.tokens.iter().filter(|tok| !gone(tok)).cloned().collect());
+    let (merged, clashes) = merge3(&base, &o.tokens, &t.tokens);
+    let kept = |id: &str| fates.get(id).is_some_and(|f| f.lines.is_some());
+    for c in clashes {
+        push_clash(conflicts, &merged, c, &kept);
+    }
+    // Each kept block once, where the merge put it first; deleted ones out;
+    // a footnote definition line once (both sides may add one next to
+    // where the other changed lines).
+    let (mut seen, mut defs) = (HashSet::new(), HashSet::new());
+    let mut tokens: Vec<String> = merged
+        .into_iter()
+        .filter(|tok| match token_block(tok) {
+            Some(id) => fates.get(id).is_some_and(|f| f.lines.is_some()) && seen.insert(id.to_owned()),
+            None => label(tok).is_none() || defs.insert(tok.clone()),
+        })
+        .collect();
+    // A kept block a clash left out goes after the block it follows on its side.
+    for side in [o, t] {
+        for (k, id) in side.order.iter().enumerate() {
+            if fates[id.as_str()].lines.is_some() && seen.insert(id.clone()) {
+                let placed = |p: &String| tokens.iter().position(|tok| token_block(tok) == Some(p.as_str()));
+                let at = side.order[..k].iter().rev().find_map(|p| placed(p).map(|i| i + 1));
+                let at = at.or_else(|| side.order[k + 1..].iter().find_map(placed)).unwrap_or(tokens.len());
+                tokens.insert(at, block_token(id));
+            }
         }
     }
-    let (tail, clashes) = merge3(b.map_or(no_gap, |b| &b.tail[..]), &o.tail, &t.tail);
-    push_clashes(conflicts, clashes, &after);
-    carry.extend(tail);
-    out.push(Segment::Gap(carry));
+    let mut out = Vec::new();
+    let mut gap = Vec::new();
+    for tok in tokens {
+        match token_block(&tok) {
+            Some(id) => {
+                let fate = fates.remove(id).expect("a kept block has a fate");
+                conflicts.extend(fate.conflict);
+                out.push(Segment::Gap(std::mem::take(&mut gap)));
+                out.push(Segment::Block(fate.lines.unwrap_or_default()));
+            }
+            None => gap.push(tok),
+        }
+    }
+    out.push(Segment::Gap(gap));
+    // What is left was deleted, and a deletion that loses nothing raises
+    // no conflict.
+    debug_assert!(fates.values().all(|f| f.lines.is_none() && f.conflict.is_none()));
     out
 }
 
-/// The gap before block `id` in `v` (none when `v` lacks the block).
-fn gap<'v>(v: Option<&'v Version>, id: &str) -> &'v [String] {
-    v.and_then(|v| v.piece(id)).map_or(&[], |p| &p.gap[..])
-}
-
-/// Records each clash of a gap after block `after` as a conflict.
-fn push_clashes(
-    conflicts: &mut Vec<Conflict>,
-    clashes: Vec<(Vec<String>, Vec<String>)>,
-    after: &Option<String>,
-) {
-    for (ours, theirs) in clashes {
-        conflicts.push(Conflict {
-            kind: ConflictKind::Lines { after: after.clone() },
-            ours: ours.join("\n"),
-            theirs: theirs.join("\n"),
-        });
+/// Records a clash of lines as a conflict naming the kept block before it;
+/// blocks in it are not lines (they are merged on their own).
+fn push_clash(conflicts: &mut Vec<Conflict>, merged: &[String], clash: Clash, kept: &dyn Fn(&str) -> bool) {
+    let lines = |v: &[String]| v.iter().filter(|l| token_block(l).is_none()).cloned().collect::<Vec<_>>();
+    let (ours, theirs) = (lines(&clash.ours), lines(&clash.theirs));
+    if ours == theirs {
+        return;
     }
+    let after = merged[..clash.at].iter().rev().filter_map(|tok| token_block(tok)).find(|id| kept(id));
+    conflicts.push(Conflict {
+        kind: ConflictKind::Lines { after: after.map(str::to_owned) },
+        ours: ours.join("\n"),
+        theirs: theirs.join("\n"),
+    });
 }
 
-/// What becomes of block `id`, given its versions.
-fn fate(id: &str, b: Option<&Piece>, o: Option<&Piece>, t: Option<&Piece>) -> Fate {
-    let text = |p: Option<&Piece>| p.map(|p| p.lines.join("\n")).unwrap_or_default();
-    let clash = |kept: &Piece| Fate {
-        lines: Some(kept.lines.clone()),
+/// What becomes of block `id`, given its versions' lines.
+fn fate(id: &str, b: Option<&Vec<String>>, o: Option<&Vec<String>>, t: Option<&Vec<String>>) -> Fate {
+    let text = |p: Option<&Vec<String>>| p.map(|p| p.join("\n")).unwrap_or_default();
+    let clash = |kept: &Vec<String>| Fate {
+        lines: Some(kept.clone()),
         conflict: Some(Conflict {
             kind: ConflictKind::Block { id: id.to_owned() },
             ours: text(o),
             theirs: text(t),
         }),
     };
-    let same = |x: Option<&Piece>, y: Option<&Piece>| x.map(|p| &p.lines) == y.map(|p| &p.lines);
-    let keep = |p: &Piece| Fate { lines: Some(p.lines.clone()), conflict: None };
+    let keep = |p: &Vec<String>| Fate { lines: Some(p.clone()), conflict: None };
     match (o, t) {
-        (Some(op), Some(_)) if same(o, t) || same(b, t) => keep(op),
-        (Some(_), Some(tp)) if same(b, o) => keep(tp),
+        (Some(op), Some(_)) if o == t || b == t => keep(op),
+        (Some(_), Some(tp)) if b == o => keep(tp),
         (Some(op), Some(_)) => clash(op),
         (Some(p), None) | (None, Some(p)) => match b {
             None => keep(p),
-            Some(bp) if bp.lines == p.lines => Fate { lines: None, conflict: None },
+            Some(bp) if bp == p => Fate { lines: None, conflict: None },
             Some(_) => clash(p),
         },
         (None, None) => Fate { lines: None, conflict: None },
     }
-}
-
-/// Every id of either side, in merged order: the longest common
-/// subsequence of the ids both have are sync points; between two, the run
-/// of each side (a common id out of sync goes with ours); when both sides
-/// have a run there, the one whose first kept id sorts lower comes first.
-fn order<'v>(o: &'v Version, t: &'v Version, kept: &dyn Fn(&str) -> bool) -> Vec<&'v str> {
-    let oids: Vec<&str> = o.pieces.iter().map(|p| p.id.as_str()).collect();
-    let tids: Vec<&str> = t.pieces.iter().map(|p| p.id.as_str()).collect();
-    let (oset, tset): (HashSet<&str>, HashSet<&str>) =
-        (oids.iter().copied().collect(), tids.iter().copied().collect());
-    let common = |ids: &[&str], other: &HashSet<&str>| -> Vec<String> {
-        ids.iter().filter(|id| other.contains(*id)).map(|id| (*id).to_owned()).collect()
-    };
-    let (co, ct) = (common(&oids, &tset), common(&tids, &oset));
-    let (x, y) = if co <= ct { (co, ct) } else { (ct, co) };
-    let sync: Vec<String> =
-        x.iter().zip(matches(&x, &y)).filter(|(_, m)| m.is_some()).map(|(id, _)| id.clone()).collect();
-    let first = |run: &[&'v str]| run.iter().find(|id| kept(id)).or(run.first()).copied();
-    let (mut out, mut io, mut it) = (Vec::new(), 0, 0);
-    for s in sync.iter().map(|s| Some(s.as_str())).chain(std::iter::once(None)) {
-        let (mut ro, mut rt) = (Vec::new(), Vec::new());
-        while io < oids.len() && Some(oids[io]) != s {
-            ro.push(oids[io]);
-            io += 1;
-        }
-        while it < tids.len() && Some(tids[it]) != s {
-            if !oset.contains(tids[it]) {
-                rt.push(tids[it]);
-            }
-            it += 1;
-        }
-        if first(&rt).is_some_and(|f| first(&ro).is_none_or(|g| f < g)) {
-            std::mem::swap(&mut ro, &mut rt);
-        }
-        out.extend(ro);
-        out.extend(rt);
-        if let Some(s) = s {
-            out.push(oids[io]);
-            debug_assert_eq!(oids[io], s);
-            (io, it) = (io + 1, it + 1);
-        }
-    }
-    out
 }

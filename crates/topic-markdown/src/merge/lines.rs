@@ -1,78 +1,96 @@
-//! Three-way merge of line runs (diff3 over the longest common
-//! subsequences of base and each side).
+//! Three-way merge of line runs: each side's change to the base is a list
+//! of hunks (from the alignment in `align`); hunks of the two sides that
+//! overlap in the base are resolved together.
 
-/// The most cells the longest-common-subsequence table may have; past it
-/// the differing middle counts as unmatched (still correct, less precise).
-const MAX_CELLS: usize = 1 << 22;
+use super::align::matches;
+use super::model::token_block;
+use crate::parse::{definition_line, is_blank};
 
-/// For each line of `a`, the index of the line of `b` it is matched with
-/// in a longest common subsequence, if any.
-pub(super) fn matches(a: &[String], b: &[String]) -> Vec<Option<usize>> {
-    let mut out = vec![None; a.len()];
-    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suf = a[pre..].iter().rev().zip(b[pre..].iter().rev()).take_while(|(x, y)| x == y).count();
-    for (k, slot) in out.iter_mut().enumerate().take(pre) {
-        *slot = Some(k);
-    }
-    for k in 0..suf {
-        out[a.len() - 1 - k] = Some(b.len() - 1 - k);
-    }
-    let (ma, mb) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
-    if ma.is_empty() || mb.is_empty() || (ma.len() + 1) * (mb.len() + 1) > MAX_CELLS {
-        return out;
-    }
-    // table[i][j]: the LCS length of ma[i..] and mb[j..].
-    let w = mb.len() + 1;
-    let mut table = vec![0u32; (ma.len() + 1) * w];
-    for i in (0..ma.len()).rev() {
-        for j in (0..mb.len()).rev() {
-            table[i * w + j] = if ma[i] == mb[j] {
-                table[(i + 1) * w + j + 1] + 1
-            } else {
-                table[(i + 1) * w + j].max(table[i * w + j + 1])
-            };
+/// A clash: both sides changed the same base lines differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Clash {
+    /// Where in the merged lines ours' lines (which were kept) start.
+    pub(super) at: usize,
+    /// Ours' lines.
+    pub(super) ours: Vec<String>,
+    /// Theirs' lines.
+    pub(super) theirs: Vec<String>,
+}
+
+/// One side's change to `base`: lines `start..end` replaced by `lines`
+/// (`start == end`: an insertion before line `start`).
+#[derive(Debug)]
+struct Hunk<'s> {
+    start: usize,
+    end: usize,
+    lines: &'s [String],
+    ours: bool,
+}
+
+/// The hunks that turn `base` into `side`, in order.
+fn hunks<'s>(base: &[String], side: &'s [String], ours: bool) -> Vec<Hunk<'s>> {
+    let m = matches(base, side);
+    let pairs = m.iter().enumerate().filter_map(|(i, j)| Some((i + 1, (*j)? + 1)));
+    let (mut out, mut prev) = (Vec::new(), (0, 0));
+    for (i, j) in pairs.chain(std::iter::once((base.len() + 1, side.len() + 1))) {
+        if i > prev.0 + 1 || j > prev.1 + 1 {
+            out.push(Hunk { start: prev.0, end: i - 1, lines: &side[prev.1..j - 1], ours });
         }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < ma.len() && j < mb.len() {
-        if ma[i] == mb[j] {
-            out[pre + i] = Some(pre + j);
-            (i, j) = (i + 1, j + 1);
-        } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
+        prev = (i, j);
     }
     out
 }
 
-/// A clash: ours' and theirs' lines where both changed the same base lines
-/// differently.
-pub(super) type Clash = (Vec<String>, Vec<String>);
-
 /// Merges `ours` and `theirs`, two versions of `base`; where they clash the
-/// result holds ours, and the clash is returned.
+/// result holds ours, and the clash is returned. Each side's change is a
+/// list of hunks; hunks of the two sides that overlap in base, or insert
+/// at one place, are resolved together, the others apply as they are.
 pub(super) fn merge3(base: &[String], ours: &[String], theirs: &[String]) -> (Vec<String>, Vec<Clash>) {
-    let (mo, mt) = (matches(base, ours), matches(base, theirs));
-    let (mut out, mut clashes) = (Vec::new(), Vec::new());
-    let (mut i, mut jo, mut jt) = (0, 0, 0);
-    let stable = (0..base.len()).filter_map(|k| Some((k, mo[k]?, mt[k]?)));
-    for (k, ko, kt) in stable.chain(std::iter::once((base.len(), ours.len(), theirs.len()))) {
-        let (b, o, t) = (&base[i..k], &ours[jo..ko], &theirs[jt..kt]);
-        match resolve(b, o, t) {
+    let mut all = hunks(base, ours, true);
+    all.extend(hunks(base, theirs, false));
+    all.sort_by_key(|h| (h.start, h.end, !h.ours));
+    let (mut out, mut clashes, mut at, mut k) = (Vec::new(), Vec::new(), 0, 0);
+    while k < all.len() {
+        let (start, mut end, first) = (all[k].start, all[k].end, k);
+        k += 1;
+        while k < all.len()
+            && (all[k].start < end || (all[k].start == start && all[k].end == start && end == start))
+        {
+            end = end.max(all[k].end);
+            k += 1;
+        }
+        out.extend_from_slice(&base[at..start]);
+        let group = &all[first..k];
+        let side = |ours: bool| apply(base, start, end, group.iter().filter(|h| h.ours == ours));
+        let (o, t) = (side(true), side(false));
+        match resolve(&base[start..end], &o, &t) {
             Some(lines) => out.extend(lines),
             None => {
-                out.extend_from_slice(o);
-                clashes.push((o.to_vec(), t.to_vec()));
+                clashes.push(Clash { at: out.len(), ours: o.clone(), theirs: t });
+                out.extend(o);
             }
         }
-        if k < base.len() {
-            out.push(base[k].clone());
-        }
-        (i, jo, jt) = (k + 1, ko + 1, kt + 1);
+        at = end;
     }
+    out.extend_from_slice(&base[at..]);
     (out, clashes)
+}
+
+/// `base[start..end]` with `hunks` (which lie inside it) applied.
+fn apply<'h, 's: 'h>(
+    base: &[String],
+    start: usize,
+    end: usize,
+    hunks: impl Iterator<Item = &'h Hunk<'s>>,
+) -> Vec<String> {
+    let (mut out, mut at) = (Vec::new(), start);
+    for h in hunks {
+        out.extend_from_slice(&base[at..h.start]);
+        out.extend_from_slice(h.lines);
+        at = h.end;
+    }
+    out.extend_from_slice(&base[at..end]);
+    out
 }
 
 /// One unstable stretch: base lines `b`, replaced by `o` in ours and `t` in
@@ -88,7 +106,7 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
         return Some(union(o, t));
     }
     let (ko, kt) = (kept(b, o), kept(b, t));
-    match (ko, kt) {
+    let merged = match (ko, kt) {
         // Both only deleted: what both kept.
         (Some(ko), Some(kt)) => Some(
             b.iter()
@@ -97,11 +115,67 @@ fn resolve(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
                 .map(|(l, _)| l.clone())
                 .collect(),
         ),
-        // One only deleted, the other kept all of base and inserted.
-        (Some(ko), None) => drop_from(b, &ko, t),
-        (None, Some(kt)) => drop_from(b, &kt, o),
+        // One only deleted: the other's change, less those deletions.
+        (Some(ko), None) => Some(drop_from(b, &ko, t)),
+        (None, Some(kt)) => Some(drop_from(b, &kt, o)),
         (None, None) => None,
+    };
+    merged.or_else(|| definitions(b, o, t)).or_else(|| insert_into(b, o, t)).or_else(|| insert_into(b, t, o))
+}
+
+/// When `ins` only inserted lines into `b`: `other`'s change with those
+/// insertions added at their places (one at or inside a stretch `other`
+/// replaced goes after the replacement).
+fn insert_into(b: &[String], ins: &[String], other: &[String]) -> Option<Vec<String>> {
+    let ih = hunks(b, ins, true);
+    if ih.iter().any(|h| h.start != h.end) {
+        return None;
     }
+    let oh = hunks(b, other, false);
+    let (mut out, mut i, mut a, mut c) = (Vec::new(), 0, 0, 0);
+    loop {
+        while a < ih.len() && ih[a].start <= i {
+            out.extend_from_slice(ih[a].lines);
+            a += 1;
+        }
+        if c < oh.len() && oh[c].start == i {
+            out.extend_from_slice(oh[c].lines);
+            i = oh[c].end;
+            c += 1;
+            continue;
+        }
+        if i >= b.len() {
+            break;
+        }
+        out.push(b[i].clone());
+        i += 1;
+    }
+    Some(out)
+}
+
+/// The label of a footnote definition line.
+pub(super) fn label(l: &str) -> Option<&str> {
+    definition_line(l).ok().map(|(_, (label, _))| label)
+}
+
+/// When every base line either side removed is a footnote definition, a
+/// block token or blank (each stands for itself, so removing it changes
+/// nothing else): the base lines both sides kept, then the lines either
+/// side added (each once, side independent). A label both sides added
+/// with different lines is a clash.
+fn definitions(b: &[String], o: &[String], t: &[String]) -> Option<Vec<String>> {
+    let keyed = |l: &String| is_blank(l) || label(l).is_some() || token_block(l).is_some();
+    if !b.iter().filter(|l| !o.contains(l) || !t.contains(l)).all(keyed) {
+        return None;
+    }
+    let added = |side: &[String]| side.iter().filter(|l| !b.contains(l)).cloned().collect::<Vec<_>>();
+    let (ao, at) = (added(o), added(t));
+    if ao.iter().any(|x| at.iter().any(|y| label(x).is_some() && label(x) == label(y) && x != y)) {
+        return None;
+    }
+    let mut out: Vec<String> = b.iter().filter(|l| o.contains(l) && t.contains(l)).cloned().collect();
+    out.extend(union(&ao, &at));
+    Some(out)
 }
 
 /// When `side` is `b` with some lines deleted: per line of `b`, whether
@@ -122,29 +196,27 @@ fn kept(b: &[String], side: &[String]) -> Option<Vec<bool>> {
     Some(flags)
 }
 
-/// When `ins` is `b` with lines inserted: `ins` without the lines of `b`
-/// that `keep` says were deleted.
-fn drop_from(b: &[String], keep: &[bool], ins: &[String]) -> Option<Vec<String>> {
-    let mut out = Vec::with_capacity(ins.len());
-    let mut k = 0;
-    for l in ins {
-        if k < b.len() && &b[k] == l {
-            if keep[k] {
-                out.push(l.clone());
-            }
-            k += 1;
-        } else {
-            out.push(l.clone());
+/// `other` (a change of `b`) without the lines of `b` that `keep` says the
+/// deleting side removed: the deletion applies, and every line `other`
+/// wrote stays.
+fn drop_from(b: &[String], keep: &[bool], other: &[String]) -> Vec<String> {
+    let mut base_of = vec![None; other.len()];
+    for (k, j) in matches(b, other).into_iter().enumerate() {
+        if let Some(j) = j {
+            base_of[j] = Some(k);
         }
     }
-    (k == b.len()).then_some(out)
+    other.iter().zip(base_of).filter(|(_, k)| k.is_none_or(|k| keep[k])).map(|(l, _)| l.clone()).collect()
 }
 
-/// Both sides' insertions at one place: the side whose lines sort lower
-/// first, then the other's lines that the first lacks (in a longest common
-/// subsequence), so the result does not depend on which side is ours.
+/// Both sides' insertions at one place: first the side whose first block
+/// token sorts lower (lines without a block before any with one, then by
+/// the lines), then the other's lines that the first lacks (in a longest
+/// common subsequence), so the result does not depend on which side is
+/// ours.
 pub(super) fn union(a: &[String], b: &[String]) -> Vec<String> {
-    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    let key = |r: &[String]| (r.iter().find(|l| token_block(l).is_some()).cloned(), r.to_vec());
+    let (x, y) = if key(a) <= key(b) { (a, b) } else { (b, a) };
     let m = matches(y, x);
     let mut out = x.to_vec();
     out.extend(y.iter().zip(&m).filter(|(_, m)| m.is_none()).map(|(l, _)| l.clone()));

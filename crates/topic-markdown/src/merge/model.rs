@@ -1,10 +1,10 @@
 //! One version of a topic file as the merge sees it (front matter items,
-//! blocks with their gaps, the trailing gap), and the printing of a merged
-//! one.
+//! and the body as lines in which each block is one token), and the
+//! printing of a merged one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use crate::parse::{is_blank, is_heading, TopicFile};
+use crate::parse::{is_blank, is_heading, FrontMatter, TopicFile};
 
 /// The front matter: its opening line and its items.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,75 +17,78 @@ pub(super) struct Fm {
     pub(super) items: Vec<(String, String)>,
 }
 
-/// A block with an id, and the gap of lines before it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Piece {
-    /// The block id.
-    pub(super) id: String,
-    /// The lines between the previous block (or the body start) and this one.
-    pub(super) gap: Vec<String>,
-    /// The block's lines.
-    pub(super) lines: Vec<String>,
+/// The token standing for block `id` in a body: no line holds an LF, so
+/// no line is mistaken for it.
+pub(super) fn block_token(id: &str) -> String {
+    format!("\n{id}")
 }
 
-/// One version of a file, in pieces. Lines are contents, without endings.
+/// The block id a token stands for, if it stands for one.
+pub(super) fn token_block(token: &str) -> Option<&str> {
+    token.strip_prefix('\n')
+}
+
+/// One version of a file. Lines are contents, without endings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Version {
     /// The front matter, if the file has one.
     pub(super) fm: Option<Fm>,
-    /// The blocks with ids, in file order, each id once.
-    pub(super) pieces: Vec<Piece>,
-    /// The lines after the last block.
-    pub(super) tail: Vec<String>,
+    /// The body: its lines, with each block with an id (the first of an
+    /// id) as one [`block_token`].
+    pub(super) tokens: Vec<String>,
+    /// The block ids in file order.
+    pub(super) order: Vec<String>,
+    /// Each block's lines, by id.
+    pub(super) blocks: HashMap<String, Vec<String>>,
 }
 
 impl Version {
-    /// Splits a parsed file into pieces.
+    /// Splits a parsed file into front matter and body tokens.
     pub(super) fn read(file: &TopicFile) -> Version {
         let n = file.lines().len();
         let (fm, body_start) = match &file.front_matter {
             None => (None, 0),
-            Some(f) => {
-                let end = f.close_line.unwrap_or(n);
-                let keys: HashMap<usize, &str> = f.entries.iter().map(|e| (e.line, e.key.as_str())).collect();
-                let mut seen: HashMap<String, usize> = HashMap::new();
-                let mut items = Vec::new();
-                for k in 1..end {
-                    let line = file.line(k);
-                    let key = keys.get(&k).map_or_else(|| format!(" {line}"), |k| (*k).to_owned());
-                    let count = seen.entry(key.clone()).or_insert(0);
-                    let key = if *count == 0 { key } else { format!("{key}\0{count}") };
-                    *count += 1;
-                    items.push((key, line.to_owned()));
-                }
-                (Some(Fm { open: file.line(0).to_owned(), items }), f.close_line.map_or(n, |c| c + 1))
-            }
+            Some(f) => (Some(front_matter(file, f)), f.close_line.map_or(n, |c| c + 1)),
         };
         let starts: HashMap<usize, usize> =
             file.blocks.iter().enumerate().map(|(i, b)| (b.first_line, i)).collect();
-        let mut ids = HashSet::new();
-        let (mut pieces, mut gap, mut k) = (Vec::new(), Vec::new(), body_start);
+        let mut v = Version { fm, tokens: Vec::new(), order: Vec::new(), blocks: HashMap::new() };
+        let mut k = body_start;
         while k < n {
             let block = starts.get(&k).map(|&i| &file.blocks[i]);
             match block.and_then(|b| b.id.as_ref().map(|id| (b, id))) {
-                Some((b, id)) if ids.insert(id.clone()) => {
+                Some((b, id)) if !v.blocks.contains_key(id) => {
                     let lines = (b.first_line..=b.last_line).map(|j| file.line(j).to_owned()).collect();
-                    pieces.push(Piece { id: id.clone(), gap: std::mem::take(&mut gap), lines });
+                    v.blocks.insert(id.clone(), lines);
+                    v.tokens.push(block_token(id));
+                    v.order.push(id.clone());
                     k = b.last_line + 1;
                 }
                 _ => {
-                    gap.push(file.line(k).to_owned());
+                    v.tokens.push(file.line(k).to_owned());
                     k += 1;
                 }
             }
         }
-        Version { fm, pieces, tail: gap }
+        v
     }
+}
 
-    /// The piece with id `id`, if any.
-    pub(super) fn piece(&self, id: &str) -> Option<&Piece> {
-        self.pieces.iter().find(|p| p.id == id)
+/// The front matter's opening line and items.
+fn front_matter(file: &TopicFile, f: &FrontMatter) -> Fm {
+    let end = f.close_line.unwrap_or(file.lines().len());
+    let keys: HashMap<usize, &str> = f.entries.iter().map(|e| (e.line, e.key.as_str())).collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut items = Vec::new();
+    for k in 1..end {
+        let line = file.line(k);
+        let key = keys.get(&k).map_or_else(|| format!(" {line}"), |k| (*k).to_owned());
+        let count = seen.entry(key.clone()).or_insert(0);
+        let key = if *count == 0 { key } else { format!("{key}\0{count}") };
+        *count += 1;
+        items.push((key, line.to_owned()));
     }
+    Fm { open: file.line(0).to_owned(), items }
 }
 
 /// How the merged file ends its lines.

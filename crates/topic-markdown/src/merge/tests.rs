@@ -249,3 +249,43 @@ fn conflicts_serialize_with_their_kind() {
     let json = serde_json::to_string(&c).expect("serializes");
     assert_eq!(serde_json::from_str::<Conflict>(&json).expect("deserializes"), c);
 }
+
+#[test]
+fn a_footnote_replaced_on_one_side_and_one_appended_on_the_other_both_apply() {
+    let b = base();
+    // Ours replaced the last definition (its block now cites another);
+    // theirs appended one after it.
+    let jargon3 = "He prefers answers without jargon.[^e-3333333333] ^9c2d4e01";
+    let o = topic(FM, &[LEADS, jargon3], &[D1, D3]);
+    let t = topic(FM, &[LEADS, JARGON, "Four.[^e-4444444444] ^dd04"], &[D1, D2, D4]);
+    let m = merge(Some(&b), &o, &t);
+    assert_eq!(clean(&m), topic(FM, &[LEADS, jargon3, "Four.[^e-4444444444] ^dd04"], &[D1, D3, D4]));
+    // Each side removed a different definition: both are gone.
+    let m = merge(Some(&b), &topic(FM, &[LEADS, JARGON], &[D2]), &topic(FM, &[LEADS, JARGON], &[D1]));
+    assert_eq!(clean(&m), topic(FM, &[LEADS, JARGON], &[]));
+}
+
+#[test]
+fn a_block_moved_on_one_side_moves() {
+    let b = base();
+    let o = topic(FM, &[JARGON, LEADS], &[D1, D2]);
+    let t = topic(FM, &[LEADS, JARGON, "More.[^e-3333333333] ^cc03"], &[D1, D2, D3]);
+    let m = merge(Some(&b), &o, &t);
+    assert_eq!(clean(&m), topic(FM, &[JARGON, LEADS, "More.[^e-3333333333] ^cc03"], &[D1, D2, D3]));
+    assert_eq!(merge(Some(&b), &t, &o).text, m.text);
+}
+
+#[test]
+fn a_clash_at_the_file_start_names_no_block_and_loses_no_block() {
+    let b = format!("# Dave\n\n{LEADS}\n");
+    let o = format!("# Dave K.\n\n{LEADS}\n");
+    let t = format!("# David\n\nNew.[^e-1175dea39c] ^ee05\n\n{LEADS}\n");
+    let m = merge(Some(&b), &o, &t);
+    assert_eq!(ids(&m.text), ["ee05", "f888f60e"], "{}", m.text);
+    assert!(m.text.starts_with("# Dave K.\n") && !m.text.contains("David"));
+    let [c] = &m.conflicts[..] else { panic!("one conflict: {:?}", m.conflicts) };
+    assert_eq!((&c.kind, c.ours.as_str()), (&ConflictKind::Lines { after: None }, "# Dave K."));
+    // Theirs' side holds its lines of the clash: the heading and the blank
+    // line it put before its new block.
+    assert_eq!(c.theirs.trim_end(), "# David");
+}
