@@ -42,7 +42,7 @@ pub mod tamper;
 pub mod touched;
 pub mod undo;
 
-pub(crate) use diff::changes;
+pub(crate) use diff::{changes, changes_and_others};
 pub(crate) use objects::{head, read_blob};
 pub(crate) use record::postpone;
 pub use record::{

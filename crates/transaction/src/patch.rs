@@ -11,7 +11,7 @@ use crate::error::{Code, Error};
 
 mod on_disk;
 
-pub use on_disk::check_paths_on_disk;
+pub use on_disk::{check_files_on_disk, check_paths_on_disk};
 
 /// One edit of a topic file.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -215,7 +215,8 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
         }
         Relation::Diverged(base) => {
             let sides = Sides {
-                base: base.map(|b| merge::tree_of(&repo, b)).transpose()?,
+                base: base.commit.map(|b| merge::tree_of(&repo, b)).transpose()?,
+                only_base: base.only,
                 ours: ours.as_ref().map(|h| h.tree),
                 theirs: merge::tree_of(&repo, theirs)?,
                 theirs_commit: theirs,
@@ -231,7 +232,9 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
         files: merged.files,
         local: merged.conflicts.iter().map(|c| (c.record_path(), Some(c.to_record()))).collect(),
         message,
-        rule: Some(Rule::Resolve),
+        // The remote's commits were verified one by one; the merge holds
+        // every record of both sides, in one version and the canonical order.
+        rule: Some(Rule::Union),
         merge: Some(merge),
     };
     let committed = writer.commit_files(&change, &Provenance::by("sync"))?;

@@ -1,3 +1,6 @@
+//! The merge of topic files, rule by rule, on real topic text: front
+//! matter, headings, evidence footnotes.
+
 use super::*;
 
 const D1: &str = "[^e-1175dea39c]: Time: `2024-03-15`; Sources: [chat/team-1/m1](../../sources/chat/_v2/team-1.md#source-99a7df07)";

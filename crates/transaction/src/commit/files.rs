@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use scriptorium_source_archive::{fsio, trust};
+use scriptorium_source_archive::{fsio, pct, trust};
 
 use crate::error::{Code, Error};
 use crate::history::{self, frames::Rule, Merge};
@@ -40,23 +40,31 @@ pub struct FileChange {
 
 /// Whether `path` is a file a whole-file change may write: a topic file, a
 /// v2 archive file, or a legacy archive file (`sources/<provider>/<name>.md`,
-/// which only a sync brings from another machine).
+/// which only a sync brings from another machine); the provider and thread
+/// of an archive file in their canonical encoding (FORMAT.md §2.1).
 pub fn check_file_path(path: &str) -> Result<(), Error> {
-    if patch::check_target(path).is_ok() {
-        return Ok(());
+    if path.starts_with("topics/") {
+        return patch::check_path(path);
     }
-    let parts: Vec<&str> = path.split('/').collect();
-    let plain = |c: &str| {
-        !c.is_empty() && c != "." && c != ".." && !c.contains(['\\', '\0']) && !c.eq_ignore_ascii_case(".git")
+    // A path component: not empty, not hidden, at most 200 bytes (§2.1).
+    let canonical = |c: &str| {
+        !c.is_empty() && !c.starts_with('.') && c.len() <= 200 && pct::decode_canonical(c.as_bytes()).is_ok()
     };
-    if parts.len() == 3
-        && parts[0] == "sources"
-        && parts[2].ends_with(".md")
-        && parts.iter().all(|c| plain(c))
-    {
-        return Ok(());
+    let plain = |c: &str| !c.is_empty() && !c.starts_with('.') && !c.contains(['\\', '\0']);
+    let fine = match path.split('/').collect::<Vec<_>>().as_slice() {
+        ["sources", provider, "_v2", file] => {
+            patch::check_target(path).is_ok()
+                && canonical(provider)
+                && file.strip_suffix(".md").is_some_and(canonical)
+        }
+        ["sources", provider, file] => canonical(provider) && plain(file) && file.ends_with(".md"),
+        _ => false,
+    };
+    if fine {
+        Ok(())
+    } else {
+        Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
     }
-    Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
 }
 
 fn check_local_path(path: &str) -> Result<(), Error> {
@@ -99,6 +107,9 @@ impl Committer<'_> {
             check_file_path(p)?;
             fsio::check_no_links(root, p)?;
         }
+        let written: Vec<&str> =
+            change.files.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.as_str()).collect();
+        patch::check_files_on_disk(root, &written)?;
         for (p, _) in &change.local {
             check_local_path(p)?;
         }

@@ -25,16 +25,21 @@ pub(crate) struct Change {
 /// An entry of a tree: whether it is a tree, and its id.
 type Entries = BTreeMap<String, (bool, ObjectId)>;
 
-fn entries(repo: &gix::Repository, tree: Option<ObjectId>) -> Result<Entries, Error> {
+/// The files and folders of `tree` by name, and the names of its other
+/// entries (symbolic links, submodules).
+fn entries(repo: &gix::Repository, tree: Option<ObjectId>) -> Result<(Entries, Vec<String>), Error> {
     let mut out = Entries::new();
-    let Some(id) = tree else { return Ok(out) };
+    let mut others = Vec::new();
+    let Some(id) = tree else { return Ok((out, others)) };
     let t = repo.find_tree(id).map_err(|e| git_error("cannot read a tree", e))?;
     for e in t.decode().map_err(|e| git_error("cannot read a tree", e))?.entries {
         if e.mode.is_tree() || e.mode.is_blob() {
             out.insert(e.filename.to_string(), (e.mode.is_tree(), e.oid.to_owned()));
+        } else {
+            others.push(e.filename.to_string());
         }
     }
-    Ok(out)
+    Ok((out, others))
 }
 
 /// The files that differ between the trees `old` and `new` (`None`: the
@@ -44,20 +49,42 @@ pub(crate) fn changes(
     old: Option<ObjectId>,
     new: Option<ObjectId>,
 ) -> Result<Vec<Change>, Error> {
+    Ok(walk(repo, old, new)?.0)
+}
+
+/// [`changes`], and the paths of the entries in `new` that are neither a
+/// file nor a folder (symbolic links, submodules) under the folders that
+/// differ, sorted.
+pub(crate) fn changes_and_others(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+) -> Result<(Vec<Change>, Vec<String>), Error> {
+    walk(repo, old, new)
+}
+
+fn walk(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+) -> Result<(Vec<Change>, Vec<String>), Error> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     let mut stack = vec![(String::new(), old, new)];
+    let join = |dir: &str, name: &str| if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") };
     while let Some((dir, old, new)) = stack.pop() {
         if old == new {
             continue;
         }
-        let (a, b) = (entries(repo, old)?, entries(repo, new)?);
+        let ((a, _), (b, others)) = (entries(repo, old)?, entries(repo, new)?);
+        skipped.extend(others.iter().map(|n| join(&dir, n)));
         let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         for name in names {
             let (x, y) = (a.get(name).copied(), b.get(name).copied());
             if x == y {
                 continue;
             }
-            let path = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+            let path = join(&dir, name);
             let tree = |e: Option<(bool, ObjectId)>| e.filter(|e| e.0).map(|e| e.1);
             let blob = |e: Option<(bool, ObjectId)>| e.filter(|e| !e.0).map(|e| e.1);
             if tree(x).is_some() || tree(y).is_some() {
@@ -69,7 +96,8 @@ pub(crate) fn changes(
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    skipped.sort();
+    Ok((out, skipped))
 }
 
 /// The id of the entry (file or folder) at `path` in `tree`, if any.

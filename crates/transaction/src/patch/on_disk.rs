@@ -16,9 +16,20 @@ use crate::error::{Code, Error};
 /// path is an NFC/case-fold twin of an existing path, on any prefix, or of
 /// another path of the same patch.
 pub fn check_paths_on_disk(root: &Path, patch: &Patch) -> Result<(), Error> {
-    check_spellings(patch)?;
-    for (k, e) in patch.edits.iter().enumerate() {
-        check_on_disk(root, e.path(), || format!("edits[{k}].path"))?;
+    let paths: Vec<&str> = patch.edits.iter().map(|e| e.path()).collect();
+    check_spellings(&paths, &|k| format!("edits[{k}].path"))?;
+    for (k, path) in paths.iter().enumerate() {
+        check_on_disk(root, path, || format!("edits[{k}].path"))?;
+    }
+    Ok(())
+}
+
+/// [`check_paths_on_disk`] for files a whole-file change writes: each is
+/// named by its path.
+pub fn check_files_on_disk(root: &Path, paths: &[&str]) -> Result<(), Error> {
+    check_spellings(paths, &|k| paths[k].to_owned())?;
+    for path in paths {
+        check_on_disk(root, path, || (*path).to_owned())?;
     }
     Ok(())
 }
@@ -29,13 +40,12 @@ fn invalid(message: String, at: String) -> Error {
 
 /// Within the patch: every prefix (folder or file) is spelled one way, and
 /// no file path is also a folder of another path.
-fn check_spellings(patch: &Patch) -> Result<(), Error> {
+fn check_spellings(paths: &[&str], name: &dyn Fn(usize) -> String) -> Result<(), Error> {
     let mut spelled: HashMap<String, String> = HashMap::new();
     let mut files: HashSet<&str> = HashSet::new();
     let mut folders: HashSet<String> = HashSet::new();
-    for (k, e) in patch.edits.iter().enumerate() {
-        let at = || format!("edits[{k}].path");
-        let path = e.path();
+    for (k, &path) in paths.iter().enumerate() {
+        let at = || name(k);
         let parts: Vec<&str> = path.split('/').collect();
         for i in 0..parts.len() {
             let prefix = parts[..=i].join("/");

@@ -38,8 +38,20 @@ pub(crate) enum Relation {
     Ahead,
     /// The head is an ancestor of the remote's commit (or there is none).
     Behind,
-    /// Each has commits the other lacks; their best common ancestor.
-    Diverged(Option<ObjectId>),
+    /// Each has commits the other lacks.
+    Diverged(Base),
+}
+
+/// The base of a three-way merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Base {
+    /// Their best common ancestor (of several, the one committed last;
+    /// none for unrelated histories).
+    pub(crate) commit: Option<ObjectId>,
+    /// Whether it is their only best common ancestor. After criss-cross
+    /// merges it is not, and a record's version in it says nothing about
+    /// which side resolved what.
+    pub(crate) only: bool,
 }
 
 /// The files a sync installs and what it found.
@@ -98,14 +110,15 @@ pub(crate) fn relation(
         below.extend(parents(repo, *id)?);
     }
     let mut best = None;
-    for id in common.difference(&below) {
+    let bests: Vec<&ObjectId> = common.difference(&below).collect();
+    for id in bests.iter().copied() {
         let c = repo.find_commit(*id).map_err(|e| git_error("cannot read a commit", e))?;
         let seconds = c.time().map_err(|e| git_error("cannot read a commit", e))?.seconds;
         if best.is_none_or(|(s, b)| (seconds, *id) > (s, b)) {
             best = Some((seconds, *id));
         }
     }
-    Ok(Relation::Diverged(best.map(|(_, id)| id)))
+    Ok(Relation::Diverged(Base { commit: best.map(|(_, id)| id), only: bests.len() <= 1 }))
 }
 
 /// The tree of commit `id`.
@@ -129,7 +142,9 @@ pub(crate) fn fast_forward(
     theirs: ObjectId,
 ) -> Result<Merged, Error> {
     let mut out = Merged::default();
-    for ch in history::changes(repo, ours, Some(theirs))? {
+    let (changes, others) = history::changes_and_others(repo, ours, Some(theirs))?;
+    out.skipped.extend(others.into_iter().filter(|p| synced(p)));
+    for ch in changes {
         if !synced(&ch.path) {
             continue;
         }
@@ -145,6 +160,8 @@ pub(crate) fn fast_forward(
 /// The three trees of a merge and the remote commit merged.
 pub(crate) struct Sides {
     pub(crate) base: Option<ObjectId>,
+    /// Whether the base is the only best common ancestor.
+    pub(crate) only_base: bool,
     pub(crate) ours: Option<ObjectId>,
     pub(crate) theirs: ObjectId,
     pub(crate) theirs_commit: ObjectId,
@@ -156,7 +173,9 @@ pub(crate) fn merge_trees(repo: &gix::Repository, sides: &Sides) -> Result<Merge
         history::changes(repo, sides.base, sides.ours)?.into_iter().map(|c| (c.path, c.new)).collect();
     let mut out = Merged::default();
     let time = timestamp::now();
-    for ch in history::changes(repo, sides.base, Some(sides.theirs))? {
+    let (changes, others) = history::changes_and_others(repo, sides.base, Some(sides.theirs))?;
+    out.skipped.extend(others.into_iter().filter(|p| synced(p)));
+    for ch in changes {
         if !synced(&ch.path) {
             continue;
         }
@@ -175,7 +194,11 @@ pub(crate) fn merge_trees(repo: &gix::Repository, sides: &Sides) -> Result<Merge
         let blobs = [ch.old, mine, ch.new].map(|id| bytes_of(repo, id));
         let [base, mine_bytes, theirs_bytes] = blobs;
         let file = Versions { path: &ch.path, base: base?, ours: mine_bytes?, theirs: theirs_bytes? };
-        let stamp = Stamp { theirs_commit: sides.theirs_commit.to_string(), time: time.clone() };
+        let stamp = Stamp {
+            theirs_commit: sides.theirs_commit.to_string(),
+            time: time.clone(),
+            only_base: sides.only_base,
+        };
         let (bytes, conflicts) = merge_file(&file, &stamp)?;
         out.conflicts.extend(conflicts);
         if bytes != file.ours {
@@ -197,6 +220,7 @@ struct Versions<'a> {
 struct Stamp {
     theirs_commit: String,
     time: String,
+    only_base: bool,
 }
 
 impl Stamp {
@@ -231,7 +255,10 @@ fn merge_file(v: &Versions<'_>, stamp: &Stamp) -> Result<(Option<Vec<u8>>, Vec<C
         return Ok(whole(if v.ours.is_some() { &v.ours } else { &v.theirs }));
     };
     if v.path.starts_with("sources/") {
-        let m = scriptorium_source_archive::merge::merge(v.path, v.base.as_deref(), ours, theirs)?;
+        // A record's version in one of several bases is no sign of a
+        // resolution: without a single base, differing versions conflict.
+        let base = if stamp.only_base { v.base.as_deref() } else { None };
+        let m = scriptorium_source_archive::merge::merge(v.path, base, ours, theirs)?;
         let conflicts = m
             .conflicts
             .into_iter()

@@ -152,40 +152,71 @@ fn changed_since(c: &Conflict) -> Error {
     .at(c.path.clone())
 }
 
-/// The file's bytes once `take` is applied (`None`: no file).
+/// The file's bytes once `take` is applied (`None`: no file). Ours and
+/// theirs are the two versions recorded: taking one gives the file that
+/// version (so a conflict a later fast-forward overtook still means what
+/// it says); a version that is neither any more (edited since) is
+/// `CONFLICT`, never overwritten.
 fn resolved_bytes(c: &Conflict, take: Take, current: Option<&[u8]>) -> Result<Option<Vec<u8>>, Error> {
-    let keep = || current.map(<[u8]>::to_vec);
-    if take == Take::Ours && c.kind != Kind::File {
-        return Ok(keep());
-    }
     let as_text = || String::from_utf8_lossy(current.unwrap_or(b"")).into_owned();
     let version = |v: &str| (!v.is_empty()).then(|| v.as_bytes().to_vec());
     match c.kind {
         Kind::File => Ok(version(if take == Take::Ours { &c.ours } else { &c.theirs })),
-        Kind::Record => record_taken(c, current.unwrap_or(b"")).map(Some),
-        Kind::Block => Ok(Some(block_taken(c, take, &as_text()).into_bytes())),
-        Kind::FrontMatter | Kind::Lines => {
-            let text = as_text();
-            if c.ours.is_empty() || !text.contains(&c.ours) {
-                return Err(changed_since(c));
-            }
-            let with = match take {
-                Take::Both if !c.theirs.is_empty() => format!("{}\n{}", c.ours, c.theirs),
-                Take::Both => c.ours.clone(),
-                _ => c.theirs.clone(),
-            };
-            let mut out = text.replacen(&c.ours, &with, 1);
-            if with.is_empty() {
-                // The line goes with its line ending.
-                out = out.replacen("\n\n\n", "\n\n", 1);
-            }
-            Ok(Some(out.into_bytes()))
-        }
+        Kind::Record => record_taken(c, take, current.unwrap_or(b"")).map(Some),
+        Kind::Block => block_taken(c, take, &as_text()).map(|t| Some(t.into_bytes())),
+        Kind::FrontMatter | Kind::Lines => lines_taken(c, take, &as_text()).map(|t| Some(t.into_bytes())),
     }
 }
 
-/// The archive file with the conflict's record given the remote's bytes.
-fn record_taken(c: &Conflict, current: &[u8]) -> Result<Vec<u8>, Error> {
+/// Where `needle` stands as whole lines in `text` (starting a line, ending
+/// one), if it does.
+fn whole_lines(text: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(k) = text[from..].find(needle).map(|k| k + from) {
+        let starts = k == 0 || text.as_bytes()[k - 1] == b'\n';
+        let rest = &text[k + needle.len()..];
+        if starts && (rest.is_empty() || rest.starts_with('\n') || rest.starts_with("\r\n")) {
+            return Some(k);
+        }
+        from = k + 1;
+    }
+    None
+}
+
+/// The topic file with the conflict's lines (or front-matter key) given the
+/// version taken.
+fn lines_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
+    if take == Take::Both && c.kind == Kind::FrontMatter {
+        return Err(Error::new(
+            Code::InvalidArgument,
+            "a front-matter key has one value: take ours or theirs",
+        ));
+    }
+    let (at, now) = match (whole_lines(text, &c.ours), whole_lines(text, &c.theirs)) {
+        (Some(k), _) => (k, &c.ours),
+        (None, Some(k)) => (k, &c.theirs),
+        (None, None) => return Err(changed_since(c)),
+    };
+    let with = match take {
+        Take::Ours => c.ours.clone(),
+        Take::Theirs => c.theirs.clone(),
+        Take::Both if now == &c.ours && !c.theirs.is_empty() => format!("{}\n{}", c.ours, c.theirs),
+        Take::Both => now.clone(),
+    };
+    let mut end = at + now.len();
+    if with.is_empty() {
+        // The lines go with their line ending.
+        let rest = &text[end..];
+        end += if rest.starts_with("\r\n") { 2 } else { usize::from(rest.starts_with('\n')) };
+    }
+    Ok(format!("{}{with}{}", &text[..at], &text[end..]))
+}
+
+/// The archive file with the conflict's record given the version taken.
+fn record_taken(c: &Conflict, take: Take, current: &[u8]) -> Result<Vec<u8>, Error> {
     let want = c.source_id.as_deref().unwrap_or(&c.id);
     let Some(parsed) = frames::parse(&c.path, current) else { return Err(changed_since(c)) };
     let frame = parsed
@@ -193,52 +224,58 @@ fn record_taken(c: &Conflict, current: &[u8]) -> Result<Vec<u8>, Error> {
         .iter()
         .find(|f| SourceId::parse(f.source_text).map(|i| i.text()).ok().as_deref() == Some(want))
         .ok_or_else(|| changed_since(c))?;
+    let now = &current[frame.offset..frame.offset + frame.len];
+    if now != c.ours.as_bytes() && now != c.theirs.as_bytes() {
+        return Err(changed_since(c));
+    }
+    let taken = if take == Take::Ours { &c.ours } else { &c.theirs };
     let mut out = current[..frame.offset].to_vec();
-    out.extend_from_slice(c.theirs.as_bytes());
+    out.extend_from_slice(taken.as_bytes());
     out.extend_from_slice(&current[frame.offset + frame.len..]);
     Ok(out)
 }
 
-/// The topic file with the conflict's block given the remote's text
-/// (`Theirs`), or the remote's text added after it as a new block (`Both`).
-fn block_taken(c: &Conflict, take: Take, text: &str) -> String {
+/// The topic file with the conflict's block given the version taken
+/// (`Both`: ours, then theirs as a new block with a new id).
+fn block_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
     let id = c.block_id.as_deref().unwrap_or(&c.id);
     let (file, _) = TopicFile::parse_lenient(text);
-    let block = file.blocks.iter().find(|b| b.id.as_deref() == Some(id));
     let lines = file.lines();
-    let theirs = match take {
+    let found = file.blocks.iter().find(|b| b.id.as_deref() == Some(id));
+    let now = found.map(|b| file.block_text(b)).unwrap_or_default();
+    let plain = |v: &str| v.replace("\r\n", "\n");
+    if now != plain(&c.ours) && now != plain(&c.theirs) {
+        return Err(changed_since(c));
+    }
+    let with = match take {
+        Take::Ours => c.ours.clone(),
+        Take::Theirs => c.theirs.clone(),
+        Take::Both if c.ours.is_empty() || c.theirs.is_empty() => format!("{}{}", c.ours, c.theirs),
         Take::Both => {
             let taken = |candidate: &str| file.blocks.iter().any(|b| b.id.as_deref() == Some(candidate));
             let fresh = new_block_id(format!("{}\n{}", c.path, c.theirs).as_bytes(), &taken);
             let body = c.theirs.strip_suffix(&format!(" ^{id}")).unwrap_or(&c.theirs);
-            format!("{body} ^{fresh}")
+            format!("{}\n\n{body} ^{fresh}", c.ours)
         }
-        _ => c.theirs.clone(),
     };
-    let Some(b) = block else {
-        // The block is gone here: the remote's version goes at the end.
-        if theirs.is_empty() {
-            return text.to_owned();
+    let Some(b) = found else {
+        // The block is not in the file: the version taken goes at the end.
+        if with.is_empty() {
+            return Ok(text.to_owned());
         }
-        let sep = if text.is_empty() || text.ends_with("\n\n") {
-            ""
-        } else if text.ends_with('\n') {
-            "\n"
-        } else {
-            "\n\n"
+        let sep = match () {
+            _ if text.is_empty() || text.ends_with("\n\n") => "",
+            _ if text.ends_with('\n') => "\n",
+            _ => "\n\n",
         };
-        return format!("{text}{sep}{theirs}\n");
+        return Ok(format!("{text}{sep}{with}\n"));
     };
     let (start, end) = (lines[b.first_line].start, lines[b.last_line].end);
-    match take {
-        Take::Both if !theirs.is_empty() => format!("{}\n\n{theirs}{}", &text[..end], &text[end..]),
-        Take::Both => text.to_owned(),
-        _ if theirs.is_empty() => {
-            // The block goes, with the blank line after it.
-            let next = lines[b.last_line].next;
-            let after = lines.get(b.last_line + 1).filter(|l| l.start == l.end).map_or(next, |l| l.next);
-            format!("{}{}", &text[..start], &text[after..])
-        }
-        _ => format!("{}{theirs}{}", &text[..start], &text[end..]),
+    if with.is_empty() {
+        // The block goes, with the blank line after it.
+        let next = lines[b.last_line].next;
+        let after = lines.get(b.last_line + 1).filter(|l| l.start == l.end).map_or(next, |l| l.next);
+        return Ok(format!("{}{}", &text[..start], &text[after..]));
     }
+    Ok(format!("{}{with}{}", &text[..start], &text[end..]))
 }

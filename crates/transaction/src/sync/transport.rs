@@ -6,7 +6,9 @@
 //! git.
 //!
 //! Git is run with `GIT_TERMINAL_PROMPT=0` (a missing password fails
-//! instead of waiting for a keyboard nobody watches) and `LC_ALL=C`.
+//! instead of waiting for a keyboard nobody watches), `LC_ALL=C`, and
+//! `GIT_ALLOW_PROTOCOL` limited to the transports that only move data
+//! (`file`, `git`, `ssh`, `http`, `https`).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -42,9 +44,19 @@ pub fn check_remote_name(name: &str) -> Result<(), Error> {
     }
 }
 
+/// The transports sync lets git use.
+const ALLOWED_PROTOCOLS: &str = "file:git:ssh:http:https";
+
 fn git(root: &Path) -> Command {
     let mut c = Command::new("git");
-    c.arg("-C").arg(root).env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C").stdin(Stdio::null());
+    c.arg("-C")
+        .arg(root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        // Transports that move data; never ones that run commands (`ext::`)
+        // or read a file descriptor (`fd::`).
+        .env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS)
+        .stdin(Stdio::null());
     c
 }
 
