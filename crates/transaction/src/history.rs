@@ -42,8 +42,9 @@ pub mod tamper;
 pub mod touched;
 pub mod undo;
 
+pub(crate) use blocks::blocks_of;
 pub(crate) use diff::{changes, changes_and_others};
-pub(crate) use objects::{head, read_blob};
+pub(crate) use objects::{blob_at, head, read_blob};
 pub(crate) use record::postpone;
 pub use record::{
     check_archive_writes, commit_installed, commit_outside, commit_postponed, postponed, Outside, Writer,

@@ -37,6 +37,7 @@ use crate::revision;
 
 pub mod conflicts;
 mod merge;
+mod moves;
 pub mod resolve;
 pub mod transport;
 

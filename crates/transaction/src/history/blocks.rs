@@ -8,7 +8,7 @@ use scriptorium_topic_markdown::parse::TopicFile;
 /// The blocks of a topic file that have an id, by id: their text (lines
 /// joined by LF) and their place in the file. A file that is not UTF-8
 /// has none.
-pub(super) fn blocks_of(bytes: &[u8]) -> Blocks {
+pub(crate) fn blocks_of(bytes: &[u8]) -> Blocks {
     let Ok(text) = std::str::from_utf8(bytes) else { return BTreeMap::new() };
     let (file, _) = TopicFile::parse_lenient(text);
     let mut out = BTreeMap::new();
@@ -37,7 +37,7 @@ impl BlockDiff {
 }
 
 /// The blocks of one version of a topic file, as [`blocks_of`] reads them.
-pub(super) type Blocks = BTreeMap<String, (usize, String)>;
+pub(crate) type Blocks = BTreeMap<String, (usize, String)>;
 
 /// How `new` differs from `old`, block by block.
 pub(super) fn diff(old: &[u8], new: &[u8]) -> BlockDiff {

@@ -240,7 +240,6 @@ fn record_taken(c: &Conflict, take: Take, current: &[u8]) -> Result<Vec<u8>, Err
 fn block_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
     let id = c.block_id.as_deref().unwrap_or(&c.id);
     let (file, _) = TopicFile::parse_lenient(text);
-    let lines = file.lines();
     let found = file.blocks.iter().find(|b| b.id.as_deref() == Some(id));
     let now = found.map(|b| file.block_text(b)).unwrap_or_default();
     let plain = |v: &str| v.replace("\r\n", "\n");
@@ -258,7 +257,7 @@ fn block_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
             format!("{}\n\n{body} ^{fresh}", c.ours)
         }
     };
-    let Some(b) = found else {
+    if found.is_none() {
         // The block is not in the file: the version taken goes at the end.
         if with.is_empty() {
             return Ok(text.to_owned());
@@ -269,13 +268,6 @@ fn block_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
             _ => "\n\n",
         };
         return Ok(format!("{text}{sep}{with}\n"));
-    };
-    let (start, end) = (lines[b.first_line].start, lines[b.last_line].end);
-    if with.is_empty() {
-        // The block goes, with the blank line after it.
-        let next = lines[b.last_line].next;
-        let after = lines.get(b.last_line + 1).filter(|l| l.start == l.end).map_or(next, |l| l.next);
-        return Ok(format!("{}{}", &text[..start], &text[after..]));
     }
-    Ok(format!("{}{with}{}", &text[..start], &text[end..]))
+    Ok(super::moves::splice_block(text, id, &with).unwrap_or_else(|| text.to_owned()))
 }
