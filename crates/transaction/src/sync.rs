@@ -222,7 +222,9 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
                 theirs: merge::tree_of(&repo, theirs)?,
                 theirs_commit: theirs,
             };
-            (merge::merge_trees(&repo, &sides)?, Merge::With(theirs.to_string()), "merged")
+            let mut merged = merge::merge_trees(&repo, &sides)?;
+            moves::follow(&repo, &sides, &mut merged)?;
+            (merged, Merge::With(theirs.to_string()), "merged")
         }
     };
     let message = match outcome {

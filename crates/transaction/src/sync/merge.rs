@@ -205,7 +205,6 @@ pub(crate) fn merge_trees(repo: &gix::Repository, sides: &Sides) -> Result<Merge
             out.files.push((ch.path.clone(), bytes));
         }
     }
-    super::moves::follow(repo, sides, &mut out)?;
     Ok(out)
 }
 
