@@ -202,3 +202,27 @@ fn refusals_name_their_cause_and_write_nothing() {
     let e = error_of(&run(&["sync", "--workspace", ws(&off)], b""));
     assert_eq!(e["code"], "INVALID_ARGUMENT");
 }
+
+#[test]
+fn a_block_moved_on_one_machine_and_edited_on_the_other_follows_the_move() {
+    let (_dir, a, b) = two_machines();
+    // Machine a moves ^b1 from ada.md to bob.md.
+    let moved = std::fs::read_to_string(a.join("topics/ada.md")).unwrap().replace("# Ada", "# Bob");
+    let patch = json!({"base_revision": revision(&a), "edits": [
+        {"op": "create", "path": "topics/bob.md", "content": moved},
+        {"op": "delete", "path": "topics/ada.md"}]});
+    ok(&["update", "--workspace", ws(&a), "--patch", "-", "--json"], patch.to_string().as_bytes());
+    // Machine b edits it where it was.
+    write_block(&b, "Ada likes mint tea.");
+    sync(&a);
+    let merged = sync(&b);
+    assert_eq!((merged["outcome"].as_str(), merged["conflicts"].clone()), (Some("merged"), json!([])));
+    sync(&a);
+    for root in [&a, &b] {
+        assert!(!root.join("topics/ada.md").exists(), "the block left its old file");
+        let bob = std::fs::read_to_string(root.join("topics/bob.md")).unwrap();
+        assert!(bob.contains("Ada likes mint tea.[^e-0000000001] ^b1"), "the edit followed the move: {bob}");
+        assert!(run(&["check", "--workspace", ws(root)], b"").status.success());
+    }
+    assert_eq!(revision(&a), revision(&b));
+}

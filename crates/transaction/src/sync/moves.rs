@@ -5,7 +5,9 @@
 //! pass reads the deletion as the move it was — the block leaves its old
 //! file, and in its new one takes the change when the move left its text
 //! as it was (otherwise the new file's version stays, a block conflict
-//! recording the change).
+//! recording the change). A topic file one side deleted after moving its
+//! blocks elsewhere, and the other side changed, is read the same way,
+//! block by block, and goes when nothing else held it.
 
 use gix::ObjectId;
 use scriptorium_topic_markdown::parse::TopicFile;
@@ -36,50 +38,115 @@ fn block_text(bytes: &[u8], id: &str) -> Option<String> {
     history::blocks_of(bytes).remove(id).map(|(_, text)| text)
 }
 
-/// Follows the moves among `merged`'s block conflicts (see the module
-/// documentation).
+/// Follows the moves among `merged`'s block and file conflicts (see the
+/// module documentation).
 pub(crate) fn follow(repo: &gix::Repository, sides: &Sides, merged: &mut Merged) -> Result<(), Error> {
     let candidates: Vec<usize> = (0..merged.conflicts.len())
         .filter(|&k| {
             let c = &merged.conflicts[k];
-            c.kind == Kind::Block && (c.ours.is_empty() != c.theirs.is_empty())
+            let topic = c.path.starts_with("topics/") && c.path.ends_with(".md");
+            matches!(c.kind, Kind::Block | Kind::File) && topic && (c.ours.is_empty() != c.theirs.is_empty())
         })
         .collect();
-    let mut resolved = Vec::new();
+    let mut settled = Vec::new();
     for k in candidates {
         let c = merged.conflicts[k].clone();
-        let mover_tree = if c.ours.is_empty() { sides.ours } else { Some(sides.theirs) };
-        let Some(id) = c.block_id.clone() else { continue };
-        let Some(target) = moved_to(repo, sides.base, mover_tree, &c.path, &id)? else { continue };
-        let changed = if c.ours.is_empty() { &c.theirs } else { &c.ours };
-        let base_text = match sides.base.map(|t| history::blob_at(repo, t, &c.path)).transpose()?.flatten() {
-            Some(blob) => block_text(&history::read_blob(repo, blob)?, &id),
-            None => None,
+        let moved = Moved { from: &c.path, ours_moved: c.ours.is_empty(), template: &c };
+        let done = match c.kind {
+            Kind::Block => {
+                let changed = if c.ours.is_empty() { &c.theirs } else { &c.ours };
+                let id = c.block_id.clone().unwrap_or_default();
+                follow_block(repo, sides, merged, &moved, &id, changed)?
+            }
+            _ => follow_file(repo, sides, merged, &moved)?,
         };
-        let Some(left) = current(repo, sides, merged, &c.path)? else { continue };
-        let Some(left) = splice_block(&left, &id, "") else { continue };
-        let Some(before) = current(repo, sides, merged, &target)? else { continue };
-        let now = block_text(before.as_bytes(), &id).unwrap_or_default();
-        let arrived = before.clone();
-        let arrived = if base_text.as_deref() == Some(now.as_str()) {
-            splice_block(&arrived, &id, changed).unwrap_or(arrived)
-        } else {
-            // Moved and changed: the new file's version stays.
-            let (ours, theirs) =
-                if c.ours.is_empty() { (now, changed.clone()) } else { (changed.clone(), now) };
-            merged.conflicts.push(Conflict { path: target.clone(), ours, theirs, ..c.clone() });
-            arrived
-        };
-        set(merged, &c.path, left);
-        if arrived != before {
-            set(merged, &target, arrived);
+        if done {
+            settled.push(k);
         }
-        resolved.push(k);
     }
-    for k in resolved.into_iter().rev() {
+    for k in settled.into_iter().rev() {
         merged.conflicts.remove(k);
     }
     Ok(())
+}
+
+/// A deletion on one side that may have been a move.
+struct Moved<'a> {
+    /// The file the block left.
+    from: &'a str,
+    /// Whether ours is the side that deleted (moved) it.
+    ours_moved: bool,
+    /// The conflict it came from.
+    template: &'a Conflict,
+}
+
+/// A topic file one side deleted and the other changed: each of its blocks
+/// the deleting side put in another file follows its move; the file goes
+/// when nothing but its moved blocks held it.
+fn follow_file(
+    repo: &gix::Repository,
+    sides: &Sides,
+    merged: &mut Merged,
+    moved: &Moved<'_>,
+) -> Result<bool, Error> {
+    let Some(kept) = current(repo, sides, merged, moved.from)? else { return Ok(false) };
+    let ids: Vec<(String, String)> =
+        history::blocks_of(kept.as_bytes()).into_iter().map(|(id, (_, text))| (id, text)).collect();
+    let mut all = !ids.is_empty();
+    for (id, text) in &ids {
+        all &= follow_block(repo, sides, merged, moved, id, text)?;
+    }
+    let left = current(repo, sides, merged, moved.from)?.unwrap_or_default();
+    if all && history::blocks_of(left.as_bytes()).is_empty() {
+        set(merged, moved.from, None);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Block `id`, changed to `changed` on the side that kept it: when the
+/// other side put it in another file, it leaves `moved.from` and, in the
+/// other file, takes the change if the move kept its text (a conflict
+/// otherwise). Whether it was a move.
+fn follow_block(
+    repo: &gix::Repository,
+    sides: &Sides,
+    merged: &mut Merged,
+    moved: &Moved<'_>,
+    id: &str,
+    changed: &str,
+) -> Result<bool, Error> {
+    let mover_tree = if moved.ours_moved { sides.ours } else { Some(sides.theirs) };
+    let Some(target) = moved_to(repo, sides.base, mover_tree, moved.from, id)? else { return Ok(false) };
+    let base_text = match sides.base.map(|t| history::blob_at(repo, t, moved.from)).transpose()?.flatten() {
+        Some(blob) => block_text(&history::read_blob(repo, blob)?, id),
+        None => None,
+    };
+    let Some(left) = current(repo, sides, merged, moved.from)? else { return Ok(false) };
+    let Some(left) = splice_block(&left, id, "") else { return Ok(false) };
+    let Some(before) = current(repo, sides, merged, &target)? else { return Ok(false) };
+    let now = block_text(before.as_bytes(), id).unwrap_or_default();
+    let changed = changed.to_owned();
+    if base_text.as_deref() == Some(now.as_str()) {
+        if let Some(arrived) = splice_block(&before, id, &changed).filter(|a| *a != before) {
+            set(merged, &target, Some(arrived));
+        }
+    } else if now != changed {
+        // Moved and changed: the new file's version stays.
+        let (ours, theirs) = if moved.ours_moved { (now, changed) } else { (changed, now) };
+        let c = moved.template;
+        merged.conflicts.push(Conflict {
+            id: id.to_owned(),
+            kind: Kind::Block,
+            path: target.clone(),
+            block_id: Some(id.to_owned()),
+            ours,
+            theirs,
+            ..c.clone()
+        });
+    }
+    set(merged, moved.from, Some(left));
+    Ok(true)
 }
 
 /// The other topic file the side with tree `mover` put block `id` in, among
@@ -118,9 +185,10 @@ fn current(
     }
 }
 
-fn set(merged: &mut Merged, path: &str, text: String) {
+fn set(merged: &mut Merged, path: &str, text: Option<String>) {
+    let bytes = text.map(String::into_bytes);
     match merged.files.iter_mut().find(|(p, _)| p == path) {
-        Some(entry) => entry.1 = Some(text.into_bytes()),
-        None => merged.files.push((path.to_owned(), Some(text.into_bytes()))),
+        Some(entry) => entry.1 = bytes,
+        None => merged.files.push((path.to_owned(), bytes)),
     }
 }
