@@ -80,10 +80,29 @@ impl Net {
     /// Makes machine `k`'s workspace (with its repository) and gives it the
     /// remote.
     pub(crate) fn join(&self, k: usize) {
+        self.join_at(k, "../remote.git");
+    }
+
+    /// Makes machine `k`'s workspace (kept if it exists) and gives it the
+    /// remote at `url`.
+    pub(crate) fn join_at(&self, k: usize, url: &str) {
         let root = self.root(k);
         std::fs::create_dir_all(&root).unwrap();
         history::Writer::open(&root).unwrap().expect("history is on");
-        sync::transport::add_remote(&root, "origin", "../remote.git").unwrap();
+        sync::transport::add_remote(&root, "origin", url).unwrap();
+    }
+
+    /// An independent copy of the whole network.
+    pub(crate) fn copy(&self) -> Net {
+        let net = Net { dir: tempfile::tempdir().unwrap() };
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", self.dir.path().display()))
+            .arg(net.dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        net
     }
 
     /// Machine `k`'s workspace.
@@ -131,6 +150,11 @@ pub(crate) fn create(name: &str, n: u32, thread: &str, message: &str, text: &str
         path: format!("topics/{name}.md"),
         content: format!("# {name}\n{}", cited(n, thread, message, text)),
     }
+}
+
+/// Replaces the text `old` of a block by `new` in `topics/<name>.md`.
+pub(crate) fn revise(name: &str, old: &str, new: &str) -> Edit {
+    Edit::StrReplace { path: format!("topics/{name}.md"), old: format!("\n{old}[^e-"), new: format!("\n{new}[^e-") }
 }
 
 /// Appends block `^b<n>` to `topics/<name>.md`.
