@@ -152,6 +152,33 @@ pub(crate) fn create(name: &str, n: u32, thread: &str, message: &str, text: &str
     }
 }
 
+/// Adds block `^b<n>` to `topics/<name>.md` of the workspace at `root`
+/// (created when missing) the way the writer lays files out: blocks first,
+/// then every footnote definition at the end of the file.
+pub(crate) fn add_block(root: &Path, name: &str, n: u32, thread: &str, message: &str, text: &str) -> Edit {
+    let id = SourceId::new("chat", thread, message).unwrap();
+    let line = format!("{text}[^e-{n:010x}] ^b{n}");
+    let def = format!(
+        "[^e-{n:010x}]: Time: `2026-08-09T10:11:12Z`; Sources: [{}](../{}#{})",
+        id.text(),
+        id.v2_path(),
+        id.anchor()
+    );
+    let path = format!("topics/{name}.md");
+    match std::fs::read_to_string(root.join(&path)) {
+        Err(_) => Edit::Create { path, content: format!("# {name}
+
+{line}
+
+{def}
+") },
+        Ok(old) => {
+            let at = old.find("\n[^").expect("the footnote definitions end the file") + 1;
+            Edit::Replace { path, content: format!("{}{line}\n\n{}{def}\n", &old[..at], &old[at..]) }
+        }
+    }
+}
+
 /// Replaces the text `old` of a block by `new` in `topics/<name>.md`.
 pub(crate) fn revise(name: &str, old: &str, new: &str) -> Edit {
     Edit::StrReplace { path: format!("topics/{name}.md"), old: format!("\n{old}[^e-"), new: format!("\n{new}[^e-") }

@@ -7,7 +7,7 @@ use scriptorium_transaction::disk::{Faults, Mode};
 use scriptorium_transaction::sync;
 use scriptorium_transaction::Committer;
 
-use crate::common::{append, assert_converged, git, options, record, Net, WAIT};
+use crate::common::{add_block, assert_converged, git, options, record, Net, WAIT};
 
 /// The merge commits of `root`'s head whose second parent is `theirs`.
 fn merges_of(root: &std::path::Path, theirs: &str) -> Vec<String> {
@@ -21,9 +21,11 @@ fn merges_of(root: &std::path::Path, theirs: &str) -> Vec<String> {
 #[test]
 fn a_crash_anywhere_in_a_merge_leaves_the_old_or_the_merged_workspace() {
     let net = Net::new(2);
-    net.write(0, vec![record("shared", "m1", "zero")], vec![append("shared", 10, "shared", "m1", "Ten.")]);
+    let block = add_block(&net.root(0), "shared", 10, "shared", "m1", "Ten.");
+    net.write(0, vec![record("shared", "m1", "zero")], vec![block]);
     net.sync(0);
-    net.write(1, vec![record("shared", "m2", "one")], vec![append("shared", 20, "shared", "m2", "Twenty.")]);
+    let block = add_block(&net.root(1), "shared", 20, "shared", "m2", "Twenty.");
+    net.write(1, vec![record("shared", "m2", "one")], vec![block]);
     let root = net.root(1);
     let old_files = tree(&root);
     let old_head = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use scriptorium_transaction::sync::conflicts;
 
-use crate::common::{append, assert_converged, block_text, create, record, source_ids, Net};
+use crate::common::{add_block, assert_converged, block_text, record, source_ids, Net};
 
 const MACHINES: usize = 3;
 
@@ -45,12 +45,7 @@ fn run(ops: &[Op]) {
                 let message = format!("b{n}");
                 let text = format!("Block {n} by {k}.");
                 let name = if shared { "shared".to_owned() } else { format!("own{k}") };
-                let exists = net.root(k).join(format!("topics/{name}.md")).exists();
-                let edit = if exists {
-                    append(&name, n, &thread, &message, &text)
-                } else {
-                    create(&name, n, &thread, &message, &text)
-                };
+                let edit = add_block(&net.root(k), &name, n, &thread, &message, &text);
                 net.write(k, vec![record(&thread, &message, "cited")], vec![edit]);
                 ids.insert(format!("chat/{thread}/{message}"));
                 blocks.insert(n, text);
