@@ -13,7 +13,11 @@ fn blocks_written_anywhere_end_in_the_files_or_in_a_conflict() {
     let (r0, r1, r2) = (net.root(0), net.root(1), net.root(2));
     net.write(0, vec![record("own0", "a", "zero")], vec![add_block(&r0, "shared", 10, "own0", "a", "Ten.")]);
     net.write(0, vec![], vec![add_block(&r0, "zero", 11, "own0", "a", "Eleven.")]);
-    net.write(1, vec![record("own1", "a", "one")], vec![add_block(&r1, "shared", 20, "own1", "a", "Twenty.")]);
+    net.write(
+        1,
+        vec![record("own1", "a", "one")],
+        vec![add_block(&r1, "shared", 20, "own1", "a", "Twenty.")],
+    );
     net.write(1, vec![], vec![revise("shared", "Start.", "Start by one.")]);
     net.write(2, vec![record("own2", "a", "two")], vec![add_block(&r2, "two", 30, "own2", "a", "Thirty.")]);
     net.write(2, vec![], vec![revise("shared", "Start.", "Start by two.")]);
@@ -25,8 +29,14 @@ fn blocks_written_anywhere_end_in_the_files_or_in_a_conflict() {
         }
     }
     let files = assert_converged(&net, 3);
-    for (n, text) in [(10, "Ten."), (11, "Eleven."), (20, "Twenty."), (30, "Thirty."), (31, "Thirty-one."), (32, "Shared by two.")]
-    {
+    for (n, text) in [
+        (10, "Ten."),
+        (11, "Eleven."),
+        (20, "Twenty."),
+        (30, "Thirty."),
+        (31, "Thirty-one."),
+        (32, "Shared by two."),
+    ] {
         assert_eq!(block_text(&files, n).as_deref(), Some(text), "block ^b{n}");
     }
     // Machines 1 and 2 revised ^b1 differently: the one that merged second
@@ -36,7 +46,10 @@ fn blocks_written_anywhere_end_in_the_files_or_in_a_conflict() {
     assert_eq!(conflicts::list(&net.root(1)).unwrap(), vec![]);
     let open = conflicts::list(&net.root(2)).unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
-    assert_eq!((open[0].kind, open[0].id.as_str(), open[0].path.as_str()), (Kind::Block, "b1", "topics/shared.md"));
+    assert_eq!(
+        (open[0].kind, open[0].id.as_str(), open[0].path.as_str()),
+        (Kind::Block, "b1", "topics/shared.md")
+    );
     assert!(open[0].ours.contains("Start by two."), "{open:?}");
     assert!(open[0].theirs.contains("Start by one."), "{open:?}");
     assert_eq!(open[0].theirs_commit.len(), 40);

@@ -18,7 +18,12 @@ pub(crate) const WAIT: Duration = Duration::from_secs(10);
 /// Runs git in `dir`; panics unless it succeeds.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -59,7 +64,11 @@ impl Net {
     /// by syncing.
     pub(crate) fn new(n: usize) -> Net {
         let net = Net::empty(n);
-        net.write(0, vec![record("shared", "m0", "the start")], vec![create("shared", 1, "shared", "m0", "Start.")]);
+        net.write(
+            0,
+            vec![record("shared", "m0", "the start")],
+            vec![create("shared", 1, "shared", "m0", "Start.")],
+        );
         for k in 0..n {
             net.sync(k);
         }
@@ -166,12 +175,17 @@ pub(crate) fn add_block(root: &Path, name: &str, n: u32, thread: &str, message: 
     );
     let path = format!("topics/{name}.md");
     match std::fs::read_to_string(root.join(&path)) {
-        Err(_) => Edit::Create { path, content: format!("# {name}
+        Err(_) => Edit::Create {
+            path,
+            content: format!(
+                "# {name}
 
 {line}
 
 {def}
-") },
+"
+            ),
+        },
         Ok(old) => {
             let at = old.find("\n[^").expect("the footnote definitions end the file") + 1;
             Edit::Replace { path, content: format!("{}{line}\n\n{}{def}\n", &old[..at], &old[at..]) }
@@ -181,7 +195,11 @@ pub(crate) fn add_block(root: &Path, name: &str, n: u32, thread: &str, message: 
 
 /// Replaces the text `old` of a block by `new` in `topics/<name>.md`.
 pub(crate) fn revise(name: &str, old: &str, new: &str) -> Edit {
-    Edit::StrReplace { path: format!("topics/{name}.md"), old: format!("\n{old}[^e-"), new: format!("\n{new}[^e-") }
+    Edit::StrReplace {
+        path: format!("topics/{name}.md"),
+        old: format!("\n{old}[^e-"),
+        new: format!("\n{new}[^e-"),
+    }
 }
 
 /// Appends block `^b<n>` to `topics/<name>.md`.
@@ -233,7 +251,11 @@ pub(crate) fn assert_converged(net: &Net, machines: usize) -> BTreeMap<String, V
     for k in 0..machines {
         let root = net.root(k);
         assert_sound(&root);
-        assert_eq!(scriptorium_transaction::revision::compute(&root).unwrap().hex, rev, "machine {k}'s revision");
+        assert_eq!(
+            scriptorium_transaction::revision::compute(&root).unwrap().hex,
+            rev,
+            "machine {k}'s revision"
+        );
         assert_eq!(tree(&root), first, "machine {k}'s files");
         assert_eq!(git(&root, &["rev-parse", "HEAD"]).trim(), head, "machine {k}'s head");
     }

@@ -17,20 +17,46 @@ fn shared_text(net: &Net, k: usize) -> String {
 #[test]
 fn a_block_changed_differently_is_a_conflict_closed_by_ours_theirs_or_both() {
     let net = Net::new(2);
-    net.write(0, vec![], vec![append("shared", 2, "shared", "m0", "B2."), append("shared", 3, "shared", "m0", "B3.")]);
+    net.write(
+        0,
+        vec![],
+        vec![append("shared", 2, "shared", "m0", "B2."), append("shared", 3, "shared", "m0", "B3.")],
+    );
     net.sync(0);
     net.sync(1);
-    net.write(0, vec![], vec![revise("shared", "Start.", "B1 by zero."), revise("shared", "B2.", "B2 by zero."), revise("shared", "B3.", "B3 by zero.")]);
-    net.write(1, vec![], vec![revise("shared", "Start.", "B1 by one."), revise("shared", "B2.", "B2 by one."), revise("shared", "B3.", "B3 by one.")]);
+    net.write(
+        0,
+        vec![],
+        vec![
+            revise("shared", "Start.", "B1 by zero."),
+            revise("shared", "B2.", "B2 by zero."),
+            revise("shared", "B3.", "B3 by zero."),
+        ],
+    );
+    net.write(
+        1,
+        vec![],
+        vec![
+            revise("shared", "Start.", "B1 by one."),
+            revise("shared", "B2.", "B2 by one."),
+            revise("shared", "B3.", "B3 by one."),
+        ],
+    );
     assert_eq!(net.sync(0).outcome, "pushed");
     let merged = net.sync(1);
     assert_eq!(merged.outcome, "merged");
     assert_eq!(merged.conflicts, ["b1", "b2", "b3"]);
     assert!(merged.pushed);
     let open = conflicts::list(&net.root(1)).unwrap();
-    assert_eq!(open.iter().map(|c| (c.kind, c.id.as_str())).collect::<Vec<_>>(), [(Kind::Block, "b1"), (Kind::Block, "b2"), (Kind::Block, "b3")]);
+    assert_eq!(
+        open.iter().map(|c| (c.kind, c.id.as_str())).collect::<Vec<_>>(),
+        [(Kind::Block, "b1"), (Kind::Block, "b2"), (Kind::Block, "b3")]
+    );
     for (c, n) in open.iter().zip(1..) {
-        assert!(c.ours.contains(&format!("B{n} by one.")) && c.theirs.contains(&format!("B{n} by zero.")), "{c:?}");
+        assert!(
+            c.ours.contains(&format!("B{n} by one.")) && c.theirs.contains(&format!("B{n} by zero.")),
+            "{c:?}"
+        );
     }
     assert_eq!(conflicts::list(&net.root(0)).unwrap(), vec![], "the conflicts are the merging machine's");
     // The merge kept this machine's versions.

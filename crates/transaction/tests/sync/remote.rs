@@ -70,6 +70,7 @@ fn free_port() -> u16 {
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the reason a skip is a skip
 fn machines_sync_through_git_daemon() {
     let available = Command::new("git").args(["daemon", "-h"]).output().is_ok_and(|o| {
         String::from_utf8_lossy(&o.stdout).contains("usage: git daemon")

@@ -14,7 +14,11 @@ fn a_memory_with_its_own_history_joins_and_nothing_is_lost() {
     net.sync(1);
     // Machine 2 starts alone.
     std::fs::create_dir_all(net.root(2)).unwrap();
-    net.write(2, vec![record("c", "m1", "cee"), record("shared", "c1", "cee too")], vec![create("cee", 40, "c", "m1", "From cee.")]);
+    net.write(
+        2,
+        vec![record("c", "m1", "cee"), record("shared", "c1", "cee too")],
+        vec![create("cee", 40, "c", "m1", "From cee.")],
+    );
     let mine = tree(&net.root(2));
     net.join(2);
     let joined = net.sync(2);
