@@ -41,6 +41,12 @@
 //! removing lines the other kept while inserting next to them keeps the
 //! insertions; anything else is a clash: ours is kept with a
 //! [`ConflictKind::Lines`] conflict naming the block the lines follow.
+//! Footnote definitions are the exception: a clash of definitions (and
+//! blank lines) only keeps ours' and adds theirs' after them, and a
+//! definition line the merge put in the file more than once is kept at its
+//! last place only. Two sides that each append a block with its definition
+//! after it both carry the definition that ended the file into their new
+//! block's gap and end the file differently; this merges them cleanly.
 //!
 //! **Shape.** A block never touches a line that would glue onto it: a
 //! blank line is put between a block and a neighbouring line that is

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::lines::{matches, merge3};
+use super::lines::{matches, merge3, Clash};
 use super::model::{Piece, Segment, Version};
 use super::{Conflict, ConflictKind};
 
@@ -31,7 +31,7 @@ pub(super) fn merge(
     let no_gap: &[String] = &[];
     let (mut out, mut carry, mut after) = (Vec::new(), Vec::new(), None::<String>);
     for id in order {
-        let (lines, clashes) = merge3(gap(b, id), gap(Some(o), id), gap(Some(t), id));
+        let (lines, clashes) = merge_gap(gap(b, id), gap(Some(o), id), gap(Some(t), id));
         push_clashes(conflicts, clashes, &after);
         carry.extend(lines);
         let fate = fates.remove(id).expect("every ordered id has a fate");
@@ -42,11 +42,75 @@ pub(super) fn merge(
             after = Some(id.to_owned());
         }
     }
-    let (tail, clashes) = merge3(b.map_or(no_gap, |b| &b.tail[..]), &o.tail, &t.tail);
+    let (tail, clashes) = merge_gap(b.map_or(no_gap, |b| &b.tail[..]), &o.tail, &t.tail);
     push_clashes(conflicts, clashes, &after);
     carry.extend(tail);
     out.push(Segment::Gap(carry));
+    drop_repeated_definitions(&mut out);
     out
+}
+
+/// Whether `line` is a footnote definition's first line.
+fn is_definition(line: &str) -> bool {
+    line.starts_with("[^") && line.contains("]:")
+}
+
+/// Merges a gap three-way; a clash of footnote definitions (and blank
+/// lines) only is no clash: the definitions theirs adds follow ours'. A
+/// block appended with its definitions after it carries the definitions
+/// that ended the file into its gap, so two sides that each append one
+/// replace the file's last lines differently.
+fn merge_gap(base: &[String], ours: &[String], theirs: &[String]) -> (Vec<String>, Vec<Clash>) {
+    let (mut lines, clashes) = merge3(base, ours, theirs);
+    let mut kept = Vec::new();
+    for (o, t) in clashes {
+        let only_definitions = o.iter().chain(&t).all(|l| is_definition(l) || l.trim().is_empty());
+        if !only_definitions {
+            kept.push((o, t));
+            continue;
+        }
+        for l in t {
+            if is_definition(&l) && !lines.contains(&l) {
+                lines.push(l);
+            }
+        }
+    }
+    (lines, kept)
+}
+
+/// Removes every copy but the last of a footnote definition line that the
+/// merge put in the body more than once (each side carried it into the gap
+/// of the block it appended), with the blank line before a removed copy
+/// when one is left on either side of it.
+fn drop_repeated_definitions(body: &mut [Segment]) {
+    let mut left: HashMap<String, usize> = HashMap::new();
+    for seg in body.iter() {
+        if let Segment::Gap(gap) = seg {
+            for l in gap.iter().filter(|l| is_definition(l)) {
+                *left.entry(l.clone()).or_insert(0) += 1;
+            }
+        }
+    }
+    if left.values().all(|n| *n == 1) {
+        return;
+    }
+    for seg in body.iter_mut() {
+        let Segment::Gap(gap) = seg else { continue };
+        let mut out: Vec<String> = Vec::with_capacity(gap.len());
+        for l in gap.drain(..) {
+            let n = left.get_mut(&l);
+            match n {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    if out.last().is_some_and(|p| p.trim().is_empty()) {
+                        out.pop();
+                    }
+                }
+                _ => out.push(l),
+            }
+        }
+        *gap = out;
+    }
 }
 
 /// The gap before block `id` in `v` (none when `v` lacks the block).

@@ -57,13 +57,11 @@ fn blocks_written_anywhere_end_in_the_files_or_in_a_conflict() {
 }
 
 /// Blocks appended on two machines to one file, each with its footnote
-/// definition right after it (how an `append` edit lays them out), must
-/// merge like blocks with their definitions at the end of the file. The
-/// topic merge gives a gap of lines to the block after it, so both
-/// appended blocks carry a copy of the definition that ended the file
-/// and the end of the file clashes: the merge fails to validate.
+/// definition right after it (how an `append` edit lays them out), merge
+/// like blocks with their definitions at the end of the file: each side
+/// carries the definition that ended the file into its new block's gap,
+/// and the end of the file is replaced differently on both sides.
 #[test]
-#[ignore = "the topic merge duplicates and clashes footnote definitions that follow their blocks"]
 fn blocks_appended_with_their_footnotes_after_them_merge() {
     let net = Net::new(2);
     net.write(0, vec![record("own0", "a", "zero")], vec![append("shared", 10, "own0", "a", "Ten.")]);
