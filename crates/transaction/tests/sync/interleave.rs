@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use scriptorium_transaction::sync::conflicts;
 
-use crate::common::{add_block, assert_converged, block_text, record, source_ids, Net};
+use crate::common::{add_block, append, assert_converged, block_text, record, source_ids, Net};
 
 const MACHINES: usize = 3;
 
@@ -45,7 +45,14 @@ fn run(ops: &[Op]) {
                 let message = format!("b{n}");
                 let text = format!("Block {n} by {k}.");
                 let name = if shared { "shared".to_owned() } else { format!("own{k}") };
-                let edit = add_block(&net.root(k), &name, n, &thread, &message, &text);
+                // Both layouts: definitions at the end of the file, or
+                // right after an appended block.
+                let exists = net.root(k).join(format!("topics/{name}.md")).exists();
+                let edit = if exists && n % 2 == 0 {
+                    append(&name, n, &thread, &message, &text)
+                } else {
+                    add_block(&net.root(k), &name, n, &thread, &message, &text)
+                };
                 net.write(k, vec![record(&thread, &message, "cited")], vec![edit]);
                 ids.insert(format!("chat/{thread}/{message}"));
                 blocks.insert(n, text);
@@ -75,7 +82,7 @@ fn run(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn any_interleaving_converges_without_loss(ops in proptest::collection::vec(op(), 1..=10)) {
