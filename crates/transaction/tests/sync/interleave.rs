@@ -48,7 +48,7 @@ fn run(ops: &[Op]) {
                 // Both layouts: definitions at the end of the file, or
                 // right after an appended block.
                 let exists = net.root(k).join(format!("topics/{name}.md")).exists();
-                let edit = if exists && n % 2 == 0 {
+                let edit = if exists && n.is_multiple_of(2) {
                     append(&name, n, &thread, &message, &text)
                 } else {
                     add_block(&net.root(k), &name, n, &thread, &message, &text)
