@@ -24,7 +24,9 @@ pub(super) fn update(
     let mut file =
         gix::index::File::at_or_default(repo.index_path(), repo.object_hash(), false, Default::default())
             .map_err(|e| git_error("cannot read the index", e))?;
-    let mut pushed = false;
+    // New entries are pushed after every lookup: the lookups search the
+    // entries by path, which needs them sorted.
+    let mut new = Vec::new();
     for (path, id) in changes {
         let key: &gix::bstr::BStr = path.as_str().into();
         match id {
@@ -38,16 +40,16 @@ pub(super) fn update(
                         e.stat = stat;
                         e.mode = Mode::FILE;
                     }
-                    None => {
-                        file.dangerously_push_entry(stat, *id, Flags::empty(), Mode::FILE, key);
-                        pushed = true;
-                    }
+                    None => new.push((stat, *id, key)),
                 }
             }
             None => file.remove_entries(|_, p, _| p == key),
         }
     }
-    if pushed {
+    if !new.is_empty() {
+        for (stat, id, key) in new {
+            file.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, key);
+        }
         file.sort_entries();
     }
     // The cached trees no longer describe the entries (gix does not update
