@@ -110,19 +110,28 @@ struct All {
     merge: Samples,
     merge_pushed: Vec<u64>,
     fast_forward_merge: Samples,
+    /// The local commits of the batches, for scale.
+    batches: Vec<Duration>,
+}
+
+/// Commits a batch on A (`on_b`: B), timed into `all`.
+fn batch(pair: &mut Pair, on_b: bool, thread: usize, file: usize, all: &mut All) {
+    let started = Instant::now();
+    pair.batch(on_b, thread, file).expect("a batch");
+    all.batches.push(started.elapsed());
 }
 
 /// One round of the three kinds (see the module documentation).
 fn round(pair: &mut Pair, k: usize, all: &mut All) {
     let remote_objects = pair.remote.join("objects");
     let (a_objects, b_objects) = (pair.a.root.join(".git/objects"), pair.b.root.join(".git/objects"));
-    pair.batch(false, 7 * k + 1, 13 * k + 1).expect("A's batch");
+    batch(pair, false, 7 * k + 1, 13 * k + 1, all);
     measured(&pair.a.root, &remote_objects, "pushed", &mut all.push);
     measured(&pair.b.root, &b_objects, "fast_forward", &mut all.fast_forward);
 
     let (thread, file) = (7 * k + 3, 13 * k + 5);
-    pair.batch(false, thread, file).expect("A's batch");
-    pair.batch(true, thread, file + 1).expect("B's batch");
+    batch(pair, false, thread, file, all);
+    batch(pair, true, thread, file + 1, all);
     measured(&pair.b.root, &remote_objects, "pushed", &mut all.push_before_merge);
     let pushed_before = tree_bytes(&remote_objects);
     measured(&pair.a.root, &a_objects, "merged", &mut all.merge);
@@ -215,6 +224,11 @@ fn report_all(all: &All) {
     println!("(b) merge: bytes pushed to the remote p50 {}", pushed[pushed.len() / 2]);
     all.push_before_merge.report("push before merge");
     all.fast_forward_merge.report("fast-forward to a merge");
+    let (p50, p99) = percentiles(all.batches.clone());
+    println!(
+        "for scale, the local commit of a batch through the writer: p50 {p50:.1} ms, p99 {p99:.1} ms over {}",
+        all.batches.len()
+    );
 }
 
 fn main() {
