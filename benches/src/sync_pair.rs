@@ -104,6 +104,10 @@ impl Pair {
         git(&remote, &["init", "--quiet", "--bare", "--initial-branch=main"])?;
         let url = remote.to_str().ok_or("the remote's path is not UTF-8")?;
         sync::transport::add_remote(&ws.root, REMOTE, url)?;
+        // A git gc that git starts on its own after the first sync (a long
+        // history leaves thousands of loose objects) runs before the copy,
+        // not detached under it.
+        git(&ws.root, &["config", "gc.autoDetach", "false"])?;
         let started = Instant::now();
         let (_, first) = timed_sync(&ws.root)?;
         if !first.pushed {
@@ -116,6 +120,9 @@ impl Pair {
             return Err("cp -a failed".into());
         }
         let copied = started.elapsed();
+        for root in [&ws.root, &base.join("b")] {
+            git(root, &["config", "--unset", "gc.autoDetach"])?;
+        }
         let machine = |root: PathBuf, which: usize| Machine {
             root,
             which,
