@@ -191,7 +191,9 @@ fn profile(pair: &mut Pair, k: usize) {
 
     let (git_fetch, ()) = ms(|| fetch(&pair.b.root));
     let rest = sync_rest(&pair.b.root, "fast_forward");
-    println!("profile fast-forward: git fetch {git_fetch:.1} ms, then the sync without transfer {rest:.1} ms");
+    println!(
+        "profile fast-forward: git fetch {git_fetch:.1} ms, then the sync without transfer {rest:.1} ms"
+    );
 
     let (thread, file) = (7 * k + 3, 13 * k + 5);
     pair.batch(false, thread, file).expect("A's batch");
