@@ -93,6 +93,7 @@ fn added_cost(ws: &mut Workspace) -> Duration {
             ..Stamp::default()
         },
         paths: done.changed.clone(),
+        merge: None,
     };
     let rev = revision::compute(&ws.root).expect("the revision");
     let faults = Faults::default();
@@ -100,7 +101,11 @@ fn added_cost(ws: &mut Workspace) -> Duration {
     // The revision the head records is the one before this round's commit.
     let repo = history::Writer::open(&ws.root).expect("the repository").expect("history is on");
     let outside = repo.commit_outside(&with_hex(rev, &before)).expect("nothing outside");
-    repo.check_archive_writes(sources.iter().map(|(p, b)| (p.as_str(), b.as_slice()))).expect("no tampering");
+    repo.check_archive_writes(
+        sources.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
+        history::frames::Rule::Append,
+    )
+    .expect("no tampering");
     drop(repo);
     history::commit_installed(&ws.root, Disk::new(&faults), &planned).expect("the commit");
     let took = started.elapsed();

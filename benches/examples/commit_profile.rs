@@ -169,6 +169,7 @@ fn install_changes(
             ..Default::default()
         },
         paths: changes.iter().map(|(p, _)| p.clone()).collect(),
+        merge: None,
     };
     install::install(root, Disk::new(faults), &tx, &changes, line, Some(planned)).expect("the install");
     (changes, after)

@@ -70,6 +70,7 @@ pub fn extend(ws: &Workspace, n: usize) -> Fallible<String> {
                 ..Stamp::default()
             },
             paths: vec![path],
+            merge: None,
         };
         history::commit_installed(&ws.root, Disk::new(&faults), &planned)?;
     }
