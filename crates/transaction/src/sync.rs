@@ -202,7 +202,7 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
     let Some(theirs) = theirs else { return Ok(step) };
     let relation = merge::relation(&repo, ours.as_ref().map(|h| h.id), theirs)?;
     if matches!(relation, Relation::Behind | Relation::Diverged(_)) {
-        refuse_tampered_history(root, &repo, ours.as_ref().map(|h| h.id), theirs, remote)?;
+        refuse_tampered_history(&repo, ours.as_ref().map(|h| h.id), theirs, remote)?;
     }
     let (merged, merge, outcome) = match relation {
         Relation::UpToDate | Relation::Ahead => return Ok(step),
@@ -254,13 +254,12 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
 /// record one of its commits held (a commit made by hand): merging it would
 /// put the breach in this workspace's history too.
 fn refuse_tampered_history(
-    root: &Path,
     repo: &gix::Repository,
     ours: Option<ObjectId>,
     theirs: ObjectId,
     remote: &str,
 ) -> Result<(), Error> {
-    let brought = history::tamper::breaches_brought_by(root, repo, ours, theirs)?;
+    let brought = history::tamper::breaches_brought_by(repo, ours, theirs)?;
     let Some(t) = brought.first() else { return Ok(()) };
     Err(Error::new(
         Code::Tampered,

@@ -8,8 +8,10 @@
 //!   commit made by hand (`git commit -am`) that rewrote a committed frame
 //!   is found, however many commits later.
 //! * **The cache** `.scriptorium/history/verified` holds the last commit
-//!   whose ancestry was verified, and what it found there; the walk stops
-//!   there, so a check after a few transactions reads a few commits.
+//!   whose ancestry was verified, and what it found there; the walk reads
+//!   only the commits its ancestry does not hold (both walked newest first,
+//!   until every commit left is one it holds), so a check after a few
+//!   transactions, or after a sync's merge, reads a few commits.
 //!   History rewritten past it (the cached commit no longer an ancestor)
 //!   means a full walk, the cached findings dropped.
 //! * **The working tree** is never cached: each archive file the head holds
@@ -17,7 +19,7 @@
 //!   file that differs is parsed ([`tampered_files`] does this for a few
 //!   named files, for search).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::path::Path;
 
 use gix::objs::tree::EntryMode;
@@ -82,9 +84,11 @@ pub(super) fn history_breaches(
     if cached == Some(head) {
         return Ok(found);
     }
-    let (commits, reached) = walk(repo, head, cached)?;
+    let (mut commits, reached) = walk(repo, head, cached)?;
     if !reached {
+        // The cache describes another history: everything is read again.
         found.clear();
+        commits = walk(repo, head, None)?.0;
     }
     // Oldest first, so that a file's finding is its first breach; what the
     // cache found is older still.
@@ -97,21 +101,21 @@ pub(super) fn history_breaches(
     Ok(found)
 }
 
-/// The archive files the history of `theirs` (another machine's commit, to
-/// be merged) breaks that the history of `ours` (the head) does not: a
-/// sync refuses to bring them in. The cache ends at `ours`.
+/// The archive files the commits of `theirs` (another machine's commit, to
+/// be merged) that `ours` (the head) does not hold break: a sync refuses to
+/// bring them in. Only those commits are read; the cache is left as it is.
 pub(crate) fn breaches_brought_by(
-    root: &Path,
     repo: &gix::Repository,
     ours: Option<ObjectId>,
     theirs: ObjectId,
 ) -> Result<Vec<Tampered>, Error> {
-    let brought = history_breaches(root, repo, theirs)?;
-    let had = match ours {
-        Some(ours) => history_breaches(root, repo, ours)?,
-        None => BTreeMap::new(),
-    };
-    Ok(brought.into_iter().filter(|(path, _)| !had.contains_key(path)).map(|(_, t)| t).collect())
+    let mut found: BTreeMap<String, Tampered> = BTreeMap::new();
+    for id in walk(repo, theirs, ours)?.0.iter().rev() {
+        for t in commit_breaches(repo, *id)? {
+            found.entry(t.path.clone()).or_insert(t);
+        }
+    }
+    Ok(found.into_values().collect())
 }
 
 /// Which of `paths` (workspace-relative archive files) break frames the
@@ -163,33 +167,64 @@ fn working_breach(
     Ok(frames::check(path, &read_blob(repo, blob)?, &bytes))
 }
 
-/// The commits reachable from `head`, newest first (breadth first), not
-/// going past `stop` (verified before, with its ancestry).
+/// The commits reachable from `head` that `stop` (verified before, with
+/// its ancestry) does not reach, newest first, and whether `stop` is an
+/// ancestor of `head` (or `head` itself).
+///
+/// Both are walked together, newest commit first, painting what each
+/// reaches, until every commit left to read is one `stop` reaches: so after
+/// a merge the walk reads the commits the other side brought and stops at
+/// the ancestry both share, however long it is.
 fn walk(
     repo: &gix::Repository,
     head: ObjectId,
     stop: Option<ObjectId>,
 ) -> Result<(Vec<ObjectId>, bool), Error> {
-    let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue = VecDeque::from([head]);
+    const NEW: u8 = 1;
+    const OLD: u8 = 2;
+    let mut paint: HashMap<ObjectId, u8> = HashMap::new();
+    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    let mut done: HashMap<ObjectId, u8> = HashMap::new();
     let mut out = Vec::new();
-    let mut reached = false;
-    seen.insert(head);
-    while let Some(id) = queue.pop_front() {
-        if Some(id) == stop {
-            reached = true;
+    let paint_one = |id: ObjectId,
+                     flag: u8,
+                     paint: &mut HashMap<ObjectId, u8>,
+                     queue: &mut BinaryHeap<(i64, ObjectId)>|
+     -> Result<(), Error> {
+        let p = paint.entry(id).or_insert(0);
+        if *p & flag == 0 {
+            *p |= flag;
+            queue.push((commit_seconds(repo, id)?, id));
+        }
+        Ok(())
+    };
+    paint_one(head, NEW, &mut paint, &mut queue)?;
+    if let Some(stop) = stop {
+        paint_one(stop, OLD, &mut paint, &mut queue)?;
+    }
+    while let Some((_, id)) = queue.pop() {
+        let p = paint[&id];
+        if done.insert(id, p) == Some(p) {
             continue;
         }
-        out.push(id);
+        if p == NEW {
+            out.push(id);
+        }
         let commit = repo.find_commit(id).map_err(|e| git_error("cannot read a commit", e))?;
         for parent in commit.parent_ids() {
-            let parent = parent.detach();
-            if seen.insert(parent) {
-                queue.push_back(parent);
-            }
+            paint_one(parent.detach(), p, &mut paint, &mut queue)?;
+        }
+        if queue.iter().all(|(_, q)| paint[q] & OLD != 0) {
+            break;
         }
     }
+    let reached = stop.is_some_and(|s| paint.get(&s).is_some_and(|p| p & NEW != 0));
     Ok((out, reached))
+}
+
+fn commit_seconds(repo: &gix::Repository, id: ObjectId) -> Result<i64, Error> {
+    let commit = repo.find_commit(id).map_err(|e| git_error("cannot read a commit", e))?;
+    Ok(commit.time().map_err(|e| git_error("cannot read a commit", e))?.seconds)
 }
 
 /// The archive files commit `id` broke, against each of its parents.
