@@ -43,7 +43,7 @@ mod files;
 mod promote;
 mod stage;
 
-pub use files::{check_file_path, FileChange};
+pub use files::FileChange;
 
 /// Whether a commit must name the current revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -187,6 +187,39 @@ pub fn check_target(path: &str) -> Result<(), Error> {
     Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a path an install may write")).at(path))
 }
 
+/// Whether `path` is a file a whole-file change may write: a topic file, a
+/// v2 archive file, or a legacy archive file (`sources/<provider>/<name>.md`,
+/// which only a sync brings from another machine); the provider and thread
+/// of a v2 file in their canonical encoding (FORMAT.md §2.1), and no name
+/// hidden (starting with `.`).
+pub fn check_file_path(path: &str) -> Result<(), Error> {
+    if path.starts_with("topics/") {
+        return check_path(path);
+    }
+    // A path component: not empty, not hidden, at most 200 bytes (§2.1).
+    let canonical = |c: &str| {
+        !c.is_empty()
+            && !c.starts_with('.')
+            && c.len() <= 200
+            && scriptorium_source_archive::pct::decode_canonical(c.as_bytes()).is_ok()
+    };
+    let plain = |c: &str| !c.is_empty() && !c.starts_with('.') && !c.contains(['\\', '\0']);
+    let fine = match path.split('/').collect::<Vec<_>>().as_slice() {
+        ["sources", provider, "_v2", file] => {
+            check_target(path).is_ok()
+                && canonical(provider)
+                && file.strip_suffix(".md").is_some_and(canonical)
+        }
+        ["sources", provider, file] => plain(provider) && plain(file) && file.ends_with(".md"),
+        _ => false,
+    };
+    if fine {
+        Ok(())
+    } else {
+        Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
+    }
+}
+
 /// Parses a patch and makes every check that needs no lock: its JSON shape
 /// (unknown keys refused), each source record, each path, non-empty `old`,
 /// then the tier. `INVALID_ARGUMENT` comes before `PERMISSION_DENIED`.

@@ -224,6 +224,7 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
             };
             let mut merged = merge::merge_trees(&repo, &sides)?;
             moves::follow(&repo, &sides, &mut merged)?;
+            moves::one_place(&repo, &sides, &mut merged)?;
             (merged, Merge::With(theirs.to_string()), "merged")
         }
     };
@@ -231,6 +232,7 @@ fn merge_step(writer: &mut Committer<'_>, remote: &str) -> Result<Step, Error> {
         "merged" => format!("sync: merge {remote}/{} ({} files)", step.branch, merged.files.len()),
         _ => format!("sync: fast-forward to {remote}/{}", step.branch),
     };
+    refuse_twins(root, &merged.files)?;
     let change = FileChange {
         files: merged.files,
         local: merged.conflicts.iter().map(|c| (c.record_path(), Some(c.to_record()))).collect(),
@@ -269,6 +271,26 @@ fn refuse_tampered_history(
         ),
     )
     .at(t.path.clone()))
+}
+
+/// `CONFLICT` when a file the remote brings and one this workspace holds
+/// (or two it brings) differ only in case or Unicode normalisation: on many
+/// file systems they would be one file.
+fn refuse_twins(root: &Path, files: &[(String, Option<Vec<u8>>)]) -> Result<(), Error> {
+    let written: Vec<&str> = files.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.as_str()).collect();
+    crate::patch::check_files_on_disk(root, &written).map_err(|e| {
+        if !(e.message.contains("twin") || e.message.contains("differ only")) {
+            return e;
+        }
+        Error::new(
+            Code::Conflict,
+            format!(
+                "{}; nothing was synced. Rename one of the two (`git mv` or a topic edit) on a machine that holds it, sync that machine, then sync here again",
+                e.message
+            ),
+        )
+        .at(e.path.unwrap_or_default())
+    })
 }
 
 /// The branch the head names (`main` in a workspace Scriptorium created).

@@ -9,13 +9,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use scriptorium_source_archive::{fsio, pct, trust};
+use scriptorium_source_archive::{fsio, trust};
 
 use crate::error::{Code, Error};
 use crate::history::{self, frames::Rule, Merge};
 use crate::install;
 use crate::observe::{Installed, Provenance};
-use crate::patch::{self, Tier};
+use crate::patch::{self, check_file_path, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
 
@@ -36,35 +36,6 @@ pub struct FileChange {
     pub rule: Option<Rule>,
     /// How the commit joins another history, for a sync.
     pub merge: Option<Merge>,
-}
-
-/// Whether `path` is a file a whole-file change may write: a topic file, a
-/// v2 archive file, or a legacy archive file (`sources/<provider>/<name>.md`,
-/// which only a sync brings from another machine); the provider and thread
-/// of an archive file in their canonical encoding (FORMAT.md §2.1).
-pub fn check_file_path(path: &str) -> Result<(), Error> {
-    if path.starts_with("topics/") {
-        return patch::check_path(path);
-    }
-    // A path component: not empty, not hidden, at most 200 bytes (§2.1).
-    let canonical = |c: &str| {
-        !c.is_empty() && !c.starts_with('.') && c.len() <= 200 && pct::decode_canonical(c.as_bytes()).is_ok()
-    };
-    let plain = |c: &str| !c.is_empty() && !c.starts_with('.') && !c.contains(['\\', '\0']);
-    let fine = match path.split('/').collect::<Vec<_>>().as_slice() {
-        ["sources", provider, "_v2", file] => {
-            patch::check_target(path).is_ok()
-                && canonical(provider)
-                && file.strip_suffix(".md").is_some_and(canonical)
-        }
-        ["sources", provider, file] => canonical(provider) && plain(file) && file.ends_with(".md"),
-        _ => false,
-    };
-    if fine {
-        Ok(())
-    } else {
-        Err(Error::new(Code::InvalidArgument, format!("{path:?} is not a workspace file")).at(path))
-    }
 }
 
 fn check_local_path(path: &str) -> Result<(), Error> {

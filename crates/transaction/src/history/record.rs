@@ -285,6 +285,11 @@ impl Writer {
             if rev.hash_of(path).is_some() {
                 continue;
             }
+            if path.starts_with("sources/") && crate::patch::check_file_path(path).is_err() {
+                // No workspace holds it (a sync left it out): it stays as
+                // committed, and is no record of the archive.
+                continue;
+            }
             if path.starts_with("sources/") {
                 let removed = frames::check(path, &read_blob(repo, *old)?, b"");
                 out.tampered.extend(removed);

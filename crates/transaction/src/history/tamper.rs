@@ -303,7 +303,7 @@ fn diff(
         if mode.is_tree() {
             let subtree = now.filter(|(m, _)| m.is_tree()).map(|(_, id)| id);
             diff(repo, &path, Some(id), subtree, rule, out)?;
-        } else if mode.is_blob() {
+        } else if mode.is_blob() && archived(&path) {
             let bytes = match now {
                 Some((m, new_id)) if m.is_blob() => read_blob(repo, new_id)?,
                 _ => Vec::new(),
@@ -312,6 +312,14 @@ fn diff(
         }
     }
     Ok(())
+}
+
+/// Whether `path` is an archive file a workspace may hold: a committed file
+/// under `sources/` that no workspace may hold (a hidden provider, a
+/// non-canonical name, added by hand) is no record of the archive, which
+/// a sync leaves out.
+fn archived(path: &str) -> bool {
+    crate::patch::check_file_path(path).is_ok()
 }
 
 /// Every blob under tree `id` (the archive's folder), by
@@ -324,7 +332,7 @@ fn blobs_under(repo: &gix::Repository, id: Option<ObjectId>) -> Result<Vec<(Stri
             let path = format!("{dir}/{name}");
             if mode.is_tree() {
                 stack.push((path, Some(id)));
-            } else if mode.is_blob() {
+            } else if mode.is_blob() && archived(&path) {
                 out.push((path, id));
             }
         }

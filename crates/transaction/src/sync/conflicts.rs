@@ -97,7 +97,8 @@ impl Conflict {
             || (self.kind == Kind::File && name == self.path)
     }
 
-    /// One line for a person: what clashed, and how to close it.
+    /// One line for a person: what clashed, which version the merge kept,
+    /// and how to close it.
     pub fn describe(&self) -> String {
         let what = match self.kind {
             Kind::Block => format!("block ^{} was changed differently on both sides", self.id),
@@ -111,9 +112,17 @@ impl Conflict {
             Kind::File => "one side deleted the file, the other changed it".to_owned(),
             Kind::Record => format!("two different records have the source id {}", self.id),
         };
-        let takes =
-            if matches!(self.kind, Kind::Record | Kind::File) { "ours|theirs" } else { "ours|theirs|both" };
-        format!("{what}; the merge kept this machine's version. Close it with `scriptorium resolve '{}' --take {takes}`", self.id)
+        let kept = if self.ours.is_empty() {
+            "the merge kept the remote's version (this machine had deleted it)"
+        } else {
+            "the merge kept this machine's version"
+        };
+        let takes = if matches!(self.kind, Kind::Record | Kind::File | Kind::FrontMatter) {
+            "ours|theirs"
+        } else {
+            "ours|theirs|both"
+        };
+        format!("{what}; {kept}. Close it with `scriptorium resolve '{}' --take {takes}` (ours: this machine's version, theirs: the remote's)", self.id)
     }
 }
 

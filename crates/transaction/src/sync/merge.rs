@@ -23,9 +23,9 @@ use gix::ObjectId;
 
 use scriptorium_source_archive::timestamp;
 
-use crate::commit::check_file_path;
 use crate::error::Error;
 use crate::history::{self, git_error};
+use crate::patch::check_file_path;
 
 use super::conflicts::{Conflict, Kind};
 

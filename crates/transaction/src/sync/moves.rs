@@ -4,8 +4,8 @@
 //! block, while the file it went to holds it too: the same id twice. This
 //! pass reads the deletion as the move it was — the block leaves its old
 //! file, and in its new one takes the change when the move left its text
-//! as it was (otherwise the new file's version stays, a block conflict
-//! recording the change). A topic file one side deleted after moving its
+//! as it was (otherwise this machine's version stays there, a block
+//! conflict recording the other). A topic file one side deleted after moving its
 //! blocks elsewhere, and the other side changed, is read the same way,
 //! block by block, and goes when nothing else held it.
 
@@ -132,7 +132,13 @@ fn follow_block(
             set(merged, &target, Some(arrived));
         }
     } else if now != changed {
-        // Moved and changed: the new file's version stays.
+        // Moved and changed on one side, changed on the other: this
+        // machine's version stays, in the new file, like any conflict.
+        if !moved.ours_moved {
+            if let Some(arrived) = splice_block(&before, id, &changed) {
+                set(merged, &target, Some(arrived));
+            }
+        }
         let (ours, theirs) = if moved.ours_moved { (now, changed) } else { (changed, now) };
         let c = moved.template;
         merged.conflicts.push(Conflict {
@@ -147,6 +153,63 @@ fn follow_block(
     }
     set(merged, moved.from, Some(left));
     Ok(true)
+}
+
+/// The blocks each side added to a topic file since the base, by id: the
+/// file it added each to.
+fn added(
+    repo: &gix::Repository,
+    base: Option<ObjectId>,
+    side: Option<ObjectId>,
+) -> Result<std::collections::BTreeMap<String, String>, Error> {
+    let mut out = std::collections::BTreeMap::new();
+    for ch in history::changes(repo, base, side)? {
+        if !(ch.path.starts_with("topics/") && ch.path.ends_with(".md")) {
+            continue;
+        }
+        let Some(new) = ch.new else { continue };
+        let before = match ch.old {
+            Some(old) => history::blocks_of(&history::read_blob(repo, old)?),
+            None => Default::default(),
+        };
+        for id in history::blocks_of(&history::read_blob(repo, new)?).into_keys() {
+            if !before.contains_key(&id) {
+                out.insert(id, ch.path.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Blocks the two sides each put in a different file (both moved one block,
+/// to two places): this machine's place stays, the remote's copy leaves the
+/// file it went to, and where the two texts differ a block conflict at
+/// this machine's place records the remote's.
+pub(crate) fn one_place(repo: &gix::Repository, sides: &Sides, merged: &mut Merged) -> Result<(), Error> {
+    let ours = added(repo, sides.base, sides.ours)?;
+    let theirs = added(repo, sides.base, Some(sides.theirs))?;
+    for (id, there) in &theirs {
+        let Some(here) = ours.get(id).filter(|here| *here != there) else { continue };
+        let Some(text) = current(repo, sides, merged, there)? else { continue };
+        let Some(theirs_text) = block_text(text.as_bytes(), id) else { continue };
+        let Some(left) = splice_block(&text, id, "") else { continue };
+        set(merged, there, Some(left));
+        let ours_text = current(repo, sides, merged, here)?.and_then(|t| block_text(t.as_bytes(), id));
+        let Some(ours_text) = ours_text.filter(|o| *o != theirs_text) else { continue };
+        merged.conflicts.push(Conflict {
+            id: id.clone(),
+            kind: Kind::Block,
+            path: here.clone(),
+            block_id: Some(id.clone()),
+            source_id: None,
+            key: None,
+            ours: ours_text,
+            theirs: theirs_text,
+            theirs_commit: sides.theirs_commit.to_string(),
+            time: scriptorium_source_archive::timestamp::now(),
+        });
+    }
+    Ok(())
 }
 
 /// The other topic file the side with tree `mover` put block `id` in, among

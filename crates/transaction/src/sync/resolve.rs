@@ -2,9 +2,11 @@
 //! (writer `resolve`) that gives the file the version taken and removes the
 //! conflict's record, so that the resolution syncs like any other change.
 //!
-//! * `ours` keeps what the merge kept (for a file: this machine's version).
-//! * `theirs` gives the block, front-matter key, lines, record or file the
-//!   remote's version (a block or file the remote deleted goes).
+//! * `ours` gives the block, front-matter key, lines, record or file this
+//!   machine's version (a block or file this machine deleted goes); where
+//!   it was edited since the merge, `ours` keeps the edit.
+//! * `theirs` gives it the remote's version (a block or file the remote
+//!   deleted goes); refused with `CONFLICT` where it was edited since.
 //! * `both` keeps ours and adds theirs after it: a block as a new block
 //!   with a new id, lines after ours. A record or a file has one version,
 //!   so `both` is refused for them.
@@ -145,8 +147,8 @@ fn changed_since(c: &Conflict) -> Error {
     Error::new(
         Code::Conflict,
         format!(
-            "{} changed since the merge and the version to replace is no longer there; edit {} by hand, then `scriptorium resolve '{}' --take ours`",
-            c.id, c.path, c.id
+            "{} was edited since the merge, so neither version is there to replace; `scriptorium resolve '{}' --take ours` keeps the edit and closes the conflict (edit {} by hand first to use the remote's version)",
+            c.id, c.id, c.path
         ),
     )
     .at(c.path.clone())
@@ -155,8 +157,9 @@ fn changed_since(c: &Conflict) -> Error {
 /// The file's bytes once `take` is applied (`None`: no file). Ours and
 /// theirs are the two versions recorded: taking one gives the file that
 /// version (so a conflict a later fast-forward overtook still means what
-/// it says); a version that is neither any more (edited since) is
-/// `CONFLICT`, never overwritten.
+/// it says). Where the file holds neither any more (edited since), `ours`
+/// keeps it as it is and closes the conflict, and the others are
+/// `CONFLICT`, never overwriting the edit.
 fn resolved_bytes(c: &Conflict, take: Take, current: Option<&[u8]>) -> Result<Option<Vec<u8>>, Error> {
     let as_text = || String::from_utf8_lossy(current.unwrap_or(b"")).into_owned();
     let version = |v: &str| (!v.is_empty()).then(|| v.as_bytes().to_vec());
@@ -198,6 +201,8 @@ fn lines_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
     let (at, now) = match (whole_lines(text, &c.ours), whole_lines(text, &c.theirs)) {
         (Some(k), _) => (k, &c.ours),
         (None, Some(k)) => (k, &c.theirs),
+        // Changed since: ours keeps what the file holds now.
+        (None, None) if take == Take::Ours => return Ok(text.to_owned()),
         (None, None) => return Err(changed_since(c)),
     };
     let with = match take {
@@ -226,6 +231,9 @@ fn record_taken(c: &Conflict, take: Take, current: &[u8]) -> Result<Vec<u8>, Err
         .ok_or_else(|| changed_since(c))?;
     let now = &current[frame.offset..frame.offset + frame.len];
     if now != c.ours.as_bytes() && now != c.theirs.as_bytes() {
+        if take == Take::Ours {
+            return Ok(current.to_vec());
+        }
         return Err(changed_since(c));
     }
     let taken = if take == Take::Ours { &c.ours } else { &c.theirs };
@@ -244,6 +252,10 @@ fn block_taken(c: &Conflict, take: Take, text: &str) -> Result<String, Error> {
     let now = found.map(|b| file.block_text(b)).unwrap_or_default();
     let plain = |v: &str| v.replace("\r\n", "\n");
     if now != plain(&c.ours) && now != plain(&c.theirs) {
+        if take == Take::Ours {
+            // Changed since: ours keeps what the file holds now.
+            return Ok(text.to_owned());
+        }
         return Err(changed_since(c));
     }
     let with = match take {
