@@ -11,7 +11,8 @@
 //! * **(a) fast-forward**: B syncs (fetch, the remote's files installed,
 //!   the head moved);
 //! * **(b) merge**: A and B each commit a batch to the same archive thread
-//!   (merged frame by frame) and to two different topic files; B syncs (a push, printed as `push before merge`),
+//!   (merged frame by frame) and to the same topic file (merged block by
+//!   block); B syncs (a push, printed as `push before merge`),
 //!   then A syncs (fetch, three-way merge of both files, validation,
 //!   install, the merge commit, push), and B syncs again (a fast-forward to
 //!   the merge commit, printed as `fast-forward to a merge`).
@@ -131,7 +132,7 @@ fn round(pair: &mut Pair, k: usize, all: &mut All) {
 
     let (thread, file) = (7 * k + 3, 13 * k + 5);
     batch(pair, false, thread, file, all);
-    batch(pair, true, thread, file + 1, all);
+    batch(pair, true, thread, file, all);
     measured(&pair.b.root, &remote_objects, "pushed", &mut all.push_before_merge);
     let pushed_before = tree_bytes(&remote_objects);
     measured(&pair.a.root, &a_objects, "merged", &mut all.merge);
@@ -197,7 +198,7 @@ fn profile(pair: &mut Pair, k: usize) {
 
     let (thread, file) = (7 * k + 3, 13 * k + 5);
     pair.batch(false, thread, file).expect("A's batch");
-    pair.batch(true, thread, file + 1).expect("B's batch");
+    pair.batch(true, thread, file).expect("B's batch");
     sync_rest(&pair.b.root, "pushed");
     let (git_fetch, ()) = ms(|| fetch(&pair.a.root));
     let (merged, (_, done)) = ms(|| timed_sync(&pair.a.root).expect("the sync"));
