@@ -226,3 +226,60 @@ fn a_block_moved_on_one_machine_and_edited_on_the_other_follows_the_move() {
     }
     assert_eq!(revision(&a), revision(&b));
 }
+
+#[test]
+fn ours_closes_a_conflict_edited_since_and_keeps_the_edit() {
+    let (_dir, a, b) = two_machines();
+    write_block(&a, "Ada likes green tea.");
+    write_block(&b, "Ada likes black tea.");
+    sync(&a);
+    sync(&b);
+    // Edited by hand after the merge: neither recorded version is there.
+    write_block(&b, "Ada likes oolong.");
+    let e = error_of(&run(&["resolve", "b1", "--take", "theirs", "--workspace", ws(&b)], b""));
+    assert_eq!(e["code"], "CONFLICT", "{e}");
+    ok(&["resolve", "b1", "--take", "ours", "--workspace", ws(&b), "--json"], b"");
+    assert!(std::fs::read_to_string(b.join("topics/ada.md")).unwrap().contains("oolong"));
+    assert_eq!(ok(&["status", "--workspace", ws(&b), "--json"], b"")["conflicts"], 0);
+}
+
+#[test]
+fn a_block_moved_to_two_places_stays_in_one() {
+    let (_dir, a, b) = two_machines();
+    let text = std::fs::read_to_string(a.join("topics/ada.md")).unwrap();
+    for (root, to) in [(&a, "topics/u.md"), (&b, "topics/v.md")] {
+        let patch = json!({"base_revision": revision(root), "edits": [
+            {"op": "create", "path": to, "content": text},
+            {"op": "delete", "path": "topics/ada.md"}]});
+        ok(&["update", "--workspace", ws(root), "--patch", "-", "--json"], patch.to_string().as_bytes());
+    }
+    sync(&a);
+    let merged = sync(&b);
+    assert_eq!((merged["outcome"].as_str(), merged["conflicts"].clone()), (Some("merged"), json!([])));
+    sync(&a);
+    for root in [&a, &b] {
+        let holding: Vec<&str> = ["topics/u.md", "topics/v.md"]
+            .into_iter()
+            .filter(|p| std::fs::read_to_string(root.join(p)).is_ok_and(|t| t.contains(" ^b1")))
+            .collect();
+        assert_eq!(holding, ["topics/v.md"], "the merging machine's place stays");
+        assert!(run(&["check", "--workspace", ws(root)], b"").status.success());
+    }
+}
+
+#[test]
+fn a_case_twin_from_the_remote_is_a_conflict_that_changes_nothing() {
+    let (_dir, a, b) = two_machines();
+    let text = std::fs::read_to_string(a.join("topics/ada.md")).unwrap().replace("^b1", "^b9");
+    for (root, path) in [(&a, "topics/Budget.md"), (&b, "topics/budget.md")] {
+        let body = text.replace("^b9", if root == &a { "^b8" } else { "^b9" });
+        let patch = json!({"base_revision": revision(root), "edits": [{"op": "create", "path": path, "content": body}]});
+        ok(&["update", "--workspace", ws(root), "--patch", "-", "--json"], patch.to_string().as_bytes());
+    }
+    sync(&a);
+    let before = super::snapshot(&b);
+    let e = error_of(&run(&["sync", "--workspace", ws(&b)], b""));
+    assert_eq!(e["code"], "CONFLICT", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("Rename one"), "{e}");
+    assert_eq!(super::snapshot(&b), before);
+}
