@@ -132,6 +132,18 @@ pub fn v2_path(provider: &str, thread: &str) -> String {
     format!("sources/{}/_v2/{}.md", pct::encode(provider), pct::encode(thread))
 }
 
+/// The decoded provider and thread of the workspace-relative v2 file
+/// `sources/<provider>/_v2/<thread>.md` (the inverse of [`v2_path`]), or
+/// `None` when `path` is not one in the canonical encoding.
+pub fn conversation_of(path: &str) -> Option<(String, String)> {
+    let rest = path.strip_prefix("sources/")?;
+    let (provider, file) = rest.split_once('/')?;
+    let thread = file.strip_prefix("_v2/")?.strip_suffix(".md")?;
+    let provider = crate::pct::decode_canonical(provider.as_bytes()).ok()?;
+    let thread = crate::pct::decode_canonical(thread.as_bytes()).ok()?;
+    Some((provider, thread))
+}
+
 /// The key two names collide under: `NFC(casefold(NFC(name)))`.
 pub fn fold_key(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;

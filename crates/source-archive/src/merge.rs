@@ -54,7 +54,6 @@
 use std::collections::HashMap;
 
 use crate::error::Result;
-use crate::pct;
 use crate::v2::{self, Expect};
 
 /// The merged bytes of one archive file and the frames it could not merge.
@@ -114,17 +113,6 @@ struct Piece<'a> {
     id: &'a str,
     bytes: &'a [u8],
     key: Key<'a>,
-}
-
-/// The provider and thread of the v2 file at `path`, or `None` when it is
-/// not one.
-fn conversation_of(path: &str) -> Option<(String, String)> {
-    let rest = path.strip_prefix("sources/")?;
-    let (provider, file) = rest.split_once('/')?;
-    let thread = file.strip_prefix("_v2/")?.strip_suffix(".md")?;
-    let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
-    let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
-    Some((provider, thread))
 }
 
 /// The merge base's frames by id, indexed on first use.
@@ -195,7 +183,7 @@ pub fn merge(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Res
     if ours == theirs {
         return Ok(Merged { bytes: ours.to_vec(), conflicts: Vec::new() });
     }
-    let Some((provider, thread)) = conversation_of(path) else {
+    let Some((provider, thread)) = crate::id::conversation_of(path) else {
         return Ok(whole(base, ours, theirs));
     };
     let expect = Expect { provider: &provider, thread: &thread };

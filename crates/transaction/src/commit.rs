@@ -270,16 +270,8 @@ impl<'f> Committer<'f> {
             merge: None,
         };
         let planned = plan_commit(root, &rev, &changes, &after, &planning)?;
-        install::install(root, self.disk(), &tx, &changes, line, planned)?;
-        if let Some(why) = history::postponed(root) {
-            committed.warnings.push(format!(
-                "the change is installed, but its git commit is postponed to the next write: {why}"
-            ));
-        }
-        for (path, facts) in outcome.facts {
-            index_of_topics.set(&path, facts);
-        }
-        index_of_topics.save(root);
+        let installing = Installing { tx: &tx, files: &changes, line, planned };
+        self.install(installing, &mut index_of_topics, outcome.facts, &mut committed)?;
         tracing::info!(
             revision = %after,
             tier = tier.as_str(),
@@ -290,17 +282,55 @@ impl<'f> Committer<'f> {
         );
         committed.revision = after;
         committed.appended = appended;
-        self.derive_after_commit(root, &index_of_topics, &mut committed);
+        self.settle(&index_of_topics, &mut committed, tier, &patch.message, provenance);
+        Ok(committed)
+    }
+
+    /// After an install: the index and the views brought up to date, and
+    /// every observer told.
+    fn settle(
+        &mut self,
+        index_of_topics: &TopicIndex,
+        committed: &mut Committed,
+        tier: Tier,
+        message: &str,
+        provenance: &Provenance,
+    ) {
+        let root = self.root.clone();
+        self.derive_after_commit(&root, index_of_topics, committed);
         crate::observe::notify(&Installed {
-            root,
+            root: &root,
             revision_before: &committed.revision_before,
             revision: &committed.revision,
             changed: &committed.changed,
             tier,
-            message: &patch.message,
+            message,
             provenance,
         });
-        Ok(committed)
+    }
+
+    /// Installs a planned change, says when its git commit had to be
+    /// postponed, and records the changed files' facts in the topic table.
+    fn install(
+        &mut self,
+        installing: Installing<'_>,
+        index_of_topics: &mut TopicIndex,
+        facts: Vec<(String, Option<validation::FileFacts>)>,
+        committed: &mut Committed,
+    ) -> Result<(), Error> {
+        let root = self.root.clone();
+        let Installing { tx, files, line, planned } = installing;
+        install::install(&root, self.disk(), tx, files, line, planned)?;
+        if let Some(why) = history::postponed(&root) {
+            committed.warnings.push(format!(
+                "the change is installed, but its git commit is postponed to the next write: {why}"
+            ));
+        }
+        for (path, facts) in facts {
+            index_of_topics.set(&path, facts);
+        }
+        index_of_topics.save(&root);
+        Ok(())
     }
 
     /// Brings the index and the views up to date with a commit just
@@ -363,6 +393,16 @@ impl<'f> Committer<'f> {
         derived.views = derive::rebuild_all(&root, self.disk(), self.budget)?;
         Ok(derived)
     }
+}
+
+/// A planned change about to be installed.
+struct Installing<'a> {
+    tx: &'a str,
+    /// Every file: the revision's, then this machine's own.
+    files: &'a [(String, Option<Vec<u8>>)],
+    /// The history line.
+    line: String,
+    planned: Option<history::Planned>,
 }
 
 /// What a transaction's commit is planned from, besides its files.

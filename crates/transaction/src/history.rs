@@ -43,7 +43,7 @@ pub mod touched;
 pub mod undo;
 
 pub(crate) use blocks::blocks_of;
-pub(crate) use diff::{changes, changes_and_others};
+pub(crate) use diff::{changes, changes_and_others, Change};
 pub(crate) use objects::{blob_at, head, read_blob};
 pub(crate) use record::postpone;
 pub use record::{

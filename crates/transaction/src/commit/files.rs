@@ -14,12 +14,12 @@ use scriptorium_source_archive::{fsio, trust};
 use crate::error::{Code, Error};
 use crate::history::{self, frames::Rule, Merge};
 use crate::install;
-use crate::observe::{Installed, Provenance};
+use crate::observe::Provenance;
 use crate::patch::{self, check_file_path, Tier};
 use crate::revision;
 use crate::validation::{self, TopicIndex};
 
-use super::{history_line, plan_commit, Committed, Committer, Planning};
+use super::{history_line, plan_commit, Committed, Committer, Installing, Planning};
 
 /// A change given as whole files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -141,27 +141,10 @@ impl Committer<'_> {
         let line = history_line(&tx, &rev.hex, &after, tier, &change.message, &committed.changed, 0);
         let mut all = files;
         all.extend(change.local.iter().cloned());
-        install::install(root, self.disk(), &tx, &all, line, planned)?;
-        if let Some(why) = history::postponed(root) {
-            committed.warnings.push(format!(
-                "the change is installed, but its git commit is postponed to the next write: {why}"
-            ));
-        }
-        for (path, facts) in outcome.facts {
-            index_of_topics.set(&path, facts);
-        }
-        index_of_topics.save(root);
+        let installing = Installing { tx: &tx, files: &all, line, planned };
+        self.install(installing, &mut index_of_topics, outcome.facts, &mut committed)?;
         committed.revision = after;
-        self.derive_after_commit(root, &index_of_topics, &mut committed);
-        crate::observe::notify(&Installed {
-            root,
-            revision_before: &committed.revision_before,
-            revision: &committed.revision,
-            changed: &committed.changed,
-            tier,
-            message: &change.message,
-            provenance,
-        });
+        self.settle(&index_of_topics, &mut committed, tier, &change.message, provenance);
         Ok(committed)
     }
 }

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use scriptorium_source_archive::v2::{self, Expect};
-use scriptorium_source_archive::{pct, SourceId};
+use scriptorium_source_archive::SourceId;
 
 /// How a committed frame was broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,20 +87,9 @@ struct Piece<'a> {
     id: Option<String>,
 }
 
-/// The provider and thread of the v2 file at `path`, or `None` when it is
-/// not one.
-fn conversation_of(path: &str) -> Option<(String, String)> {
-    let rest = path.strip_prefix("sources/")?;
-    let (provider, file) = rest.split_once('/')?;
-    let thread = file.strip_prefix("_v2/")?.strip_suffix(".md")?;
-    let provider = pct::decode_canonical(provider.as_bytes()).ok()?;
-    let thread = pct::decode_canonical(thread.as_bytes()).ok()?;
-    Some((provider, thread))
-}
-
 /// The parse of the v2 file at `path`, or `None` when it is not one.
 pub(crate) fn parse<'a>(path: &str, bytes: &'a [u8]) -> Option<v2::Parsed<'a>> {
-    let (provider, thread) = conversation_of(path)?;
+    let (provider, thread) = scriptorium_source_archive::id::conversation_of(path)?;
     Some(v2::parse_prefix(bytes, Some(Expect { provider: &provider, thread: &thread })))
 }
 

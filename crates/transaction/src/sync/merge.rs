@@ -135,6 +135,28 @@ fn bytes_of(repo: &gix::Repository, id: Option<ObjectId>) -> Result<Option<Vec<u
     id.map(|id| history::read_blob(repo, id)).transpose()
 }
 
+/// The files under `topics/` and `sources/` that differ from tree `from`
+/// to tree `to`; what no workspace may hold is left out, its path added to
+/// `skipped`.
+fn synced_changes(
+    repo: &gix::Repository,
+    from: Option<ObjectId>,
+    to: ObjectId,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<history::Change>, Error> {
+    let (changes, others) = history::changes_and_others(repo, from, Some(to))?;
+    skipped.extend(others.into_iter().filter(|p| synced(p)));
+    let mut out = Vec::new();
+    for ch in changes.into_iter().filter(|ch| synced(&ch.path)) {
+        if check_file_path(&ch.path).is_err() {
+            skipped.push(ch.path);
+        } else {
+            out.push(ch);
+        }
+    }
+    Ok(out)
+}
+
 /// The files that turn the tree `ours` into `theirs` (a fast-forward).
 pub(crate) fn fast_forward(
     repo: &gix::Repository,
@@ -142,16 +164,7 @@ pub(crate) fn fast_forward(
     theirs: ObjectId,
 ) -> Result<Merged, Error> {
     let mut out = Merged::default();
-    let (changes, others) = history::changes_and_others(repo, ours, Some(theirs))?;
-    out.skipped.extend(others.into_iter().filter(|p| synced(p)));
-    for ch in changes {
-        if !synced(&ch.path) {
-            continue;
-        }
-        if check_file_path(&ch.path).is_err() {
-            out.skipped.push(ch.path);
-            continue;
-        }
+    for ch in synced_changes(repo, ours, theirs, &mut out.skipped)? {
         out.files.push((ch.path, bytes_of(repo, ch.new)?));
     }
     Ok(out)
@@ -173,16 +186,7 @@ pub(crate) fn merge_trees(repo: &gix::Repository, sides: &Sides) -> Result<Merge
         history::changes(repo, sides.base, sides.ours)?.into_iter().map(|c| (c.path, c.new)).collect();
     let mut out = Merged::default();
     let time = timestamp::now();
-    let (changes, others) = history::changes_and_others(repo, sides.base, Some(sides.theirs))?;
-    out.skipped.extend(others.into_iter().filter(|p| synced(p)));
-    for ch in changes {
-        if !synced(&ch.path) {
-            continue;
-        }
-        if check_file_path(&ch.path).is_err() {
-            out.skipped.push(ch.path);
-            continue;
-        }
+    for ch in synced_changes(repo, sides.base, sides.theirs, &mut out.skipped)? {
         let mine = ours.get(&ch.path).copied().unwrap_or(ch.old);
         if mine == ch.new {
             continue;
