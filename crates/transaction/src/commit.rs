@@ -467,14 +467,27 @@ fn check_patch(root: &Path, patch: &Patch, tier: Tier) -> Result<(), Error> {
 /// Validates the staged change against the current workspace (`index`):
 /// `VALIDATION_FAILED` with every diagnostic it would add.
 fn validate(root: &Path, index: &TopicIndex, staged: &StagedPatch) -> Result<validation::Outcome, Error> {
+    validate_files(root, index, &staged.topics, &staged.sources, "patch")
+}
+
+/// Validates changing `topics` with the archive files `sources` against the
+/// current workspace (`index`): `VALIDATION_FAILED` with every diagnostic
+/// the change (`what`: the patch, the result) would add.
+fn validate_files(
+    root: &Path,
+    index: &TopicIndex,
+    topics: &std::collections::BTreeMap<String, Option<Vec<u8>>>,
+    sources: &std::collections::HashMap<String, Vec<u8>>,
+    what: &str,
+) -> Result<validation::Outcome, Error> {
     let promoted = trust::promoted(root)?;
-    let outcome = validation::validate(root, index, &staged.topics, &staged.sources, &promoted)?;
+    let outcome = validation::validate(root, index, topics, sources, &promoted)?;
     if !outcome.added.is_empty() {
         let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
         return Err(Error::new(
             Code::ValidationFailed,
             format!(
-                "the patch would add {} diagnostic(s); nothing was written:\n{}",
+                "the {what} would add {} diagnostic(s); nothing was written:\n{}",
                 listed.len(),
                 listed.join("\n")
             ),

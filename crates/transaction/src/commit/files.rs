@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use scriptorium_source_archive::{fsio, trust};
+use scriptorium_source_archive::fsio;
 
 use crate::error::{Code, Error};
 use crate::history::{self, frames::Rule, Merge};
@@ -17,9 +17,9 @@ use crate::install;
 use crate::observe::Provenance;
 use crate::patch::{self, check_file_path, Tier};
 use crate::revision;
-use crate::validation::{self, TopicIndex};
+use crate::validation::TopicIndex;
 
-use super::{history_line, plan_commit, Committed, Committer, Installing, Planning};
+use super::{history_line, plan_commit, validate_files, Committed, Committer, Installing, Planning};
 
 /// A change given as whole files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,20 +97,7 @@ impl Committer<'_> {
             .filter(|(p, _)| p.starts_with("sources/"))
             .filter_map(|(p, b)| b.clone().map(|b| (p.clone(), b)))
             .collect();
-        let outcome =
-            validation::validate(root, &index_of_topics, &topics, &sources, &trust::promoted(root)?)?;
-        if !outcome.added.is_empty() {
-            let listed: Vec<String> = outcome.added.iter().map(ToString::to_string).collect();
-            return Err(Error::new(
-                Code::ValidationFailed,
-                format!(
-                    "the result would add {} diagnostic(s); nothing was written:\n{}",
-                    listed.len(),
-                    listed.join("\n")
-                ),
-            )
-            .with_diagnostics(outcome.added));
-        }
+        let outcome = validate_files(root, &index_of_topics, &topics, &sources, "result")?;
         let mut files = change.files.clone();
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let changed: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
