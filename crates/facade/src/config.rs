@@ -26,7 +26,25 @@
 //! url = "http://127.0.0.1:11434/v1"
 //! model = "nomic-embed-text"
 //! api_key_env = "SCRIPTORIUM_API_KEY"
+//!
+//! [memory.reflection]
+//! every_steps = 25             # a write after this many agent steps of a session; 0: off
+//!
+//! [memory.dream]               # what the dream pass (`sleep`) selects at most
+//! max_conversations = 10
+//! max_bytes = 262144           # of unreflected turns, UTF-8
+//!
+//! [memory.self]                # topics/self/persona.md and identity.md
+//! budget = 500                 # tokens shown at the top of every prompt
+//! edit_notice = true           # tell the person when a transaction changes them
+//!
+//! [memory.people]              # limits of each people card
+//! max_entries = 200            # paragraphs
+//! max_entry_chars = 2000       # characters of one paragraph
 //! ```
+//!
+//! Every setting is remembered with where it came from ([`Origin`]);
+//! `config show` lists them ([`Config::settings`]).
 //!
 //! `memory.history` (`"git"`, the default, or `"off"`) and
 //! `memory.history_author` (`"Name <email>"`, the identity of the history's
@@ -43,8 +61,15 @@
 //! set an endpoint or the variable a key is read from ([`USER_ONLY`]); such
 //! a key there is refused, naming where it belongs.
 
-use scriptorium_transaction::layout::CONFIG_FILE;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use scriptorium_transaction::layout::CONFIG_FILE;
+
+mod file;
+mod show;
+
+pub use show::Setting;
 
 /// The workspace used when neither `--workspace` nor
 /// `SCRIPTORIUM_WORKSPACE` names one: `$XDG_DATA_HOME/scriptorium/workspace`,
@@ -125,6 +150,66 @@ pub struct Config {
     /// `memory.nudge.every_user_turns`: the save nudge is due after this
     /// many user turns of a session no write has covered (0: never).
     pub nudge_every_user_turns: usize,
+    /// `memory.reflection.every_steps`: a session's write is due after
+    /// this many agent steps since its last write (0: never).
+    pub reflection_every_steps: usize,
+    /// `memory.dream.max_conversations`: the most conversations one dream
+    /// pass selects by itself.
+    pub dream_max_conversations: usize,
+    /// `memory.dream.max_bytes`: the most bytes of unreflected turns one
+    /// dream pass selects by itself.
+    pub dream_max_bytes: u64,
+    /// `memory.self.budget`: the tokens of the self (persona and identity)
+    /// at the top of every prompt.
+    pub self_budget: usize,
+    /// `memory.self.edit_notice`: whether a transaction that changes the
+    /// self is told to the person.
+    pub self_edit_notice: bool,
+    /// `memory.people.max_entries`: the most paragraphs of one people card.
+    pub people_max_entries: usize,
+    /// `memory.people.max_entry_chars`: the most characters of one people
+    /// card's paragraph.
+    pub people_max_entry_chars: usize,
+    /// `memory.core_budget`, as the workspace's file sets it (read by the
+    /// transaction layer; here to be shown).
+    pub core_budget: usize,
+    /// `memory.history`: whether transactions are committed to git (read
+    /// by the transaction layer; here to be shown).
+    pub history: bool,
+    /// `memory.history_author` as `Name <email>` (read by the transaction
+    /// layer; here to be shown).
+    pub history_author: String,
+    /// Where each setting not at its default came from, by key.
+    origins: BTreeMap<String, Origin>,
+}
+
+/// Where a setting's value came from, lowest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Built in.
+    Default,
+    /// The user file.
+    User,
+    /// The workspace's `scriptorium.toml`.
+    Workspace,
+    /// An environment variable.
+    Env,
+    /// A command-line flag.
+    Flag,
+}
+
+impl Origin {
+    /// Its name in `config show`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Default => "default",
+            Origin::User => "user",
+            Origin::Workspace => "workspace",
+            Origin::Env => "env",
+            Origin::Flag => "flag",
+        }
+    }
 }
 
 /// The default of `memory.hooks.max_context_chars`: under Claude Code's
@@ -134,6 +219,18 @@ pub const DEFAULT_MAX_CONTEXT_CHARS: usize = 8000;
 pub const DEFAULT_WRITE_DEADLINE_SECS: u64 = 60;
 /// The default of `memory.nudge.every_user_turns`.
 pub const DEFAULT_NUDGE_EVERY_USER_TURNS: usize = 10;
+/// The default of `memory.reflection.every_steps`.
+pub const DEFAULT_REFLECTION_EVERY_STEPS: usize = 25;
+/// The default of `memory.dream.max_conversations`.
+pub const DEFAULT_DREAM_MAX_CONVERSATIONS: usize = 10;
+/// The default of `memory.dream.max_bytes`.
+pub const DEFAULT_DREAM_MAX_BYTES: u64 = 256 * 1024;
+/// The default of `memory.self.budget`.
+pub const DEFAULT_SELF_BUDGET: usize = 500;
+/// The default of `memory.people.max_entries`.
+pub const DEFAULT_PEOPLE_MAX_ENTRIES: usize = 200;
+/// The default of `memory.people.max_entry_chars`.
+pub const DEFAULT_PEOPLE_MAX_ENTRY_CHARS: usize = 2000;
 
 impl Default for Config {
     fn default() -> Config {
@@ -151,6 +248,20 @@ impl Default for Config {
             max_context_chars: DEFAULT_MAX_CONTEXT_CHARS,
             write_deadline_secs: DEFAULT_WRITE_DEADLINE_SECS,
             nudge_every_user_turns: DEFAULT_NUDGE_EVERY_USER_TURNS,
+            reflection_every_steps: DEFAULT_REFLECTION_EVERY_STEPS,
+            dream_max_conversations: DEFAULT_DREAM_MAX_CONVERSATIONS,
+            dream_max_bytes: DEFAULT_DREAM_MAX_BYTES,
+            self_budget: DEFAULT_SELF_BUDGET,
+            self_edit_notice: true,
+            people_max_entries: DEFAULT_PEOPLE_MAX_ENTRIES,
+            people_max_entry_chars: DEFAULT_PEOPLE_MAX_ENTRY_CHARS,
+            core_budget: scriptorium_topic_markdown::views::CORE_BUDGET,
+            history: scriptorium_transaction::history::Settings::default().enabled,
+            history_author: {
+                let s = scriptorium_transaction::history::Settings::default();
+                format!("{} <{}>", s.name, s.email)
+            },
+            origins: BTreeMap::new(),
         }
     }
 }
@@ -176,205 +287,19 @@ impl Config {
         Ok(c)
     }
 
+    /// Where `key`'s value came from.
+    pub fn origin(&self, key: &str) -> Origin {
+        self.origins.get(key).copied().unwrap_or(Origin::Default)
+    }
+
+    /// Records that a flag set `key` (the caller sets the value).
+    pub fn flagged(&mut self, key: &str) {
+        self.origins.insert(key.to_owned(), Origin::Flag);
+    }
+
     /// Whether memory is off (`memory.backend = "none"`).
     pub fn disabled(&self) -> bool {
         self.backend == "none"
-    }
-
-    fn merge_file(&mut self, path: &Path, in_workspace: bool) -> Result<(), ConfigError> {
-        let Some(text) = read_file(path)? else { return Ok(()) };
-        let bad = |message: String| ConfigError { path: path.to_owned(), message };
-        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| bad(e.message().to_owned()))?;
-        if let Some(k) = v.keys().find(|k| *k != "memory") {
-            return Err(bad(format!("unknown key {k} (settings live under [memory])")));
-        }
-        match v.get("memory") {
-            None => Ok(()),
-            Some(toml::Value::Table(memory)) => self.merge_memory(memory, in_workspace).map_err(bad),
-            Some(_) => Err(bad("[memory] must be a table".to_owned())),
-        }
-    }
-
-    /// The `[memory]` table of a file: `backend`, `core_budget` (checked
-    /// only: the transaction layer reads it), `[memory.embeddings]` and
-    /// `[memory.writer]`. The error is what is wrong with it.
-    fn merge_memory(&mut self, memory: &toml::Table, in_workspace: bool) -> Result<(), String> {
-        if let Some(b) = memory.get("backend") {
-            match b.as_str() {
-                Some(s @ ("local" | "none")) => self.backend = s.to_owned(),
-                _ => return Err(format!("memory.backend must be \"local\" or \"none\", not {b}")),
-            }
-        }
-        for k in memory.keys() {
-            if !matches!(
-                k.as_str(),
-                "backend"
-                    | "writer"
-                    | "embeddings"
-                    | "core_budget"
-                    | "hooks"
-                    | "nudge"
-                    | "history"
-                    | "history_author"
-            ) {
-                return Err(format!("unknown key memory.{k}"));
-            }
-        }
-        if let Some(b) = memory.get("core_budget") {
-            if !in_workspace {
-                return Err(format!(
-                    "memory.core_budget belongs in the workspace's {CONFIG_FILE}, so every process renders the same core.md"
-                ));
-            }
-            scriptorium_transaction::layout::budget_of(b)?;
-        }
-        for key in ["history", "history_author"] {
-            let Some(v) = memory.get(key) else { continue };
-            if !in_workspace {
-                return Err(format!(
-                    "memory.{key} belongs in the workspace's {CONFIG_FILE}: the history is the workspace's"
-                ));
-            }
-            match key {
-                "history" => scriptorium_transaction::history::enabled_of(v).map(drop)?,
-                _ => scriptorium_transaction::history::author_of(v).map(drop)?,
-            }
-        }
-        if let Some(e) = memory.get("embeddings") {
-            let e = e.as_table().ok_or_else(|| "[memory.embeddings] must be a table".to_owned())?;
-            self.merge_embeddings(e, in_workspace)?;
-        }
-        if let Some(w) = memory.get("writer") {
-            let w = w.as_table().ok_or_else(|| "[memory.writer] must be a table".to_owned())?;
-            self.merge_writer(w, in_workspace)?;
-        }
-        if let Some(h) = memory.get("hooks") {
-            let h = h.as_table().ok_or_else(|| "[memory.hooks] must be a table".to_owned())?;
-            for (k, v) in h {
-                match k.as_str() {
-                    "max_context_chars" => {
-                        self.max_context_chars = whole(v, "memory.hooks.max_context_chars")?
-                    }
-                    "write_deadline_secs" => {
-                        self.write_deadline_secs = whole(v, "memory.hooks.write_deadline_secs")? as u64
-                    }
-                    _ => return Err(format!("unknown key memory.hooks.{k}")),
-                }
-            }
-        }
-        if let Some(n) = memory.get("nudge") {
-            let n = n.as_table().ok_or_else(|| "[memory.nudge] must be a table".to_owned())?;
-            for (k, v) in n {
-                match k.as_str() {
-                    "every_user_turns" => {
-                        self.nudge_every_user_turns = whole(v, "memory.nudge.every_user_turns")?
-                    }
-                    _ => return Err(format!("unknown key memory.nudge.{k}")),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The `[memory.embeddings]` table of a file.
-    fn merge_embeddings(&mut self, e: &toml::Table, in_workspace: bool) -> Result<(), String> {
-        for (k, v) in e {
-            if !matches!(k.as_str(), "url" | "model" | "api_key_env") {
-                return Err(format!("unknown key memory.embeddings.{k}"));
-            }
-            user_only(&format!("memory.embeddings.{k}"), in_workspace)?;
-            let Some(v) = v.as_str() else {
-                return Err(format!("memory.embeddings.{k} must be a string, not {v}"));
-            };
-            match k.as_str() {
-                "url" => self.embedding_url = Some(http_url(v, "memory.embeddings.url")?),
-                "model" => self.embedding_model = Some(v.to_owned()),
-                "api_key_env" => self.embedding_key_env = v.to_owned(),
-                _ => return Err(format!("unknown key memory.embeddings.{k}")),
-            }
-        }
-        Ok(())
-    }
-
-    /// The `[memory.writer]` table of a file.
-    fn merge_writer(&mut self, w: &toml::Table, in_workspace: bool) -> Result<(), String> {
-        for k in w.keys() {
-            if !matches!(
-                k.as_str(),
-                "model" | "model_url" | "api_key_env" | "threshold" | "idle_secs" | "nightly_hour"
-            ) {
-                return Err(format!("unknown key memory.writer.{k}"));
-            }
-            user_only(&format!("memory.writer.{k}"), in_workspace)?;
-        }
-        let string = |k: &str| -> Result<Option<String>, String> {
-            match w.get(k) {
-                None => Ok(None),
-                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(format!("memory.writer.{k} must be a string, not {other}")),
-            }
-        };
-        let number = |k: &str| -> Result<Option<u64>, String> {
-            match w.get(k) {
-                None => Ok(None),
-                Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(*n as u64)),
-                Some(other) => Err(format!("memory.writer.{k} must be a whole number, not {other}")),
-            }
-        };
-        if let Some(m) = string("model")? {
-            self.model = Some(m);
-        }
-        if let Some(u) = string("model_url")? {
-            self.model_url = Some(http_url(&u, "memory.writer.model_url")?);
-        }
-        if let Some(k) = string("api_key_env")? {
-            self.api_key_env = k;
-        }
-        if let Some(t) = number("threshold")? {
-            self.threshold = Some(t as usize);
-        }
-        if let Some(i) = number("idle_secs")? {
-            self.idle_secs = Some(i);
-        }
-        if let Some(h) = number("nightly_hour")? {
-            if h > 23 {
-                return Err(format!("memory.writer.nightly_hour must be from 0 to 23, not {h}"));
-            }
-            self.nightly_hour = Some(h as u8);
-        }
-        Ok(())
-    }
-
-    fn merge_env(&mut self) -> Result<(), ConfigError> {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let bad = |k: &str, message: String| ConfigError { path: PathBuf::from(format!("${k}")), message };
-        if let Some(b) = env("SCRIPTORIUM_BACKEND") {
-            match b.as_str() {
-                "local" | "none" => self.backend = b,
-                _ => {
-                    return Err(bad(
-                        "SCRIPTORIUM_BACKEND",
-                        format!("SCRIPTORIUM_BACKEND must be \"local\" or \"none\", not {b:?}"),
-                    ))
-                }
-            }
-        }
-        if let Some(m) = env("SCRIPTORIUM_MODEL_NAME") {
-            self.model = Some(m);
-        }
-        if let Some(u) = env("SCRIPTORIUM_MODEL_URL") {
-            self.model_url =
-                Some(http_url(&u, "SCRIPTORIUM_MODEL_URL").map_err(|m| bad("SCRIPTORIUM_MODEL_URL", m))?);
-        }
-        if let Some(u) = env("SCRIPTORIUM_EMBEDDING_URL") {
-            self.embedding_url = Some(
-                http_url(&u, "SCRIPTORIUM_EMBEDDING_URL").map_err(|m| bad("SCRIPTORIUM_EMBEDDING_URL", m))?,
-            );
-        }
-        if let Some(m) = env("SCRIPTORIUM_EMBEDDING_MODEL") {
-            self.embedding_model = Some(m);
-        }
-        Ok(())
     }
 
     /// The embedding endpoint, when both its URL and model are set.

@@ -35,6 +35,18 @@ impl Cli {
             })
             .unwrap_or_else(scriptorium::config::default_workspace)
     }
+
+    /// Where [`Cli::workspace`] came from.
+    pub(crate) fn workspace_origin(&self) -> scriptorium::config::Origin {
+        use scriptorium::config::Origin;
+        if self.workspace.is_some() {
+            Origin::Flag
+        } else if std::env::var_os("SCRIPTORIUM_WORKSPACE").is_some_and(|v| !v.is_empty()) {
+            Origin::Env
+        } else {
+            Origin::Default
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -299,6 +311,9 @@ pub(crate) enum Command {
     /// The git remotes the workspace syncs with.
     #[command(subcommand)]
     Remote(RemoteCommand),
+    /// The configuration in force.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Sync the workspace with a git remote: fetch, merge (archives by
     /// records, topics by blocks), validate, commit, push; again while the
     /// remote moves. Conflicts keep this machine's version and are listed
@@ -556,6 +571,19 @@ impl ModelArgs {
             model_timeout_secs: self.model_timeout_secs,
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Every resolved setting with its value and where it came from
+    /// (default, user, workspace, env, flag); secrets are shown as "***".
+    Show {
+        /// Machine-readable output: {"settings":[{"key","value","source"}]}.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
 }
 
 #[derive(Debug, Subcommand)]

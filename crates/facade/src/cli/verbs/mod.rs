@@ -9,11 +9,14 @@ use scriptorium::config::Config;
 use scriptorium::snapshot::Snapshot;
 use scriptorium::{transaction, Error};
 
-use crate::args::{ArchiveCommand, Cli, Command, IndexCommand, RemoteCommand, SessionCommand, TopicCommand};
+use crate::args::{
+    ArchiveCommand, Cli, Command, ConfigCommand, IndexCommand, RemoteCommand, SessionCommand, TopicCommand,
+};
 use crate::report::{self, shown, Outcome};
 
 mod archive;
 mod check;
+mod config;
 mod demo;
 mod history;
 mod hook;
@@ -37,6 +40,7 @@ pub(crate) struct Ctx {
 /// Runs the verb the command line names.
 pub(crate) fn run(cli: Cli) -> Outcome {
     let root = cli.workspace();
+    let workspace_origin = cli.workspace_origin();
     // Configuration first: with memory.backend = "none" every verb refuses
     // before reading stdin or touching the workspace. Except a hook, which
     // never fails its agent: it reads the configuration and answers every
@@ -45,7 +49,8 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Config::default()
     } else {
         let config = Config::load(&root).map_err(Error::from)?;
-        if config.disabled() {
+        // What is configured can always be shown, memory off included.
+        if config.disabled() && !matches!(cli.command, Command::Config(_)) {
             return Err(Error::disabled().into());
         }
         config
@@ -90,6 +95,9 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Command::Log { path, session, json } => history::log(&ctx, path, session, json),
         Command::Show { rev, json } => history::show(&ctx, &rev, json),
         Command::Undo { rev, force, timeout_ms, json } => history::undo(&ctx, &rev, force, timeout_ms, json),
+        Command::Config(ConfigCommand::Show { json, model }) => {
+            config::show(&ctx, workspace_origin, &model, json)
+        }
         Command::Remote(RemoteCommand::Add { name, url, json }) => sync::remote_add(&ctx, &name, &url, json),
         Command::Sync { remote, timeout_ms, json } => sync::sync(&ctx, remote, timeout_ms, json),
         Command::Resolve { id, take, timeout_ms, json } => sync::resolve(&ctx, &id, &take, timeout_ms, json),
