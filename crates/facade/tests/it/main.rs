@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod config;
+mod config_show;
 mod core_md;
 mod embeddings;
 mod hooks;
