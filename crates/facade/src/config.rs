@@ -219,6 +219,8 @@ pub const DEFAULT_MAX_CONTEXT_CHARS: usize = 8000;
 pub const DEFAULT_WRITE_DEADLINE_SECS: u64 = 60;
 /// The default of `memory.nudge.every_user_turns`.
 pub const DEFAULT_NUDGE_EVERY_USER_TURNS: usize = 10;
+/// The default of `memory.writer.idle_secs`: the watcher's quiet time.
+pub const DEFAULT_IDLE_SECS: u64 = 600;
 /// The default of `memory.reflection.every_steps`.
 pub const DEFAULT_REFLECTION_EVERY_STEPS: usize = 25;
 /// The default of `memory.dream.max_conversations`.

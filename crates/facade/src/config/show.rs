@@ -42,8 +42,13 @@ impl Config {
             ("memory.writer.model_url", url(&self.model_url)),
             ("memory.writer.api_key_env", Value::from(self.api_key_env.as_str())),
             ("memory.writer.threshold", Value::from(threshold)),
-            ("memory.writer.idle_secs", Value::from(self.idle_secs.unwrap_or(600))),
-            ("memory.writer.nightly_hour", Value::from(self.nightly_hour.unwrap_or(3))),
+            ("memory.writer.idle_secs", Value::from(self.idle_secs.unwrap_or(super::DEFAULT_IDLE_SECS))),
+            (
+                "memory.writer.nightly_hour",
+                Value::from(
+                    self.nightly_hour.map_or(scriptorium_scheduler::clock::NIGHTLY_HOUR, |h| h as i8),
+                ),
+            ),
             ("memory.embeddings.url", url(&self.embedding_url)),
             ("memory.embeddings.model", opt(self.embedding_model.as_deref().map(Value::from))),
             ("memory.embeddings.api_key_env", Value::from(self.embedding_key_env.as_str())),

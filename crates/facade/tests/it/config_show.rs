@@ -30,7 +30,11 @@ fn settings(out: &Output) -> Vec<(String, Value, String)> {
         .iter()
         .map(|s| {
             assert_eq!(s.as_object().unwrap().len(), 3, "{s}");
-            (s["key"].as_str().unwrap().to_owned(), s["value"].clone(), s["source"].as_str().unwrap().to_owned())
+            (
+                s["key"].as_str().unwrap().to_owned(),
+                s["value"].clone(),
+                s["source"].as_str().unwrap().to_owned(),
+            )
         })
         .collect()
 }

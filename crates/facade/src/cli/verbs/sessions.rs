@@ -193,7 +193,7 @@ pub(super) fn watch(
     let ws = workspace_id(root)?;
     let store = open_store(root)?;
     let sch = Scheduler::new(&store, root, &ws);
-    let idle_secs = idle_secs.or(ctx.config.idle_secs).unwrap_or(600);
+    let idle_secs = idle_secs.or(ctx.config.idle_secs).unwrap_or(scriptorium::config::DEFAULT_IDLE_SECS);
     let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX));
     if let Some(h) = ctx.config.nightly_hour {
         watcher = watcher.with_nightly_hour(h);
