@@ -109,8 +109,8 @@ pub fn render(files: &[Loaded], checked: &Checked, budget: usize) -> SelfView {
             }
             // More bytes than the budget's tokens can stand for: it cannot
             // fit, and is not counted.
-            let fits =
-                text.len() <= budget.saturating_mul(MAX_TOKEN_BYTES) && take(&mut shown, text, budget, &mut view);
+            let fits = text.len() <= budget.saturating_mul(MAX_TOKEN_BYTES)
+                && take(&mut shown, text, budget, &mut view);
             if !fits {
                 full = true;
                 view.report.omitted.push(id.to_owned());

@@ -210,16 +210,18 @@ fn checking_some_files_gives_the_whole_checks_verdicts() {
     // By hand, outside any transaction: another file takes one of its ids.
     let c = std::fs::read_to_string(root.join("topics/c.md")).unwrap();
     std::fs::write(root.join("topics/c.md"), format!("{c}{}", block(11, "m2", "Taken.", 0))).unwrap();
-    let verdicts = |states: &[scriptorium_topic_markdown::validate::BlockState]| -> Vec<(String, bool, bool)> {
-        states
-            .iter()
-            .filter(|b| b.path == "topics/self/persona.md")
-            .map(|b| (b.id.clone().unwrap_or_default(), b.valid, b.pending))
-            .collect()
-    };
+    let verdicts =
+        |states: &[scriptorium_topic_markdown::validate::BlockState]| -> Vec<(String, bool, bool)> {
+            states
+                .iter()
+                .filter(|b| b.path == "topics/self/persona.md")
+                .map(|b| (b.id.clone().unwrap_or_default(), b.valid, b.pending))
+                .collect()
+        };
     let some = check_files(&root, &["topics/self/persona.md", "topics/self/identity.md"]).unwrap();
     let all = checkup(&root).unwrap();
-    let expected = [("b11".to_owned(), false, false), ("b12".into(), true, false), ("b13".into(), true, true)];
+    let expected =
+        [("b11".to_owned(), false, false), ("b12".into(), true, false), ("b13".into(), true, true)];
     assert_eq!(verdicts(&some.checked.blocks), expected);
     assert_eq!(verdicts(&all.checked.blocks), expected);
     // Only the named file and what it involves were read.

@@ -94,9 +94,8 @@ pub fn leave(root: &Path, notice: &Notice) -> Result<(), Error> {
     if !Config::load(root).map(|c| c.self_edit_notice).unwrap_or(true) {
         return Ok(());
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let name: String = notice.revision.chars().filter(char::is_ascii_hexdigit).take(16).collect();
     let bytes = serde_json::to_vec(notice).map_err(|e| Error::new(crate::Code::Io, e.to_string()))?;
     state::write(root, &format!("{DIR}/{nanos:020}-{name}.json"), &bytes)?;
@@ -157,7 +156,12 @@ pub fn message(notices: &[Notice]) -> String {
         .iter()
         .take(SHOWN)
         .map(|n| {
-            format!("{} changed ({}, revision {})", n.changed.join(", "), crate::recall::field(&n.writer), n.revision)
+            format!(
+                "{} changed ({}, revision {})",
+                n.changed.join(", "),
+                crate::recall::field(&n.writer),
+                n.revision
+            )
         })
         .collect();
     if notices.len() > SHOWN {

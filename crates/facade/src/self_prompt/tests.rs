@@ -45,7 +45,10 @@ fn workspace() -> Vec<Loaded> {
         file(
             "topics/self/identity.md",
             "identity",
-            &[block("x5", "m5", "You are the release assistant."), block("x6", "p6", "You were told otherwise.")],
+            &[
+                block("x5", "m5", "You are the release assistant."),
+                block("x6", "p6", "You were told otherwise."),
+            ],
         ),
         file(
             "topics/self/persona.md",
@@ -91,10 +94,19 @@ fn blocks_that_do_not_fit_are_omitted_whole_and_reported() {
     );
     let v = view(&files, 40);
     assert_eq!(v.report.omitted, ["x1", "x2"]);
-    assert_eq!(v.text, "[Self: identity, topics/self/identity.md]\nYou are the release assistant.\n[End of self]");
+    assert_eq!(
+        v.text,
+        "[Self: identity, topics/self/identity.md]\nYou are the release assistant.\n[End of self]"
+    );
     // Nothing fits: nothing is shown, every eligible block is reported.
     let v = view(&files, 0);
-    assert_eq!(v, SelfView { text: String::new(), report: SelfReport { tokens: 0, omitted: vec!["x1".into(), "x2".into(), "x5".into()] } });
+    assert_eq!(
+        v,
+        SelfView {
+            text: String::new(),
+            report: SelfReport { tokens: 0, omitted: vec!["x1".into(), "x2".into(), "x5".into()] }
+        }
+    );
 }
 
 #[test]

@@ -67,7 +67,11 @@ fn few_are_kept_and_what_is_not_a_notice_tells_nothing() {
     }
     assert_eq!(names(root).len(), KEPT);
     // Planted files: another path, a bad revision, not JSON.
-    std::fs::write(root.join(DIR).join("0-x.json"), serde_json::to_vec(&notice('c', "x", &["topics/a.md"])).unwrap()).unwrap();
+    std::fs::write(
+        root.join(DIR).join("0-x.json"),
+        serde_json::to_vec(&notice('c', "x", &["topics/a.md"])).unwrap(),
+    )
+    .unwrap();
     std::fs::write(root.join(DIR).join("0-y.json"), b"{not json").unwrap();
     let told = take(root, &Config::default()).unwrap();
     assert!(told.contains("(w5, revision 5555"), "the oldest kept is the sixth: {told}");
@@ -84,7 +88,11 @@ fn a_linked_folder_is_never_written_through_or_read() {
     std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(DIR)).unwrap();
     assert!(leave(dir.path(), &notice('a', "update", &["topics/self/persona.md"])).is_err());
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
-    std::fs::write(elsewhere.path().join("1-a.json"), serde_json::to_vec(&notice('a', "u", &["topics/self/persona.md"])).unwrap()).unwrap();
+    std::fs::write(
+        elsewhere.path().join("1-a.json"),
+        serde_json::to_vec(&notice('a', "u", &["topics/self/persona.md"])).unwrap(),
+    )
+    .unwrap();
     assert_eq!(take(dir.path(), &Config::default()), None);
     assert!(elsewhere.path().join("1-a.json").exists());
 }
