@@ -2,8 +2,10 @@
 //! hook events, as typed calls (the `scriptorium hook` verb is a thin
 //! adapter over them, so a harness written in Rust needs no binary).
 //!
-//! * `SessionStart`: the fenced `core.md`, with the save nudge when due.
-//! * `UserPromptSubmit`: the fenced recall for the prompt (top 5), with the
+//! * `SessionStart`: the self and `core.md`, fenced, with the save nudge
+//!   when due.
+//! * `UserPromptSubmit`: the fenced recall for the prompt (top 5), after
+//!   the self when the session does not hold it yet (`given`), with the
 //!   nudge when due.
 //! * `Stop`, `SubagentStop`: what the transcript gained since the last call
 //!   is recorded ([`cursor`]); then a write (not forced: only at the
@@ -15,7 +17,8 @@
 //! lines ([`crate::fence::Fenced::capped`]). A failure never fails the
 //! agent: the answer carries a short `systemMessage` naming the code (for
 //! the person, not the model) and the failure is recorded for `status`
-//! ([`failure`]). A workspace that does not exist yet is not a failure:
+//! ([`failure`]). A change of the self since the last answer is told the
+//! same way, once ([`notices`]). A workspace that does not exist yet is not a failure:
 //! there is nothing to inject, and the first `Stop` creates it.
 
 use std::path::Path;
