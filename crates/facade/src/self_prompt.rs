@@ -86,35 +86,60 @@ fn assemble(shown: &[(&str, Vec<String>)]) -> String {
     neutralise(&clean(&s))
 }
 
+/// One eligible block of the self, as it is shown: its text cleaned as the
+/// fence cleans it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shown {
+    /// Its file, one of [`SELF_PATHS`].
+    path: &'static str,
+    /// Its id.
+    id: String,
+    /// Its text without footnote references and id.
+    text: String,
+}
+
+/// The eligible blocks of the self's files among `files`, persona first,
+/// each file in order (blocks showing nothing left out).
+fn eligible(files: &[Loaded], checked: &Checked) -> Vec<Shown> {
+    let mut out = Vec::new();
+    for path in SELF_PATHS {
+        let Some(file) = files.iter().find(|f| f.path == path) else { continue };
+        for state in checked.blocks.iter().filter(|b| b.path == path && b.eligible()) {
+            let Some(id) = state.id.as_deref() else { continue };
+            let text = clean(&plain_text(&file.file.block_text(&file.file.blocks[state.index]), Some(id)));
+            // Nothing a reader would see (format characters only).
+            if !text.trim().is_empty() {
+                out.push(Shown { path, id: id.to_owned(), text });
+            }
+        }
+    }
+    out
+}
+
 /// Renders the self from `files` (the topic files read, the self's among
 /// them) and their check, under `budget` tokens.
 pub fn render(files: &[Loaded], checked: &Checked, budget: usize) -> SelfView {
+    render_blocks(&eligible(files, checked), budget)
+}
+
+/// Renders the self from its eligible blocks under `budget` tokens.
+fn render_blocks(blocks: &[Shown], budget: usize) -> SelfView {
     let mut view = SelfView::default();
     let mut shown: Vec<(&str, Vec<String>)> = Vec::new();
-    for path in SELF_PATHS {
-        shown.push((path, Vec::new()));
-        let Some(file) = files.iter().find(|f| f.path == path) else { continue };
-        let eligible = checked.blocks.iter().filter(|b| b.path == path && b.eligible());
-        let mut full = false;
-        for state in eligible {
-            let Some(id) = state.id.as_deref() else { continue };
-            if full {
-                view.report.omitted.push(id.to_owned());
-                continue;
-            }
-            let text = clean(&plain_text(&file.file.block_text(&file.file.blocks[state.index]), Some(id)));
-            if text.trim().is_empty() {
-                // Nothing a reader would see (format characters only).
-                continue;
-            }
-            // More bytes than the budget's tokens can stand for: it cannot
-            // fit, and is not counted.
-            let fits = text.len() <= budget.saturating_mul(MAX_TOKEN_BYTES)
-                && take(&mut shown, text, budget, &mut view);
-            if !fits {
-                full = true;
-                view.report.omitted.push(id.to_owned());
-            }
+    let mut full = false;
+    for b in blocks {
+        if shown.last().is_none_or(|(p, _)| *p != b.path) {
+            shown.push((b.path, Vec::new()));
+            full = false;
+        }
+        // More bytes than the budget's tokens can stand for: it cannot
+        // fit, and is not counted.
+        let fits = !full
+            && b.text.len() <= budget.saturating_mul(MAX_TOKEN_BYTES)
+            && take(&mut shown, b.text.clone(), budget, &mut view);
+        if !fits {
+            full = true;
+            view.report.omitted.push(b.id.clone());
         }
     }
     view
@@ -143,9 +168,17 @@ fn take(shown: &mut [(&str, Vec<String>)], text: String, budget: usize, view: &m
 /// ([`scriptorium_transaction::snapshot::check_files`]); nothing when
 /// there is none. Reads the workspace as it is: a caller that needs a
 /// settled workspace opens a [`crate::snapshot::Snapshot`] first.
+///
+/// The render is kept in `.scriptorium/self.cache` with a hash of what it
+/// was made from (`cache`), so a prompt whose self did not change neither
+/// loads the tokenizer nor counts again.
 pub fn of_workspace(root: &Path, budget: usize) -> Result<SelfView, Error> {
     let some = scriptorium_transaction::snapshot::check_files(root, &SELF_PATHS)?;
-    Ok(render(&some.loaded, &some.checked, budget))
+    let blocks = eligible(&some.loaded, &some.checked);
+    if blocks.is_empty() {
+        return Ok(SelfView::default());
+    }
+    Ok(cache::through(root, budget, &blocks, || render_blocks(&blocks, budget)))
 }
 
 /// The self's report for a status: `memory.self.budget` of the
@@ -163,5 +196,6 @@ pub fn fence_prompt(self_text: &str, nudge: Option<&str>, body: &str) -> Fenced 
     fence_memory(&parts.join("\n"))
 }
 
+mod cache;
 #[cfg(test)]
 mod tests;
