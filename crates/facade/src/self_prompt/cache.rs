@@ -133,7 +133,7 @@ mod tests {
     fn no_workspace_no_cache() {
         let dir = tempfile::tempdir().unwrap();
         let blocks = [shown("p1", "Answer briefly.")];
-        through(dir.path(), 500, &blocks, || SelfView::default());
+        through(dir.path(), 500, &blocks, SelfView::default);
         assert!(!dir.path().join(".scriptorium").exists());
     }
 }
