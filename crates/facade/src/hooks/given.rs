@@ -41,9 +41,11 @@ pub(super) fn due(root: &Path, session: Option<&str>, text: &str) -> bool {
 }
 
 /// Records that `session` was given the self `text`, in a workspace that
-/// exists; a record that cannot be written only costs giving it again.
+/// exists; a record that cannot be written only costs giving it again. No
+/// self gives nothing to record (a self that appears later is due all the
+/// same).
 pub(super) fn record(root: &Path, session: Option<&str>, text: &str) {
-    let Some(session) = session else { return };
+    let Some(session) = session.filter(|_| !text.is_empty()) else { return };
     if !std::fs::symlink_metadata(root.join(".scriptorium")).is_ok_and(|m| m.is_dir()) {
         return;
     }
@@ -69,7 +71,8 @@ mod tests {
         assert!(due(root, Some("s1"), "self, edited"), "a changed self is given again");
         assert!(due(root, Some("s2"), "self"), "another session");
         assert!(due(root, None, "self"), "an unknown session");
-        record(root, Some("s1"), "");
-        assert!(due(root, Some("s1"), "self"), "a self that appeared since");
+        record(root, Some("s3"), "");
+        assert!(!root.join(path_of("s3")).exists(), "no self, no record");
+        assert!(due(root, Some("s3"), "self"), "a self that appears later");
     }
 }

@@ -293,19 +293,18 @@ fn with_the_notice_off_the_person_is_not_told() {
 /// hook answer tells the person.
 #[test]
 fn a_watcher_write_to_the_persona_is_an_event_and_a_notice() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = workspace("");
     let root = dir.path();
-    let turns = dir.path().join("s.jsonl");
+    hook(root, "SessionStart", "s", json!({"source": "startup"}));
+    let turns = root.join("s.jsonl");
     let turn = json!({"session": "s", "id": "m1", "role": "user", "timestamp": "2026-01-01T10:00:00Z", "content": "From now on answer in French."});
     std::fs::write(&turns, format!("{turn}\n")).unwrap();
     ok(&["session", "import", "--workspace", w(root), "--format", "jsonl", w(&turns), "--json"], b"");
-    hook(root, "SessionStart", "s", json!({"source": "startup"}));
     let id = SourceId::new("jsonl", "s", "m1").unwrap();
     let e = Evidence::new(&id, "2026-01-01T10:00:00Z", &id.v2_path());
-    let persona =
-        format!("# Persona\n\nAnswer in French.[^{}] ^fr\n\n{}\n", e.label(), e.definition(PERSONA));
+    let more = format!("\nAnswer in French.[^{}] ^fr\n\n{}\n", e.label(), e.definition(PERSONA));
     let server = Replay::start(vec![Scripted::tool_calls(&[
-        ("create", json!({"path": PERSONA, "content": persona})),
+        ("append", json!({"path": PERSONA, "content": more})),
         ("finish", json!({})),
     ])])
     .unwrap();
@@ -335,6 +334,13 @@ fn a_watcher_write_to_the_persona_is_an_event_and_a_notice() {
     let answer = hook(root, "Stop", "s", json!({}));
     assert_eq!(
         answer["systemMessage"].as_str().unwrap(),
-        format!("scriptorium memory: the self changed: topics/self/persona.md changed (model:scripted, revision {})", rev.as_str().unwrap())
+        format!(
+            "scriptorium memory: the self changed: topics/self/persona.md changed (model:scripted, revision {})",
+            rev.as_str().unwrap()
+        )
     );
+    assert!(prompt(root)["text"]
+        .as_str()
+        .unwrap()
+        .contains("Never guess a path.\n\nAnswer in French.\n[Self: identity"));
 }
