@@ -18,8 +18,9 @@
 //! agent: the answer carries a short `systemMessage` naming the code (for
 //! the person, not the model) and the failure is recorded for `status`
 //! ([`failure`]). A change of the self since the last answer is told the
-//! same way, once ([`notices`]). A workspace that does not exist yet is not a failure:
-//! there is nothing to inject, and the first `Stop` creates it.
+//! same way, once ([`notices`]). A workspace that does not exist yet is
+//! not a failure: there is nothing to inject, and the first `Stop` creates
+//! it.
 
 use std::path::Path;
 use std::time::Duration;
