@@ -43,7 +43,8 @@ pub trait MemoryBackend: Send + Sync {
     /// The backend's name (`local`, `none`, …).
     fn name(&self) -> &str;
 
-    /// What the model gets every session: the fenced `core.md` (empty when
+    /// What the model gets every session: the self (persona and identity,
+    /// under `memory.self.budget` tokens) and `core.md`, fenced (empty when
     /// there is nothing to say).
     ///
     /// ```
@@ -190,6 +191,8 @@ impl LocalMemoryBackend {
     /// A backend over the workspace at `root`, writing with the offline
     /// writer.
     pub fn new(root: &Path) -> LocalMemoryBackend {
+        // A change of the self it makes is told at the next hook answer.
+        crate::hooks::notices::register();
         LocalMemoryBackend {
             root: root.to_owned(),
             writer: Mutex::new(Box::new(Offline)),
@@ -223,8 +226,8 @@ impl MemoryBackend for LocalMemoryBackend {
     }
 
     fn system_prompt(&self) -> Result<Fenced, Error> {
-        crate::recall::system_prompt(&self.root)
-            .map_err(|e| Error::new(ErrorCode::Io, format!("cannot read core.md: {e}")))
+        let config = crate::config::Config::load(&self.root)?;
+        crate::recall::system_prompt(&self.root, config.self_budget)
     }
 
     fn recall(&self, message: &str) -> Result<Fenced, Error> {

@@ -2,8 +2,10 @@
 //! hook events, as typed calls (the `scriptorium hook` verb is a thin
 //! adapter over them, so a harness written in Rust needs no binary).
 //!
-//! * `SessionStart`: the fenced `core.md`, with the save nudge when due.
-//! * `UserPromptSubmit`: the fenced recall for the prompt (top 5), with the
+//! * `SessionStart`: the self and `core.md`, fenced, with the save nudge
+//!   when due.
+//! * `UserPromptSubmit`: the fenced recall for the prompt (top 5), after
+//!   the self when the session does not hold it yet (`given`), with the
 //!   nudge when due.
 //! * `Stop`, `SubagentStop`: what the transcript gained since the last call
 //!   is recorded ([`cursor`]); then a write (not forced: only at the
@@ -15,8 +17,10 @@
 //! lines ([`crate::fence::Fenced::capped`]). A failure never fails the
 //! agent: the answer carries a short `systemMessage` naming the code (for
 //! the person, not the model) and the failure is recorded for `status`
-//! ([`failure`]). A workspace that does not exist yet is not a failure:
-//! there is nothing to inject, and the first `Stop` creates it.
+//! ([`failure`]). A change of the self since the last answer is told the
+//! same way, once ([`notices`]). A workspace that does not exist yet is
+//! not a failure: there is nothing to inject, and the first `Stop` creates
+//! it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -34,6 +38,8 @@ use crate::fence::Fenced;
 pub mod cursor;
 mod event;
 pub mod failure;
+mod given;
+pub mod notices;
 mod reply;
 mod running;
 mod state;
@@ -131,48 +137,24 @@ pub fn answer(root: &Path, config: &Config, harness: Harness, event: &HookEvent)
         let e = Error::invalid("the workspace is not a folder").at(root.display().to_string());
         return failed(root, event.name.clone(), &e);
     }
-    match answer_with(root, config, harness, event) {
+    let mut a = match answer_with(root, config, harness, event) {
         Ok(a) => a,
         Err(e) => failed(root, event.name.clone(), &e),
+    };
+    // Changes of the self since the last answer, for the person only.
+    if let Some(told) = notices::take(root, config) {
+        a.system_message = Some(match a.system_message.take() {
+            Some(m) => format!("{m}\n{told}"),
+            None => told,
+        });
     }
+    a
 }
 
 fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent) -> Result<Answer, Error> {
     let mut a = Answer::empty(event.name.clone());
     match event.name {
-        EventName::SessionStart | EventName::UserPromptSubmit => {
-            if !root.join(".scriptorium").is_dir() && !root.join("core.md").is_file() {
-                return Ok(a);
-            }
-            // The session the transcript's turns are recorded under (a
-            // resumed transcript may name an earlier one), else the event's.
-            let session = event
-                .transcript_path
-                .as_deref()
-                .and_then(|t| cursor::session_of(root, t))
-                .or_else(|| event.session_id.clone());
-            let nudge = match &session {
-                Some(s) => crate::nudge::due(root, s, config.nudge_every_user_turns),
-                None => Ok(None),
-            };
-            // Without the nudge the context is still worth giving: the
-            // failure is told and recorded beside it.
-            let nudge = nudge.unwrap_or_else(|e| {
-                failure::record(root, event.name.as_str(), &e);
-                a.system_message = Some(notice(&e));
-                None
-            });
-            let body = match (&event.name, &event.prompt) {
-                (EventName::SessionStart, _) => crate::recall::core_text(root)
-                    .map_err(|e| Error::new(Code::Io, format!("cannot read core.md: {e}")).at("core.md"))?,
-                (_, Some(p)) => {
-                    crate::recall::recall_text_with(root, p, crate::recall::IndexRead::AsIs)?.join("\n")
-                }
-                (_, None) => String::new(),
-            };
-            let context = crate::nudge::fence_with(nudge.as_deref(), &body);
-            a.context = context.capped(config.max_context_chars);
-        }
+        EventName::SessionStart | EventName::UserPromptSubmit => context(root, config, event, &mut a)?,
         EventName::Stop | EventName::SubagentStop | EventName::PreCompact | EventName::SessionEnd => {
             let force = matches!(event.name, EventName::PreCompact | EventName::SessionEnd);
             let gained = match &event.transcript_path {
@@ -196,6 +178,54 @@ fn answer_with(root: &Path, config: &Config, harness: Harness, event: &HookEvent
         EventName::Other(_) => {}
     }
     Ok(a)
+}
+
+/// The context of a `SessionStart` or `UserPromptSubmit` answer: the self
+/// (at `SessionStart` always, at `UserPromptSubmit` when the session was
+/// not given this self yet: [`given`]), the save nudge when due, then
+/// `core.md` or the recall for the prompt; capped.
+fn context(root: &Path, config: &Config, event: &HookEvent, a: &mut Answer) -> Result<(), Error> {
+    if !root.join(".scriptorium").is_dir() && !root.join("core.md").is_file() {
+        return Ok(());
+    }
+    // The session the transcript's turns are recorded under (a resumed
+    // transcript may name an earlier one), else the event's.
+    let session = event
+        .transcript_path
+        .as_deref()
+        .and_then(|t| cursor::session_of(root, t))
+        .or_else(|| event.session_id.clone());
+    // Without the nudge or the self the context is still worth giving: the
+    // failure is told and recorded beside it.
+    let mut told = |e: Error| {
+        failure::record(root, event.name.as_str(), &e);
+        a.system_message.get_or_insert_with(|| notice(&e));
+    };
+    let nudge = match &session {
+        Some(s) => crate::nudge::due(root, s, config.nudge_every_user_turns),
+        None => Ok(None),
+    };
+    let nudge = nudge.unwrap_or_else(|e| {
+        told(e);
+        None
+    });
+    let me = crate::self_prompt::of_workspace(root, config.self_budget).map(|v| v.text);
+    let me = me.unwrap_or_else(|e| {
+        told(e);
+        String::new()
+    });
+    let start = event.name == EventName::SessionStart;
+    let shown = if start || given::due(root, session.as_deref(), &me) { me.as_str() } else { "" };
+    let body = match (&event.name, &event.prompt) {
+        (EventName::SessionStart, _) => crate::recall::core_text(root)
+            .map_err(|e| Error::new(Code::Io, format!("cannot read core.md: {e}")).at("core.md"))?,
+        (_, Some(p)) => crate::recall::recall_text_with(root, p, crate::recall::IndexRead::AsIs)?.join("\n"),
+        (_, None) => String::new(),
+    };
+    let context = crate::self_prompt::fence_prompt(shown, nudge.as_deref(), &body);
+    a.context = context.capped(config.max_context_chars);
+    given::record(root, session.as_deref(), &me);
+    Ok(())
 }
 
 /// The answer to a failure met while answering `event`: a notice naming
@@ -237,6 +267,7 @@ pub fn background_write(
     deadline: Duration,
 ) -> Result<(), Error> {
     let started = std::time::Instant::now();
+    notices::register();
     let run = || -> Result<(), Error> {
         let Some(identity) = scriptorium_transaction::layout::identity(root)? else { return Ok(()) };
         let Some(_running) = running::claim(root, &job.session, job.force, deadline)? else { return Ok(()) };

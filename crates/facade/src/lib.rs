@@ -44,6 +44,7 @@ pub mod nudge;
 pub mod palace;
 pub mod recall;
 pub mod search;
+pub mod self_prompt;
 pub mod sessions;
 pub mod status;
 pub mod tools;

@@ -20,11 +20,18 @@ pub const HIT_CHARS: usize = 600;
 /// The marker line the rendered `core.md` starts with.
 const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 
-/// The fenced `core.md` (the derived file, without its marker line);
-/// empty when there is none, or when it is not a regular file (a symbolic
-/// link is never followed).
-pub fn system_prompt(root: &Path) -> std::io::Result<Fenced> {
-    Ok(fence_memory(&core_text(root)?))
+/// What the model gets every session, fenced: the self under
+/// `self_budget` tokens ([`crate::self_prompt`]), then the rendered
+/// `core.md` (the derived file, without its marker line); empty when there
+/// is neither. A `core.md` that is not a regular file is not read (a
+/// symbolic link is never followed).
+pub fn system_prompt(root: &Path, self_budget: usize) -> Result<Fenced, crate::Error> {
+    let core = core_text(root).map_err(|e| {
+        crate::Error::new(scriptorium_source_archive::Code::Io, format!("cannot read core.md: {e}"))
+            .at("core.md")
+    })?;
+    let me = crate::self_prompt::of_workspace(root, self_budget)?;
+    Ok(crate::self_prompt::fence_prompt(&me.text, None, &core))
 }
 
 /// What [`system_prompt`] fences: the rendered `core.md` without its
@@ -46,7 +53,9 @@ pub fn core_text(root: &Path) -> std::io::Result<String> {
 
 /// The fenced top [`RECALL_LIMIT`] pieces of memory (topic blocks and
 /// archived records, pending ones left out) for `message`, one per line,
-/// each a different piece ([`fold`]); empty when nothing matches.
+/// each a different piece ([`fold`]); empty when nothing matches. The
+/// self's blocks are never recalled: every session's prompt starts with
+/// them ([`crate::self_prompt`]).
 pub fn recall(root: &Path, message: &str) -> Result<(Fenced, usize), scriptorium_source_archive::Error> {
     let lines = recall_text(root, message)?;
     Ok((fence_memory(&lines.join("\n")), lines.len()))
@@ -144,7 +153,11 @@ pub fn recall_lines_with(
         };
         let answered = hits.len();
         let mut cites = cites::Cites::new(root);
-        let pieces = hits.iter().map(|h| piece(h, &mut cites));
+        // The self's blocks are in every session's prompt already.
+        let pieces = hits
+            .iter()
+            .filter(|h| !matches!(&h.found, Found::Block(b) if crate::self_prompt::is_self(&b.path)))
+            .map(|h| piece(h, &mut cites));
         let (lines, used_all) = fold::fold(pieces, RECALL_LIMIT);
         if !used_all || answered < asked || asked >= MAX_CANDIDATES {
             return Ok(lines);
@@ -217,7 +230,7 @@ fn one_line_cut(s: &str) -> (String, bool) {
 /// A path, id or time as written, but on one line: white space other than
 /// a plain space, control and format characters written as `\u{…}`, so a
 /// file name can neither start a line of its own nor hide what it holds.
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     s.chars()
         .map(|c| {
             if (c.is_whitespace() && c != ' ')

@@ -37,6 +37,9 @@ pub struct Status {
     pub index: IndexState,
     /// `core.md` as `render` would write it now.
     pub core: CoreReport,
+    /// The self as every prompt shows it now (`memory.self.budget`).
+    #[serde(rename = "self")]
+    pub the_self: crate::self_prompt::SelfReport,
     /// Eligible unmarked turns of the session store; `None` (with
     /// `sessions_error`) when the store cannot be read.
     pub pending_turns: Option<usize>,
@@ -96,6 +99,7 @@ impl Status {
         let pending_sources =
             archive.v2_records().filter(|r| r.is_pending() && !c.promoted.contains(&r.id().text())).count();
         let core = crate::core_report(root, &c.checked)?;
+        let the_self = crate::self_prompt::report(root, &c.topics.loaded, &c.checked)?;
         let (pending_turns, sessions_error) = match pending_turns(root) {
             Ok(n) => (Some(n), None),
             Err(e) => (None, Some(e)),
@@ -112,6 +116,7 @@ impl Status {
             conflicts: scriptorium_transaction::sync::conflicts::list(root)?.len(),
             index: IndexState::of(root),
             core,
+            the_self,
             pending_turns,
             sessions_error,
             writer: WriterOutcomes {

@@ -22,8 +22,10 @@ use crate::write::{BatchWriter, Scheduler, WriteReport};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Event {
     /// `memory.ingest_ended` (a watcher write finished, well or for good),
-    /// `memory.ingest_deferred` (a retryable failure; tried again later) or
-    /// `memory.reorganize_ended`.
+    /// `memory.ingest_deferred` (a retryable failure; tried again later),
+    /// `memory.reorganize_ended` or `memory.self_changed` (after either
+    /// ended event, when what it wrote changed the self: `changed` names
+    /// the self's files, `revision` the revision when known).
     pub event: &'static str,
     /// When.
     pub time: String,
@@ -51,7 +53,8 @@ pub struct Event {
     /// For a deferred session: not before this time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<String>,
-    /// For a reorganize pass: the paths it changed.
+    /// For a reorganize pass: the paths it changed; for a change of the
+    /// self: the self's files it changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed: Option<Vec<String>>,
 }
@@ -88,6 +91,26 @@ impl Event {
         self.revision = r.revision.clone();
         self
     }
+}
+
+/// The `memory.self_changed` event for a write or pass that changed
+/// `changed` (with `revision` when known), if any of them is the self's.
+fn self_changed(
+    now: Timestamp,
+    session: Option<&str>,
+    changed: &[String],
+    revision: Option<&str>,
+) -> Option<Event> {
+    let own: Vec<String> = changed
+        .iter()
+        .filter(|p| scriptorium_topic_markdown::views::SELF_PATHS.contains(&p.as_str()))
+        .cloned()
+        .collect();
+    (!own.is_empty()).then(|| Event {
+        changed: Some(own),
+        revision: revision.map(str::to_owned),
+        ..Event::new("memory.self_changed", now, session)
+    })
 }
 
 /// Where events go: the CLI prints them; a library user subscribes.
@@ -145,6 +168,9 @@ pub struct Watcher<'s, 'a, S: SessionStore + ?Sized> {
     /// The local hour of the nightly pass (0-23; default
     /// [`clock::NIGHTLY_HOUR`]).
     pub nightly_hour: i8,
+    /// Whether a write or pass that changes the self is followed by a
+    /// `memory.self_changed` event (`memory.self.edit_notice`; default on).
+    pub self_notice: bool,
     next_nightly: Option<Timestamp>,
 }
 
@@ -156,8 +182,16 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
             idle_secs,
             tz: TimeZone::system(),
             nightly_hour: clock::NIGHTLY_HOUR,
+            self_notice: true,
             next_nightly: None,
         }
+    }
+
+    /// Says (`true`) or keeps quiet about (`false`) changes of the self
+    /// with `memory.self_changed` events.
+    pub fn with_self_notice(mut self, on: bool) -> Watcher<'s, 'a, S> {
+        self.self_notice = on;
+        self
     }
 
     /// Uses `tz` for the nightly pass.
@@ -202,6 +236,11 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
                     store.set_watch_state(&info.id, ws, &state)?;
                     if report.batches > 0 {
                         sink.emit(&Event::new("memory.ingest_ended", now, Some(&info.id)).wrote(&report));
+                        let revision = report.revision.as_deref();
+                        let own = self_changed(now, Some(&info.id), &report.changed, revision);
+                        if let Some(e) = own.filter(|_| self.self_notice) {
+                            sink.emit(&e);
+                        }
                     }
                     out.handled.push(info.id);
                 }
@@ -246,7 +285,13 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
         let now = self.scheduler.clock().now();
         let e = Event::new("memory.reorganize_ended", now, None);
         match hook.reorganize() {
-            Ok(changed) => sink.emit(&Event { changed: Some(changed), ..e }),
+            Ok(changed) => {
+                let own = self_changed(now, None, &changed, None).filter(|_| self.self_notice);
+                sink.emit(&Event { changed: Some(changed), ..e });
+                if let Some(own) = own {
+                    sink.emit(&own);
+                }
+            }
             Err(f) => sink.emit(&e.failed(&f)),
         }
     }

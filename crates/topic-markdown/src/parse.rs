@@ -67,6 +67,11 @@ pub enum TopicKind {
     Theme,
     /// The always-on block.
     Core,
+    /// How the agent speaks and works: the self's persona
+    /// (`topics/self/persona.md`, FORMAT.md §3).
+    Persona,
+    /// Who the agent is: the self's identity (`topics/self/identity.md`).
+    Identity,
 }
 
 impl TopicKind {
@@ -76,6 +81,8 @@ impl TopicKind {
             "project" => Some(TopicKind::Project),
             "theme" => Some(TopicKind::Theme),
             "core" => Some(TopicKind::Core),
+            "persona" => Some(TopicKind::Persona),
+            "identity" => Some(TopicKind::Identity),
             _ => None,
         }
     }
@@ -87,6 +94,8 @@ impl TopicKind {
             TopicKind::Project => "project",
             TopicKind::Theme => "theme",
             TopicKind::Core => "core",
+            TopicKind::Persona => "persona",
+            TopicKind::Identity => "identity",
         }
     }
 }

@@ -22,6 +22,18 @@ pub const CORE_MARKER: &str = "<!-- scriptorium:derived core.md -->";
 /// The default token budget of `core.md`.
 pub const CORE_BUDGET: usize = 2_000;
 
+/// The self (FORMAT.md §3): the topic files whose eligible blocks every
+/// prompt starts with, in the order shown — the persona (how the agent
+/// speaks and works), then the identity (who it is). Only these two paths
+/// are the self, whatever `kind` other files declare.
+pub const SELF_PATHS: [&str; 2] = ["topics/self/persona.md", "topics/self/identity.md"];
+
+/// The most bytes one ordinary token of `o200k_base` stands for, so a text
+/// of `n` bytes is at least `n / MAX_TOKEN_BYTES` tokens (rounded up): a
+/// budget can refuse a longer text without counting it.
+#[cfg(feature = "tokens")]
+pub const MAX_TOKEN_BYTES: usize = 128;
+
 /// Tokens of `text` in tiktoken's `o200k_base`.
 #[cfg(feature = "tokens")]
 pub fn count_tokens(text: &str) -> usize {

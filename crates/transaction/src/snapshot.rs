@@ -160,6 +160,62 @@ pub fn checkup(root: &Path) -> Result<Checkup> {
     Ok(Checkup { topics, archive, promoted, checked, diagnostics })
 }
 
+/// Some topic files checked: the named ones with every file their verdicts
+/// depend on ([`check_files`]).
+#[derive(Debug, Default)]
+pub struct FilesCheck {
+    /// Every topic file read for the check (the named ones that exist and
+    /// decode, and those their verdicts depend on), sorted by path.
+    pub loaded: Vec<Loaded>,
+    /// The check of their blocks; only the named files' verdicts are those
+    /// the whole workspace's check would give (the others' neighbours were
+    /// not all read).
+    pub checked: Checked,
+}
+
+/// The topic files `paths` (workspace-relative) of the workspace at `root`
+/// checked as the whole workspace's check would judge them, at a cost that
+/// follows them rather than the workspace: read with every topic file
+/// their verdicts depend on (those they link to, those linking to them,
+/// those sharing a block id with them: the id and link index, FORMAT.md
+/// §6), citations resolved by reading only the cited archive files,
+/// promotions counted. A named path that is not a regular file of the
+/// revision (missing, a symbolic link) is left out; when none is, nothing
+/// else is read. For a caller that holds the lock, or that reads the
+/// workspace as it is (a hook, which never waits for a writer).
+pub fn check_files(root: &Path, paths: &[&str]) -> Result<FilesCheck> {
+    let regular = |p: &&str| std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_file());
+    if !paths.iter().any(regular) {
+        return Ok(FilesCheck::default());
+    }
+    let rev = crate::revision::compute(root)?;
+    let named: BTreeSet<String> =
+        paths.iter().filter(|p| rev.hash_of(p).is_some()).map(|p| (*p).to_owned()).collect();
+    if named.is_empty() {
+        return Ok(FilesCheck::default());
+    }
+    let index = crate::validation::TopicIndex::load(root, &rev)?;
+    let (_, load_set) = index.scope(&named)?;
+    let mut loaded = Vec::with_capacity(load_set.len());
+    for path in &load_set {
+        let full = root.join(path);
+        match std::fs::read(&full) {
+            // A file not decodable has no block to judge.
+            Ok(bytes) => loaded.extend(crate::validation::load(path, &bytes).ok()),
+            // Removed since the revision was read (a reader without the
+            // lock): judged as gone.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&e, "cannot read", &full)),
+        }
+    }
+    let promoted = trust::promoted(root)?;
+    let staged = std::collections::HashMap::new();
+    let read = crate::validation::FileRecords::default();
+    let sources = crate::validation::Sources::new(root, &staged, &promoted, &read);
+    let checked = check(&loaded, &sources);
+    Ok(FilesCheck { loaded, checked })
+}
+
 /// Diagnostics in the order every verb prints them: path, line, code.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));

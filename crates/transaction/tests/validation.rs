@@ -175,3 +175,65 @@ fn deleting_a_linked_block_is_refused_and_removing_the_link_too_is_accepted() {
     )
     .unwrap();
 }
+
+/// `check_files` judges the named files as the whole workspace's check
+/// does: ids shared with any file, links, pending and promoted citations,
+/// hand edits since the last write.
+#[test]
+fn checking_some_files_gives_the_whole_checks_verdicts() {
+    use scriptorium_source_archive::{Role, SourceId, SourceRecord, Speaker};
+    use scriptorium_transaction::snapshot::{check_files, checkup};
+    let (_dir, root) = fixture();
+    let pending = SourceRecord::new(
+        SourceId::new("chat", "t", "m9").unwrap(),
+        Role::User,
+        "2026-08-09T10:11:12Z",
+        Speaker::from_transport(Some("7391"), Some("Ada")),
+        true,
+        "maybe".to_owned(),
+    )
+    .unwrap();
+    let persona = format!(
+        "---\nkind: persona\n---\n# Persona\n{}{}{}",
+        block(11, "m1", "Answer briefly.", 1),
+        block(12, "m2", "See [the budget](../a.md#^b1).", 1),
+        block(13, "m9", "Maybe formal.", 1),
+    );
+    let mut w = Committer::open(&root, WAIT).unwrap();
+    let p = patch(
+        &revision(&root),
+        vec![pending],
+        vec![Edit::Create { path: "topics/self/persona.md".into(), content: persona }],
+    );
+    w.commit(&p, Tier::Owner, Base::Check).unwrap();
+    drop(w);
+    // By hand, outside any transaction: another file takes one of its ids.
+    let c = std::fs::read_to_string(root.join("topics/c.md")).unwrap();
+    std::fs::write(root.join("topics/c.md"), format!("{c}{}", block(11, "m2", "Taken.", 0))).unwrap();
+    let verdicts =
+        |states: &[scriptorium_topic_markdown::validate::BlockState]| -> Vec<(String, bool, bool)> {
+            states
+                .iter()
+                .filter(|b| b.path == "topics/self/persona.md")
+                .map(|b| (b.id.clone().unwrap_or_default(), b.valid, b.pending))
+                .collect()
+        };
+    let some = check_files(&root, &["topics/self/persona.md", "topics/self/identity.md"]).unwrap();
+    let all = checkup(&root).unwrap();
+    let expected =
+        [("b11".to_owned(), false, false), ("b12".into(), true, false), ("b13".into(), true, true)];
+    assert_eq!(verdicts(&some.checked.blocks), expected);
+    assert_eq!(verdicts(&all.checked.blocks), expected);
+    // Only the named file and what it involves were read.
+    let read: Vec<&str> = some.loaded.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(read, ["topics/a.md", "topics/c.md", "topics/self/persona.md"]);
+    // A promotion makes the pending block eligible.
+    let mut w = Committer::open(&root, WAIT).unwrap();
+    w.promote(&["chat/t/m9".to_owned()], "owner").unwrap();
+    drop(w);
+    let some = check_files(&root, &["topics/self/persona.md"]).unwrap();
+    assert_eq!(verdicts(&some.checked.blocks)[2], ("b13".to_owned(), true, false));
+    // Nothing named exists: nothing is read.
+    let none = check_files(&root, &["topics/self/identity.md"]).unwrap();
+    assert!(none.loaded.is_empty() && none.checked.blocks.is_empty());
+}

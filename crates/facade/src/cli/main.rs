@@ -65,5 +65,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     init_logs(cli.verbose);
+    // Whatever verb changes the self, the person is told at the next hook.
+    scriptorium::hooks::notices::register();
     report::finish(verbs::run(cli))
 }

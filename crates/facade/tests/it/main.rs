@@ -25,6 +25,7 @@ mod session_append;
 mod sessions;
 mod sync;
 mod tamper;
+mod the_self;
 mod topics;
 mod transaction;
 mod writer;

@@ -130,7 +130,9 @@ fn front_matter_entry(k: usize, l: &str, entries: &mut Vec<FmEntry>, problems: &
                     problems.push(ParseProblem {
                         code: Code::BadFrontMatter,
                         line: k,
-                        message: format!("kind {l:?} is not one of person, project, theme, core"),
+                        message: format!(
+                            "kind {l:?} is not one of person, project, theme, core, persona, identity"
+                        ),
                     });
                 }
             }

@@ -48,6 +48,23 @@ fn reads_the_format_example() {
     );
 }
 
+#[test]
+fn every_kind_reads_and_no_other() {
+    for kind in ["person", "project", "theme", "core", "persona", "identity"] {
+        let f = TopicFile::parse(&format!("---\nkind: {kind}\n---\n# Self\n")).unwrap();
+        let read = f.front_matter.as_ref().and_then(|fm| fm.kind()).map(TopicKind::as_str);
+        assert_eq!(read, Some(kind));
+    }
+    // Kinds are exact: another case, a plural or a list is not a kind.
+    for bad in ["Persona", "personas", "[persona]", "self"] {
+        let text = format!("---\nkind: {bad}\n---\n");
+        let problems = TopicFile::parse_lenient(&text).1;
+        assert_eq!(problems.len(), 1, "{bad:?}");
+        assert_eq!((problems[0].code, problems[0].line), (Code::BadFrontMatter, 1), "{bad:?}");
+        assert!(problems[0].message.contains("persona, identity"), "{}", problems[0].message);
+    }
+}
+
 fn codes(text: &str) -> Vec<(Code, usize)> {
     TopicFile::parse_lenient(text).1.into_iter().map(|p| (p.code, p.line + 1)).collect()
 }

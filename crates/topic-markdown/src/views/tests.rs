@@ -172,3 +172,23 @@ fn recent_events_hold_the_newest_thousand() {
     assert_eq!(got, want);
     assert_eq!(r.report.events, RECENT_EVENTS);
 }
+
+#[test]
+fn no_ordinary_token_stands_for_more_than_max_token_bytes() {
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    let mut longest = 0;
+    let mut tokens = 0;
+    // Every rank the vocabulary has (special tokens past its end decode
+    // too, and are never counted by `count_tokens`).
+    for rank in 0..200_000 {
+        if let Ok(bytes) = bpe.decode_bytes(&[rank]) {
+            longest = longest.max(bytes.len());
+            tokens += 1;
+        }
+    }
+    assert!(tokens > 199_000, "the vocabulary was read: {tokens}");
+    assert_eq!(longest, MAX_TOKEN_BYTES, "the bound is the vocabulary's longest token");
+    // So a text longer than budget × MAX_TOKEN_BYTES bytes never fits.
+    let long = "x".repeat(3 * MAX_TOKEN_BYTES + 1);
+    assert!(count_tokens(&long) > 3);
+}

@@ -170,7 +170,7 @@ fn demo(root: &Path, config: &Config, model: &ModelArgs, show: &mut Show) -> Res
     }
     show.keep("topics", files.into());
     show.line("## What the agent is given every session (prompt)\n");
-    let prompt = scriptorium::recall::system_prompt(root).unwrap_or_default();
+    let prompt = scriptorium::recall::system_prompt(root, config.self_budget).unwrap_or_default();
     show.line(if prompt.is_empty() { "(nothing)" } else { prompt.as_str() });
     show.line("");
     show.keep("prompt", prompt.as_str().into());

@@ -110,7 +110,8 @@ fn print_fenced(f: &Fenced, hits: usize, as_json: bool) -> Outcome {
     }
 }
 
-/// The rendered `core.md`, fenced.
+/// What a session is given, fenced: the self, the save nudge when due,
+/// the rendered `core.md`; with `--json`, `{"text","hits","self"}`.
 pub(super) fn prompt(ctx: &Ctx, session: Option<&str>, as_json: bool) -> Outcome {
     snapshot::require(&ctx.root)?;
     super::migrate_core(&ctx.root)?;
@@ -133,9 +134,14 @@ pub(super) fn prompt(ctx: &Ctx, session: Option<&str>, as_json: bool) -> Outcome
             .display()
             .to_string())
     })?;
-    let f = scriptorium::nudge::fence_with(nudge.as_deref(), &core);
-    let blocks = f.as_str().lines().filter(|l| l.contains(" ^")).count();
-    print_fenced(&f, blocks, as_json)
+    let me = scriptorium::self_prompt::of_workspace(&ctx.root, ctx.config.self_budget)?;
+    let f = scriptorium::self_prompt::fence_prompt(&me.text, nudge.as_deref(), &core);
+    let blocks = core.lines().filter(|l| l.contains(" ^")).count();
+    if as_json {
+        report::json_line(&serde_json::json!({"text": f.as_str(), "hits": blocks, "self": me.report}))
+    } else {
+        print_fenced(&f, blocks, false)
+    }
 }
 
 /// The top 5 blocks and records for one message, fenced.

@@ -194,7 +194,8 @@ pub(super) fn watch(
     let store = open_store(root)?;
     let sch = Scheduler::new(&store, root, &ws);
     let idle_secs = idle_secs.or(ctx.config.idle_secs).unwrap_or(scriptorium::config::DEFAULT_IDLE_SECS);
-    let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX));
+    let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX))
+        .with_self_notice(ctx.config.self_edit_notice);
     if let Some(h) = ctx.config.nightly_hour {
         watcher = watcher.with_nightly_hour(h);
     }
