@@ -197,6 +197,14 @@ struct TopicPayload<'a> {
     trust: Trust,
 }
 
+/// What a file's blocks are also found by: `(aliases: a, b)`, the aliases
+/// of its front matter that search reads (decoded, the first ones within
+/// `parse::SEARCHED_ALIASES` and `parse::ALIAS_CHARS`); `None` without any.
+fn aliases_line(l: &Loaded) -> Option<String> {
+    let names = l.file.front_matter.as_ref()?.searchable_aliases();
+    (!names.is_empty()).then(|| format!("(aliases: {})", names.join(", ")))
+}
+
 /// Every topic file as a unit (or only those in `only`), checked against
 /// each other and `sources`.
 pub(super) fn topic_units(
@@ -244,6 +252,8 @@ pub(super) fn topic_units(
         return Err(Error::new(Code::Io, d.to_string()));
     }
     let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
+    let aliases: HashMap<&str, String> =
+        loaded.iter().filter_map(|l| Some((l.path.as_str(), aliases_line(l)?))).collect();
     for state in &checked.blocks {
         let (Some(id), true) = (&state.id, state.valid) else { continue };
         let Some(l) = by_path.get(state.path.as_str()) else { continue };
@@ -258,13 +268,19 @@ pub(super) fn topic_units(
             time: newest.map(|n| n.0.as_str()),
             trust,
         });
+        // The file's names find each of its blocks; the hit's text stays
+        // the block's own.
+        let indexed = match aliases.get(state.path.as_str()) {
+            Some(line) => format!("{text}\n{line}"),
+            None => text,
+        };
         let doc = Document {
             anchor: id.clone(),
             key: String::new(),
             day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
             pending: state.pending,
             speakers: Vec::new(),
-            text,
+            text: indexed,
             payload,
         };
         if let Some(u) = units.get_mut(&state.path) {
