@@ -18,7 +18,7 @@ mod inline;
 mod text;
 
 pub use front::{
-    escape_item, limit_value, searchable, unescape_item, ALIAS_CHARS, LIMIT_KEYS, MAX_LIMIT, SEARCHED_ALIASES,
+    escape_item, limit_value, searchable, unescape_item, ALIAS_CHARS, LIMIT_KEYS, MAX_LIMIT,
 };
 pub use grammar::is_evidence_label;
 pub(crate) use grammar::{definition_line, fence, is_blank, is_heading};

@@ -199,7 +199,7 @@ struct TopicPayload<'a> {
 
 /// What a file's blocks are also found by: `(aliases: a, b)`, the aliases
 /// of its front matter that search reads (decoded, the first ones within
-/// `parse::SEARCHED_ALIASES` and `parse::ALIAS_CHARS`); `None` without any.
+/// `parse::ALIAS_CHARS` characters); `None` without any.
 fn aliases_line(l: &Loaded) -> Option<String> {
     let names = l.file.front_matter.as_ref()?.searchable_aliases();
     (!names.is_empty()).then(|| format!("(aliases: {})", names.join(", ")))
