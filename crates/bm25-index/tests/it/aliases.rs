@@ -62,6 +62,19 @@ fn an_alias_finds_the_card_and_the_hit_is_the_block() {
 }
 
 #[test]
+fn a_name_the_paragraph_says_is_not_indexed_twice() {
+    let ws = workspace_with(&CARD.replace("Leads the tracker.", "Dave leads the tracker."));
+    let root = ws.path();
+    let hits = search(root, "dave.k");
+    assert!(hits[0].snippet.ends_with("tracker. (aliases: dave.k, Smith, Jo, O\u{2019}Brien)"), "{:?}", hits[0]);
+    // Found by the name it says, the snippet is the paragraph's own.
+    let hits = search(root, "Dave");
+    assert_eq!(blocks(&hits).len(), 1);
+    let block = hits.iter().find(|h| matches!(h.found, Found::Block(_))).unwrap();
+    assert_eq!(block.snippet, "Dave leads the tracker.");
+}
+
+#[test]
 fn editing_the_aliases_refreshes_what_finds_the_card() {
     let ws = workspace_with(CARD);
     let root = ws.path();

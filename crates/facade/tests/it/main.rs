@@ -14,6 +14,7 @@ mod core_md;
 mod embeddings;
 mod hooks;
 mod mcp;
+mod people;
 mod quotes;
 #[cfg(unix)]
 mod readonly;
