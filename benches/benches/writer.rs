@@ -100,7 +100,12 @@ fn bench(c: &mut Criterion) {
         lock_timeout: Duration::from_secs(5),
     };
     c.bench_function("writer/offline_plan_first_batch", |b| {
-        b.iter(|| offline::plan(input.root, &input.turns, &offline::Known::default(), Default::default()).unwrap().edits.len())
+        b.iter(|| {
+            offline::plan(input.root, &input.turns, &offline::Known::default(), Default::default())
+                .unwrap()
+                .edits
+                .len()
+        })
     });
 }
 

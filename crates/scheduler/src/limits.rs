@@ -78,7 +78,10 @@ mod tests {
     fn merging_keeps_one_entry_per_card_and_limit() {
         let mut all = vec![hit("b.md", Limit::MaxEntries, &["s1"])];
         merge(&mut all, vec![hit("b.md", Limit::MaxEntries, &["s2"]), hit("a.md", Limit::Aliases, &["s3"])]);
-        assert_eq!(all, [hit("a.md", Limit::Aliases, &["s3"]), hit("b.md", Limit::MaxEntries, &["s1", "s2"])]);
+        assert_eq!(
+            all,
+            [hit("a.md", Limit::Aliases, &["s3"]), hit("b.md", Limit::MaxEntries, &["s1", "s2"])]
+        );
         assert_eq!(
             serde_json::to_string(&all[0]).unwrap(),
             r#"{"path":"a.md","limit":"aliases","value":3,"sources":["s3"]}"#

@@ -17,9 +17,7 @@ mod grammar;
 mod inline;
 mod text;
 
-pub use front::{
-    escape_item, limit_value, searchable, unescape_item, ALIAS_CHARS, LIMIT_KEYS, MAX_LIMIT,
-};
+pub use front::{escape_item, limit_value, searchable, unescape_item, ALIAS_CHARS, LIMIT_KEYS, MAX_LIMIT};
 pub use grammar::is_evidence_label;
 pub(crate) use grammar::{definition_line, fence, is_blank, is_heading};
 pub use inline::{inline_spans, Inline, InlineSpan};

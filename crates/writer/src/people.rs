@@ -22,8 +22,6 @@ use scriptorium_topic_markdown::parse::{
     escape_item, plain_text, unescape_item, FmValue, FrontMatter, TopicFile, ALIAS_CHARS,
 };
 
-use crate::offline::on_disk;
-
 /// The most paragraphs of a people card, unless configured otherwise
 /// (`memory.people.max_entries`).
 pub const DEFAULT_MAX_ENTRIES: usize = 200;
@@ -146,7 +144,12 @@ fn with_names(text: &str, file: &TopicFile, added: &[&str]) -> String {
     let Some(fm) = &file.front_matter else {
         // After a byte-order mark, if any: the front matter must open the file.
         let bom = if text.starts_with('\u{FEFF}') { '\u{FEFF}'.len_utf8() } else { 0 };
-        return format!("{}---\nkind: person\naliases: [{}]\n---\n{}", &text[..bom], added.join(", "), &text[bom..]);
+        return format!(
+            "{}---\nkind: person\naliases: [{}]\n---\n{}",
+            &text[..bom],
+            added.join(", "),
+            &text[bom..]
+        );
     };
     match fm.entries.iter().find(|e| e.key == "aliases") {
         Some(entry) => {
@@ -175,19 +178,19 @@ fn with_names(text: &str, file: &TopicFile, added: &[&str]) -> String {
 }
 
 /// A workspace's people cards by person key (`input::person_key`): the
-/// regular files `topics/people/<anything>-<key>.md` (the folder as it is
-/// on disk, [`on_disk`]); of two with one key, the first in byte order.
+/// regular files `<folder>/<anything>-<key>.md` (the folder `topics/people`
+/// as it is on disk: `offline::on_disk`); of two with one key, the first in
+/// byte order.
 #[derive(Debug, Clone, Default)]
 pub struct Cards {
     by_key: HashMap<String, String>,
 }
 
 impl Cards {
-    /// The cards of the workspace at `root` (one listing of the folder; no
-    /// card when it cannot be listed).
-    pub fn scan(root: &Path) -> Cards {
-        let dir = on_disk(root, "topics/people");
-        let mut names: Vec<String> = std::fs::read_dir(root.join(&dir))
+    /// The cards in the folder `dir` (workspace-relative) of the workspace
+    /// at `root` (one listing; no card when it cannot be listed).
+    pub fn scan(root: &Path, dir: &str) -> Cards {
+        let mut names: Vec<String> = std::fs::read_dir(root.join(dir))
             .map(|rd| {
                 rd.flatten()
                     .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
@@ -226,7 +229,10 @@ mod tests {
     fn names_join_the_list_and_hand_written_ones_stay() {
         let card = "---\nkind: person\naliases: [Dave,  dave.k ]\n---\n# Dave\n";
         let n = add_aliases(card, &names(&["DAVE", "Davey", "Davey"]));
-        assert_eq!(n.text.as_deref(), Some("---\nkind: person\naliases: [Dave,  dave.k , Davey]\n---\n# Dave\n"));
+        assert_eq!(
+            n.text.as_deref(),
+            Some("---\nkind: person\naliases: [Dave,  dave.k , Davey]\n---\n# Dave\n")
+        );
         assert_eq!(add_aliases(card, &names(&["dave.K"])), Named::default());
         let n = add_aliases("---\r\nkind: person\r\n---\r\n", &names(&["Ada"]));
         assert_eq!(n.text.as_deref(), Some("---\r\nkind: person\r\naliases: [Ada]\r\n---\r\n"));
@@ -235,7 +241,10 @@ mod tests {
         let n = add_aliases("---\naliases: []\n---\n", &names(&["Jo"]));
         assert_eq!(n.text.as_deref(), Some("---\naliases: [Jo]\n---\n"));
         let n = add_aliases("\u{FEFF}# Ada, by hand\n", &names(&["Ada"]));
-        assert_eq!(n.text.as_deref(), Some("\u{FEFF}---\nkind: person\naliases: [Ada]\n---\n# Ada, by hand\n"));
+        assert_eq!(
+            n.text.as_deref(),
+            Some("\u{FEFF}---\nkind: person\naliases: [Ada]\n---\n# Ada, by hand\n")
+        );
         // Broken front matter is left alone.
         assert_eq!(add_aliases("---\naliases: [a\n---\n", &names(&["Jo"])), Named::default());
     }
@@ -251,7 +260,8 @@ mod tests {
 
     #[test]
     fn a_hostile_name_is_one_item_that_decodes_to_itself() {
-        for display in ["Smith, Jo", "a]b[c", "Bo \"x\"", "\\u{2c}", "O’Brien", "Ada ［id 7391］", "x꞉ y"] {
+        for display in ["Smith, Jo", "a]b[c", "Bo \"x\"", "\\u{2c}", "O’Brien", "Ada ［id 7391］", "x꞉ y"]
+        {
             let a = alias(display);
             let (f, problems) = TopicFile::parse_lenient(&format!("---\naliases: [Ada, {a}]\n---\n"));
             assert!(problems.is_empty(), "{display}: {problems:?}");

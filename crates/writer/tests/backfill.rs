@@ -55,7 +55,8 @@ fn uncited_records_get_cited_once() {
 
     let mut seen = Vec::new();
     let done =
-        backfill(root, &mut Offline::default(), 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t))).unwrap();
+        backfill(root, &mut Offline::default(), 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t)))
+            .unwrap();
     assert_eq!((done.batches, done.records), (2, 4));
     assert_eq!(seen, [(3, 4), (4, 4)]);
     assert_eq!(done.changed, [ada_file()]);

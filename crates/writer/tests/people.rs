@@ -87,8 +87,8 @@ fn a_renamed_speaker_keeps_one_card_and_the_new_name_joins_its_aliases() {
     validates(root);
     // The old paragraph names Ada only, and the newest name finds it.
     let hits = search(root, "Oslo Adele");
-    assert_eq!(cards_found(&hits), [card.clone()]);
-    assert_eq!(cards_found(&search(root, "K")), [card.clone()]);
+    assert_eq!(cards_found(&hits), std::slice::from_ref(&card));
+    assert_eq!(cards_found(&search(root, "K")), std::slice::from_ref(&card));
     // Once more: nothing new.
     let again = offline::write(&input(root, &[record_by("m4", Some(("7391", "ADELE")), "ok")])).unwrap();
     assert!(!again.changed.contains(&card), "a name there already (letter case ignored) is not added");
@@ -213,7 +213,8 @@ fn a_full_card_gets_no_new_paragraph_and_says_so() {
         record_by("m3", Some(("7391", "Ada")), "I grew up in Rome"),
     ];
     // The configured limit (1) is the card's own business: it says 3.
-    let w = offline::write_within(&input(root, &recs), Limits { max_entries: 1, max_entry_chars: 2000 }).unwrap();
+    let w =
+        offline::write_within(&input(root, &recs), Limits { max_entries: 1, max_entry_chars: 2000 }).unwrap();
     assert_eq!(blocks(root, &card), 3);
     assert!(read(root, &card).contains("I moved to Oslo") && !read(root, &card).contains("surveyor"));
     let want = LimitHit {
@@ -244,8 +245,9 @@ fn a_paragraph_longer_than_max_entry_chars_is_left_out_whole() {
         let dir = workspace();
         let root = dir.path();
         let recs = [record_by("m1", Some(("7391", "Ada")), "I moved to Oslo")];
-        let w = offline::write_within(&input(root, &recs), Limits { max_entries: 10, max_entry_chars: limit })
-            .unwrap();
+        let w =
+            offline::write_within(&input(root, &recs), Limits { max_entries: 10, max_entry_chars: limit })
+                .unwrap();
         assert_eq!(root.join(ada_file()).exists(), written, "{limit}");
         if written {
             assert!(read(root, &ada_file()).contains(line));
@@ -285,7 +287,11 @@ fn a_model_edit_past_a_limit_is_shown_to_the_model_and_a_repair_commits() {
     let recs = [record_by("m1", Some(("7391", "Ada")), "I moved to Oslo")];
     let inp = input(root, &recs);
     let t = &inp.turns[0];
-    let para = format!("\nAda moved to Oslo.[^{}] ^ada-oslo\n\n{}\n", t.evidence.label(), t.evidence.definition(&card));
+    let para = format!(
+        "\nAda moved to Oslo.[^{}] ^ada-oslo\n\n{}\n",
+        t.evidence.label(),
+        t.evidence.definition(&card)
+    );
     let merged = read(root, &card).replace("Ada greeted us (1).", "Ada greeted us (1) and moved to Oslo.");
     let mut w = ModelWriter::new(ScriptedModel::new(vec![
         calls(&[("append", json!({"path": card, "content": para})), ("finish", json!({}))]),

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use super::listing::{read, Listing};
 use crate::search::View;
-use crate::tokenize::Tokenizer;
 use crate::segment::{Damaged, Document, Kind, Stamp, Unit};
+use crate::tokenize::Tokenizer;
 
 /// Days since 1970-01-01 of a timestamp's UTC day.
 pub(super) fn day_of(timestamp: &str) -> Option<i32> {

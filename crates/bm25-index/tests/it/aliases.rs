@@ -42,7 +42,8 @@ fn blocks(hits: &[Hit]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-const CARD: &str = "---\nkind: person\naliases: [Dave, dave.k, Smith\\u{2c} Jo, O\\u{2019}Brien]\n---\n# Dave\n\n\
+const CARD: &str =
+    "---\nkind: person\naliases: [Dave, dave.k, Smith\\u{2c} Jo, O\\u{2019}Brien]\n---\n# Dave\n\n\
     Leads the tracker.[^e-1175dea39c] ^d1\n\n{DEF}\n";
 
 #[test]
@@ -53,7 +54,11 @@ fn an_alias_finds_the_card_and_the_hit_is_the_block() {
     for q in ["dave.k", "Smith", "Jo", "O\u{2019}Brien"] {
         let hits = search(root, q);
         assert_eq!(blocks(&hits), want, "{q}");
-        assert!(hits[0].snippet.contains("(aliases: Dave, dave.k, Smith, Jo, O\u{2019}Brien)"), "{q}: {:?}", hits[0]);
+        assert!(
+            hits[0].snippet.contains("(aliases: Dave, dave.k, Smith, Jo, O\u{2019}Brien)"),
+            "{q}: {:?}",
+            hits[0]
+        );
     }
     // An escape is read as the character it names, not as `u` and hex.
     assert!(search(root, "2c").is_empty());
@@ -66,7 +71,11 @@ fn a_name_the_paragraph_says_is_not_indexed_twice() {
     let ws = workspace_with(&CARD.replace("Leads the tracker.", "Dave leads the tracker."));
     let root = ws.path();
     let hits = search(root, "dave.k");
-    assert!(hits[0].snippet.ends_with("tracker. (aliases: dave.k, Smith, Jo, O\u{2019}Brien)"), "{:?}", hits[0]);
+    assert!(
+        hits[0].snippet.ends_with("tracker. (aliases: dave.k, Smith, Jo, O\u{2019}Brien)"),
+        "{:?}",
+        hits[0]
+    );
     // Found by the name it says, the snippet is the paragraph's own.
     let hits = search(root, "Dave");
     assert_eq!(blocks(&hits).len(), 1);
@@ -91,7 +100,8 @@ fn editing_the_aliases_refreshes_what_finds_the_card() {
 fn only_the_first_aliases_within_the_bounds_are_read() {
     // 100 names of 10 characters, 1,000 in all, then one of 30.
     let names: Vec<String> = (0..100).map(|k| format!("name{k:03}xyz")).collect();
-    let ws = workspace_with(&CARD.replace("Dave, dave.k", &format!("{}, {}", names.join(", "), "z".repeat(30))));
+    let ws =
+        workspace_with(&CARD.replace("Dave, dave.k", &format!("{}, {}", names.join(", "), "z".repeat(30))));
     let root = ws.path();
     assert_eq!(blocks(&search(root, "name099xyz")).len(), 1);
     assert!(search(root, &"z".repeat(30)).is_empty());

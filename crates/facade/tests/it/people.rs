@@ -53,7 +53,7 @@ fn configured_limits_are_kept_and_reported_and_a_new_name_finds_the_card() {
     let text = std::fs::read_to_string(dir.path().join(&card)).unwrap();
     assert!(text.contains("aliases: [Ada, Ada Lovelace]\n") && !text.contains("surveyor"), "{text}");
     // The new name finds the card, whose paragraph names Ada only.
-    assert_eq!(topic_paths(w, "Lovelace"), [card.clone()]);
+    assert_eq!(topic_paths(w, "Lovelace"), std::slice::from_ref(&card));
     let recall = run(&["recall", "Lovelace", "--workspace", w], b"");
     assert!(String::from_utf8_lossy(&recall.stdout).contains("I moved to Oslo."));
     // Nothing owed: an empty list.
@@ -88,7 +88,8 @@ fn a_hand_written_card_is_found_by_its_aliases() {
     // already is not indexed twice.
     assert!(hit["snippet"].as_str().unwrap().ends_with("(aliases: dave.k, Smith, D)"), "{hit}");
     // A search the paragraph's own words answer shows the paragraph alone.
-    let hit = json_lines(&run(&["search", "budget", "--workspace", w, "--kind", "topic", "--json"], b"").stdout)[0]
-        .clone();
+    let hit =
+        json_lines(&run(&["search", "budget", "--workspace", w, "--kind", "topic", "--json"], b"").stdout)[0]
+            .clone();
     assert_eq!(hit["snippet"], "Dave runs the budget tracker.");
 }

@@ -156,8 +156,12 @@ fn limit_problem(key: &str, value: &FmValue) -> Option<String> {
     }
     match value {
         FmValue::Scalar(s) if super::limit_value(s).is_some() => None,
-        FmValue::Scalar(s) => Some(format!("{key} {s:?} is not a whole number from 1 to {}", super::MAX_LIMIT)),
-        FmValue::List(_) => Some(format!("{key} is a list, not a whole number from 1 to {}", super::MAX_LIMIT)),
+        FmValue::Scalar(s) => {
+            Some(format!("{key} {s:?} is not a whole number from 1 to {}", super::MAX_LIMIT))
+        }
+        FmValue::List(_) => {
+            Some(format!("{key} is a list, not a whole number from 1 to {}", super::MAX_LIMIT))
+        }
     }
 }
 

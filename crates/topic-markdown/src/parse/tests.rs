@@ -228,7 +228,9 @@ fn a_people_card_may_set_its_own_limits() {
     assert_eq!(crate::parse::unescape_item(fm.aliases()[1]), "Smith, D");
     let (f, _) = TopicFile::parse_lenient("---\nkind: person\n---\n");
     assert_eq!(f.front_matter.unwrap().max_entries(), None);
-    for bad in ["max_entries: 0", "max_entries: lots", "max_entry_chars: -3", "max_entries: [5]", "max_entries:"] {
+    for bad in
+        ["max_entries: 0", "max_entries: lots", "max_entry_chars: -3", "max_entries: [5]", "max_entries:"]
+    {
         assert_eq!(codes(&format!("---\n{bad}\n---\n")), [(Code::BadFrontMatter, 2)], "{bad}");
     }
 }

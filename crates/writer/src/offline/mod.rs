@@ -247,7 +247,7 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>, limits: Limits) -> R
         for (destination, parts) in kept {
             let (mut path, head) = route::file(root, destination, t);
             if let (Destination::Person, Some(person)) = (destination, &t.person) {
-                let cards = cards.get_or_insert_with(|| Cards::scan(root));
+                let cards = cards.get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")));
                 path = cards.of(person).map_or(path, str::to_owned);
                 card_of.insert(person.clone(), path.clone());
             }
@@ -305,7 +305,10 @@ fn name_cards(
         let (Some(person), Some(display)) = (&t.person, &t.display) else { continue };
         let path = match card_of.get(person) {
             Some(p) => p.clone(),
-            None => match cards.get_or_insert_with(|| Cards::scan(root)).of(person) {
+            None => match cards
+                .get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")))
+                .of(person)
+            {
                 Some(p) => p.to_owned(),
                 None => continue,
             },

@@ -80,7 +80,9 @@ fn applied(root: &Path, edits: &[Edit]) -> BTreeMap<String, Option<String>> {
         *current = match (e, current.take()) {
             (Edit::Create { content, .. } | Edit::Replace { content, .. }, _) => Some(content.clone()),
             (Edit::Append { content, .. }, Some(text)) => Some(text + content),
-            (Edit::StrReplace { old, new, .. }, Some(text)) if !old.is_empty() => Some(text.replacen(old, new, 1)),
+            (Edit::StrReplace { old, new, .. }, Some(text)) if !old.is_empty() => {
+                Some(text.replacen(old, new, 1))
+            }
             (Edit::Delete { .. }, _) => None,
             (_, text) => text,
         };
