@@ -10,7 +10,11 @@
 //! * `topics/people/<slug(attribution)>-<person key>.md`, one per trusted
 //!   person (the key is a hash of the verbatim id, or of the display of a
 //!   display-only identity): durable facts about that speaker and their
-//!   dated plans and events;
+//!   dated plans and events. It is the person's people card
+//!   ([`crate::people`]): the card of that key wherever it is (a renamed
+//!   person keeps one), the display names the transport showed kept in its
+//!   `aliases`, and no more paragraphs, nor longer ones, than its limits
+//!   allow (module `files`; what is left out is reported);
 //! * `topics/threads/<slug(provider-thread)>.md`: decisions and a group's
 //!   dated plans and events, and what non-user roles state.
 //!
