@@ -162,6 +162,7 @@ fn with_names(text: &str, file: &TopicFile, added: &[&str]) -> String {
                     let sep = if items.is_empty() { "" } else { ", " };
                     format!("{}{sep}{}{}", &content[..close], added.join(", "), &content[close..])
                 }
+                FmValue::Scalar(s) if s.is_empty() => format!("aliases: [{}]", added.join(", ")),
                 FmValue::Scalar(s) => format!("aliases: [{}, {}]", escape_item(s), added.join(", ")),
             };
             format!("{}{new}{}", &text[..line.start], &text[line.end..])
@@ -238,8 +239,10 @@ mod tests {
         assert_eq!(n.text.as_deref(), Some("---\r\nkind: person\r\naliases: [Ada]\r\n---\r\n"));
         let n = add_aliases("---\naliases: Smith, Jo\n---\n", &names(&["Jo"]));
         assert_eq!(n.text.as_deref(), Some("---\naliases: [Smith\\u{2c} Jo, Jo]\n---\n"));
-        let n = add_aliases("---\naliases: []\n---\n", &names(&["Jo"]));
-        assert_eq!(n.text.as_deref(), Some("---\naliases: [Jo]\n---\n"));
+        for empty in ["aliases: []", "aliases:", "aliases:   "] {
+            let n = add_aliases(&format!("---\n{empty}\n---\n"), &names(&["Jo"]));
+            assert_eq!(n.text.as_deref(), Some("---\naliases: [Jo]\n---\n"), "{empty:?}");
+        }
         let n = add_aliases("\u{FEFF}# Ada, by hand\n", &names(&["Ada"]));
         assert_eq!(
             n.text.as_deref(),

@@ -345,3 +345,28 @@ fn a_model_that_keeps_passing_a_limit_writes_nothing() {
     .with_limits(Limits { max_entries: 5, max_entry_chars: 60 });
     w.write_input(&inp).unwrap();
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Whatever a display holds, its alias is one item of a list that
+    /// parses, decoding to the display, and adding it keeps the names there.
+    #[test]
+    fn any_display_is_one_alias_that_decodes_to_itself(
+        display in "[a-zA-Z ,\\[\\]\"“”«»「」\\\\:#{}-]{0,12}|\\PC{1,24}",
+        before in proptest::collection::vec("[a-z.]{1,8}", 0..4),
+    ) {
+        let normalised = scriptorium_source_archive::speaker::normalise(&display);
+        proptest::prop_assume!(!normalised.is_empty());
+        let card = format!("---\nkind: person\naliases: [{}]\n---\n# x\n", before.join(", "));
+        let name = scriptorium_writer::people::alias(&normalised);
+        let named = scriptorium_writer::people::add_aliases(&card, std::slice::from_ref(&name));
+        let text = named.text.unwrap_or(card);
+        let (file, problems) = TopicFile::parse_lenient(&text);
+        proptest::prop_assert!(problems.is_empty(), "{text}: {problems:?}");
+        let got: Vec<String> =
+            file.front_matter.unwrap().aliases().iter().map(|a| unescape_item(a).into_owned()).collect();
+        proptest::prop_assert_eq!(&got[..before.len()], &before[..]);
+        let folded = normalised.to_lowercase();
+        proptest::prop_assert!(got.iter().any(|g| g.to_lowercase() == folded), "{got:?} lacks {normalised:?}");
+    }
+}
