@@ -51,7 +51,7 @@ fn bench(c: &mut Criterion) {
     let test = std::env::args().any(|a| a == "--test");
     let batches = batches(test);
     let turns: usize = batches.iter().map(|b| b.1.len()).sum();
-    let ours = write_all(&mut Offline, &batches);
+    let ours = write_all(&mut Offline::default(), &batches);
     let peer = write_all(&mut ArchiveWriter, &batches);
     let (o50, o99) = percentiles(ours.clone());
     let (p50, p99) = percentiles(peer.clone());
@@ -100,7 +100,12 @@ fn bench(c: &mut Criterion) {
         lock_timeout: Duration::from_secs(5),
     };
     c.bench_function("writer/offline_plan_first_batch", |b| {
-        b.iter(|| offline::plan(input.root, &input.turns, &offline::Known::default()).unwrap().len())
+        b.iter(|| {
+            offline::plan(input.root, &input.turns, &offline::Known::default(), Default::default())
+                .unwrap()
+                .edits
+                .len()
+        })
     });
 }
 

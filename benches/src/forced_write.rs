@@ -233,7 +233,7 @@ impl BatchWriter for Timed {
 
     fn write_batch(&mut self, batch: &Batch<'_>) -> Result<Written, WriteFailure> {
         let start = Instant::now();
-        let prepared = offline::prepare(&Input::of_batch(batch))?;
+        let prepared = offline::prepare(&Input::of_batch(batch), Default::default())?;
         let planned = Instant::now();
         let written = prepared.commit()?;
         let end = Instant::now();

@@ -39,7 +39,7 @@ fn main() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         scriptorium_transaction::layout::ensure(dir.path()).expect("a fresh workspace");
         for b in locomo::batches(std::slice::from_ref(&t)) {
-            locomo::write_batch(&mut Offline, dir.path(), &b);
+            locomo::write_batch(&mut Offline::default(), dir.path(), &b);
         }
         let m = locomo::measure(dir.path(), questions.get(&sample).map_or(&[], Vec::as_slice));
         total.add(&m);

@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 5 (all integers little-endian). The
+//! The on-disk segment, format version 6 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -9,9 +9,9 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x05";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x06";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.

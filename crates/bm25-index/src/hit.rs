@@ -53,7 +53,8 @@ pub struct Block {
     pub path: String,
     /// The block id.
     pub block_id: String,
-    /// The block's text as indexed.
+    /// The block's text as indexed, without the `(aliases: …)` line its
+    /// file's aliases add to what is indexed.
     pub text: String,
     /// The newest cited record's timestamp.
     pub time: Option<String>,

@@ -217,6 +217,30 @@ impl Tokenizer {
     /// assert_eq!(s, "hen the Budgets line");
     /// ```
     pub fn snippet(&self, text: &str, terms: &[String], max: usize) -> String {
+        let found = self.first_match(text, terms);
+        let total = text.chars().count();
+        let at = found.map_or(0, |b| text[..b].chars().count());
+        let mut start = at.saturating_sub(max / 4);
+        if total - start < max {
+            start = total.saturating_sub(max);
+        }
+        let hidden = |c: char| {
+            c.is_control()
+                || scriptorium_source_archive::speaker::is_format_char(c)
+                || matches!(c, '\u{2028}' | '\u{2029}')
+        };
+        text.chars().skip(start).take(max).map(|c| if hidden(c) { ' ' } else { c }).collect()
+    }
+
+    /// Whether a word of `text` has one of `terms` (as [`Tokenizer::snippet`]
+    /// looks for it).
+    pub fn mentions(&self, text: &str, terms: &[String]) -> bool {
+        self.first_match(text, terms).is_some()
+    }
+
+    /// The byte offset of the first word of `text` whose term is one of
+    /// `terms` (a CJK word also when it and the next make one).
+    fn first_match(&self, text: &str, terms: &[String]) -> Option<usize> {
         let mut found = None;
         let mut words = text.unicode_word_indices().peekable();
         let mut own = Vec::new();
@@ -237,18 +261,7 @@ impl Tokenizer {
                 break;
             }
         }
-        let total = text.chars().count();
-        let at = found.map_or(0, |b| text[..b].chars().count());
-        let mut start = at.saturating_sub(max / 4);
-        if total - start < max {
-            start = total.saturating_sub(max);
-        }
-        let hidden = |c: char| {
-            c.is_control()
-                || scriptorium_source_archive::speaker::is_format_char(c)
-                || matches!(c, '\u{2028}' | '\u{2029}')
-        };
-        text.chars().skip(start).take(max).map(|c| if hidden(c) { ' ' } else { c }).collect()
+        found
     }
 
     /// CJK runs become overlapping character bigrams (a lone character is

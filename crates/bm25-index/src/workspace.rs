@@ -143,6 +143,19 @@ fn finish(root: &Path, config: TokenizerConfig, mut report: Report) -> Result<Op
 /// The longest snippet a hit carries, in characters.
 pub const SNIPPET_CHARS: usize = 160;
 
+/// The snippet of a hit (at most [`SNIPPET_CHARS`] characters around the
+/// first matching word) from what was indexed, `indexed`; for a block the
+/// query's words find in its own text, from that text, so its file's
+/// `(aliases: …)` line shows only when the block matched through it.
+pub fn snippet(tok: &crate::tokenize::Tokenizer, found: &Found, indexed: &str, terms: &[String]) -> String {
+    match found {
+        Found::Block(b) if b.text.len() < indexed.len() && tok.mentions(&b.text, terms) => {
+            tok.snippet(&b.text, terms, SNIPPET_CHARS)
+        }
+        _ => tok.snippet(indexed, terms, SNIPPET_CHARS),
+    }
+}
+
 /// The [`Hit`] of a ranked document: the stored block or record, with its
 /// kind, score and snippet.
 pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
@@ -150,11 +163,12 @@ pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Res
     let found = Found::decode(stored.kind, stored.payload)
         .map_err(|e| Damaged(format!("a stored document does not decode: {e}")))?;
     let tok = crate::tokenize::Tokenizer::new(view.base().config());
+    let snippet = snippet(&tok, &found, stored.text, terms);
     Ok(Hit {
         kind: stored.kind,
         found,
         score: ranked.score,
-        snippet: tok.snippet(stored.text, terms, SNIPPET_CHARS),
+        snippet,
         bm25_rank: None,
         embedding_rank: None,
         tampered: false,
@@ -297,7 +311,8 @@ fn build_because(
     for unit in legacy_units {
         sources.fresh.insert(unit.path.clone(), unit);
     }
-    let topics = topic_units(root, &listing, &sources, &mut files_read, None)?;
+    let tok = crate::tokenize::Tokenizer::new(config);
+    let topics = topic_units(root, &listing, &sources, &mut files_read, None, &tok)?;
     progress(files_read, total);
     let mut units: Vec<Unit> = sources.fresh.into_values().collect();
     units.extend(topics);

@@ -189,13 +189,13 @@ impl std::fmt::Debug for LocalMemoryBackend {
 
 impl LocalMemoryBackend {
     /// A backend over the workspace at `root`, writing with the offline
-    /// writer.
+    /// writer and the default people-card limits.
     pub fn new(root: &Path) -> LocalMemoryBackend {
         // A change of the self it makes is told at the next hook answer.
         crate::hooks::notices::register();
         LocalMemoryBackend {
             root: root.to_owned(),
-            writer: Mutex::new(Box::new(Offline)),
+            writer: Mutex::new(Box::new(Offline::default())),
             reorganizer: Mutex::new(None),
         }
     }
@@ -314,9 +314,10 @@ impl MemoryBackend for DisabledBackend {
 /// The backend the configuration names for the workspace at `root` (the
 /// user file, the workspace's `scriptorium.toml`, the environment): a
 /// [`DisabledBackend`] for `memory.backend = "none"`, else a
-/// [`LocalMemoryBackend`] writing with the offline writer (give it a model
-/// writer with [`LocalMemoryBackend::with_writer`] yourself). Nothing is
-/// created or written.
+/// [`LocalMemoryBackend`] writing with the offline writer, people cards
+/// within the configured limits (give it a model writer with
+/// [`LocalMemoryBackend::with_writer`] yourself). Nothing is created or
+/// written.
 ///
 /// ```
 /// use scriptorium::backend::{open_configured, MemoryBackend};
@@ -331,7 +332,8 @@ pub fn open_configured(root: &Path) -> Result<Arc<dyn MemoryBackend>, crate::con
     if config.disabled() {
         return Ok(Arc::new(DisabledBackend));
     }
-    Ok(Arc::new(LocalMemoryBackend::new(root)))
+    let offline = Offline::new(crate::writers::people_limits(&config));
+    Ok(Arc::new(LocalMemoryBackend::new(root).with_writer(Box::new(offline))))
 }
 
 static BACKEND: RwLock<Option<Arc<dyn MemoryBackend>>> = RwLock::new(None);

@@ -266,11 +266,12 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
             // A stored document that does not decode is left out, as a
             // damaged index chunk would be.
             let found = Found::decode(c.kind, &c.payload).ok()?;
+            let snippet = index_ws::snippet(&tok, &found, &c.text, &terms);
             Some(Hit {
                 kind: c.kind,
                 found,
                 score,
-                snippet: tok.snippet(&c.text, &terms, index_ws::SNIPPET_CHARS),
+                snippet,
                 bm25_rank: None,
                 embedding_rank: None,
                 tampered: false,

@@ -10,6 +10,7 @@ use serde::Serialize;
 use scriptorium_scheduler::{self as scheduler, BatchWriter, WriteFailure};
 use scriptorium_transaction::{self as transaction, Promoted};
 use scriptorium_writer::backfill::{self, Backfilled, InputWriter};
+use scriptorium_writer::people::Limits;
 use scriptorium_writer::{ModelWriter, Offline, OpenAiCompatible};
 
 use crate::config::Config;
@@ -97,7 +98,7 @@ pub fn choose(a: &WriterFlags, c: &Config) -> Result<Chosen, WriteFailure> {
         if a.model_url.is_some() || a.model_name.is_some() {
             return invalid("--model offline takes no --model-url or --model-name".to_owned());
         }
-        return Ok(Chosen::Offline(Offline));
+        return Ok(Chosen::Offline(Offline::new(people_limits(c))));
     }
     if let (Some(m), Some(n)) = (&a.model, &a.model_name) {
         if m != n {
@@ -106,13 +107,13 @@ pub fn choose(a: &WriterFlags, c: &Config) -> Result<Chosen, WriteFailure> {
     }
     let flagged = a.model_url.is_some() || a.model_name.is_some() || a.model.is_some();
     if !flagged && c.model.as_deref() == Some("offline") {
-        return Ok(Chosen::Offline(Offline));
+        return Ok(Chosen::Offline(Offline::new(people_limits(c))));
     }
     let url = a.model_url.clone().or(c.model_url.clone());
     let name =
         a.model_name.clone().or_else(|| a.model.clone()).or(c.model.clone()).filter(|n| n != "offline");
     match (url, name) {
-        (None, None) => Ok(Chosen::Offline(Offline)),
+        (None, None) => Ok(Chosen::Offline(Offline::new(people_limits(c)))),
         (Some(u), None) => invalid(format!(
             "model URL {u:?} without a model name (--model-name, --model, memory.writer.model or SCRIPTORIUM_MODEL_NAME)"
         )),
@@ -122,9 +123,16 @@ pub fn choose(a: &WriterFlags, c: &Config) -> Result<Chosen, WriteFailure> {
         (Some(u), Some(n)) => {
             let client =
                 OpenAiCompatible::new(&u, &n, c.api_key(), Duration::from_secs(a.model_timeout_secs.max(1)))?;
-            Ok(Chosen::Model(Box::new(ModelWriter::new(client))))
+            Ok(Chosen::Model(Box::new(ModelWriter::new(client).with_limits(people_limits(c)))))
         }
     }
+}
+
+/// The people cards' limits the configuration sets
+/// (`memory.people.max_entries`, `memory.people.max_entry_chars`); a card
+/// may set its own (FORMAT §8).
+pub fn people_limits(c: &Config) -> Limits {
+    Limits { max_entries: c.people_max_entries, max_entry_chars: c.people_max_entry_chars }
 }
 
 /// What `promote` did: the promotion, then what the writer wrote of it.

@@ -9,6 +9,8 @@
 //!   after success, restart safety.
 //! * [`watch`]: the idle watcher, events, the nightly pass; [`clock`]: the
 //!   injected clock and the next local 03:00.
+//! * [`limits`]: what a write left out to keep people cards within their
+//!   limits.
 //! * [`status`]: the writer status in `.scriptorium/status.json`.
 //!
 //! **Architecture invariant:** this crate does not know how a batch becomes
@@ -21,6 +23,7 @@ pub mod clock;
 pub mod conflict;
 pub mod error;
 pub mod import;
+pub mod limits;
 pub mod node;
 pub mod observe;
 pub mod pending;
@@ -30,6 +33,7 @@ pub mod watch;
 pub mod write;
 
 pub use error::{Code, Error, Result, WriteFailure};
+pub use limits::{Limit, LimitHit};
 pub use node::{Node, NodeKind, NodeRole};
 pub use store::{SessionStore, SqliteStore};
 pub use write::{Batch, BatchWriter, Scheduler, WriteReport, Written};

@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::clock::{self, Clock, SystemClock};
 use crate::conflict::Archived;
 use crate::error::{Code, Error, Result, WriteFailure};
+use crate::limits::LimitHit;
 use crate::pending::{self, Cut, DEFAULT_THRESHOLD};
 use crate::status;
 use crate::store::SessionStore;
@@ -69,6 +70,8 @@ pub struct Written {
     pub revision: String,
     /// Workspace-relative paths it changed.
     pub changed: Vec<String>,
+    /// What it left out to keep people cards within their limits.
+    pub limits: Vec<LimitHit>,
 }
 
 /// Turns a batch into one transaction.
@@ -100,7 +103,7 @@ impl BatchWriter for ArchiveWriter {
             edits: Vec::new(),
         };
         let done = w.commit_as(&patch, Tier::Owner, Base::Any, &batch.provenance("archive"))?;
-        Ok(Written { revision: done.revision, changed: done.changed })
+        Ok(Written { revision: done.revision, changed: done.changed, limits: Vec::new() })
     }
 }
 
@@ -118,6 +121,9 @@ pub struct WriteReport {
     /// Turns found already archived (written before a restart, never
     /// marked) and marked without writing them again.
     pub settled: usize,
+    /// What the batches left out to keep people cards within their limits
+    /// ([`crate::limits::merge`]d).
+    pub limits: Vec<LimitHit>,
 }
 
 impl WriteReport {
@@ -131,6 +137,7 @@ impl WriteReport {
         self.changed.extend(other.changed);
         self.changed.sort();
         self.changed.dedup();
+        crate::limits::merge(&mut self.limits, other.limits);
     }
 }
 
@@ -405,6 +412,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             revision: Some(written.revision),
             changed,
             settled: 0,
+            limits: written.limits,
         })
     }
 

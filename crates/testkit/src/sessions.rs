@@ -86,6 +86,7 @@ impl BatchWriter for Counting {
         Ok(Written {
             revision: format!("rev{}", self.calls),
             changed: vec![format!("topics/b{}.md", self.calls)],
+            limits: Vec::new(),
         })
     }
 }

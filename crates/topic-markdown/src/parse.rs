@@ -12,10 +12,12 @@
 //! text of a block without markup in `text`.
 
 mod file;
+mod front;
 mod grammar;
 mod inline;
 mod text;
 
+pub use front::{escape_item, limit_value, searchable, unescape_item, ALIAS_CHARS, LIMIT_KEYS, MAX_LIMIT};
 pub use grammar::is_evidence_label;
 pub(crate) use grammar::{definition_line, fence, is_blank, is_heading};
 pub use inline::{inline_spans, Inline, InlineSpan};
@@ -128,13 +130,31 @@ impl FrontMatter {
         self.scalar("kind").and_then(TopicKind::parse)
     }
 
-    /// `aliases` (a list, or a single scalar).
+    /// `aliases` (a list, or a single scalar), as written: an item may hold
+    /// `\u{hex}` escapes ([`unescape_item`] decodes them).
     pub fn aliases(&self) -> Vec<&str> {
         match self.entries.iter().find(|e| e.key == "aliases").map(|e| &e.value) {
             Some(FmValue::List(v)) => v.iter().map(String::as_str).collect(),
             Some(FmValue::Scalar(s)) if !s.is_empty() => vec![s.as_str()],
             _ => Vec::new(),
         }
+    }
+
+    /// The aliases search reads, decoded ([`searchable`]).
+    pub fn searchable_aliases(&self) -> Vec<std::borrow::Cow<'_, str>> {
+        searchable(&self.aliases())
+    }
+
+    /// `max_entries`: the most paragraphs this people card holds, when it
+    /// sets its own (a whole number of at least 1, [`limit_value`]).
+    pub fn max_entries(&self) -> Option<usize> {
+        self.scalar("max_entries").and_then(limit_value)
+    }
+
+    /// `max_entry_chars`: the most characters of one paragraph of this
+    /// people card, when it sets its own ([`limit_value`]).
+    pub fn max_entry_chars(&self) -> Option<usize> {
+        self.scalar("max_entry_chars").and_then(limit_value)
     }
 }
 

@@ -18,8 +18,16 @@ mod tools;
 pub use tools::tool_specs;
 use tools::{run_tool, Staged};
 
-/// The write prompt (versioned in its first line).
+/// The write prompt (versioned in its first line), its people-card
+/// limits still to be filled in ([`write_prompt`]).
 pub const WRITE_PROMPT: &str = include_str!("../prompts/write.md");
+
+/// The write prompt with the people cards' `limits` in it.
+pub fn write_prompt(limits: crate::people::Limits) -> String {
+    WRITE_PROMPT
+        .replace("{max_entries}", &limits.max_entries.to_string())
+        .replace("{max_entry_chars}", &limits.max_entry_chars.to_string())
+}
 /// The reorganize prompt.
 pub const SLEEP_PROMPT: &str = include_str!("../prompts/sleep.md");
 
@@ -47,12 +55,27 @@ pub struct ModelWriter<M> {
     /// `o200k_base` tokens sent in each model call of the last write
     /// (prompt, records and tool results).
     pub tokens_sent: Vec<usize>,
+    /// The people cards' limits its edits must keep to
+    /// ([`crate::people::edits::check`]).
+    pub limits: crate::people::Limits,
 }
 
 impl<M: Model> ModelWriter<M> {
     /// A writer with the default bounds.
     pub fn new(model: M) -> ModelWriter<M> {
-        ModelWriter { model, max_calls: MAX_CALLS, repairs: REPAIRS, tokens_sent: Vec::new() }
+        ModelWriter {
+            model,
+            max_calls: MAX_CALLS,
+            repairs: REPAIRS,
+            tokens_sent: Vec::new(),
+            limits: crate::people::Limits::default(),
+        }
+    }
+
+    /// The same writer keeping people cards within `limits`.
+    pub fn with_limits(mut self, limits: crate::people::Limits) -> ModelWriter<M> {
+        self.limits = limits;
+        self
     }
 
     /// Writes `input` as one transaction.
@@ -72,7 +95,7 @@ impl<M: Model> ModelWriter<M> {
                 input.origin
             ),
         };
-        self.run(WRITE_PROMPT, user, &job)
+        self.run(&write_prompt(self.limits), user, &job)
     }
 
     /// The nightly reorganize: the file list, then the same tools; returns
@@ -130,7 +153,7 @@ impl<M: Model> ModelWriter<M> {
             if !finish {
                 continue;
             }
-            match commit(job, &base, &staged.edits) {
+            match commit(job, &base, &staged.edits, self.limits) {
                 Ok(w) => return Ok(w),
                 Err(e) if repairable(&e) && repairs < self.repairs => {
                     repairs += 1;
@@ -205,7 +228,13 @@ fn tokens_of(messages: &[Message]) -> usize {
         .sum()
 }
 
-fn commit(job: &Job<'_>, base: &str, staged: &[Edit]) -> Result<Written, transaction::Error> {
+fn commit(
+    job: &Job<'_>,
+    base: &str,
+    staged: &[Edit],
+    limits: crate::people::Limits,
+) -> Result<Written, transaction::Error> {
+    crate::people::edits::check(job.root, staged, limits)?;
     let mut w = transaction::Committer::open(job.root, job.lock_timeout)?;
     let patch = Patch {
         base_revision: base.to_owned(),
@@ -214,7 +243,7 @@ fn commit(job: &Job<'_>, base: &str, staged: &[Edit]) -> Result<Written, transac
         edits: staged.to_vec(),
     };
     let done = w.commit_as(&patch, Tier::Owner, Base::Check, &job.provenance)?;
-    Ok(Written { revision: done.revision, changed: done.changed })
+    Ok(Written { revision: done.revision, changed: done.changed, limits: Vec::new() })
 }
 
 /// What the model can fix: its edits were refused. A stale base revision is

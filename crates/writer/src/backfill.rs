@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use scriptorium_scheduler::{WriteFailure, Written};
+use scriptorium_scheduler::{limits, LimitHit, WriteFailure, Written};
 use scriptorium_source_archive::legacy::LegacyRole;
 use scriptorium_source_archive::writer_input::{self, InputLine};
 use scriptorium_source_archive::SourceId;
@@ -42,7 +42,7 @@ pub trait InputWriter {
 
 impl InputWriter for offline::Offline {
     fn write_input(&mut self, input: &Input<'_>) -> Result<Written, WriteFailure> {
-        offline::write(input)
+        offline::write_within(input, self.limits)
     }
 }
 
@@ -61,6 +61,9 @@ pub struct Backfilled {
     pub records: usize,
     /// Paths changed, sorted, once each.
     pub changed: Vec<String>,
+    /// What the writer left out to keep people cards within their limits
+    /// (FORMAT §8).
+    pub limits: Vec<LimitHit>,
     /// Records the writer refused even alone (left uncited; not printed by
     /// the CLI, whose shape is FORMAT §8's).
     #[serde(skip)]
@@ -117,6 +120,7 @@ fn legacy_turn(id: &SourceId, role: &str, content: &str, time: &str, path: &str)
         source: wire.reference.clone(),
         speaker: None,
         person: None,
+        display: None,
         role: role.to_owned(),
         pending: false,
         content: content.to_owned(),
@@ -143,10 +147,13 @@ pub fn write_named(
     }
     let records = turns.len();
     let input = Input { root, origin: "promote".to_owned(), turns, archive: Vec::new(), lock_timeout };
-    let mut changed = writer.write_input(&input)?.changed;
+    let written = writer.write_input(&input)?;
+    let mut changed = written.changed;
     changed.sort();
     changed.dedup();
-    Ok(Backfilled { batches: 1, records, changed, refused: 0 })
+    let mut report = Backfilled { batches: 1, records, changed, ..Backfilled::default() };
+    limits::merge(&mut report.limits, written.limits);
+    Ok(report)
 }
 
 /// Runs backfill: batches of `batch` uncited records through `writer`.
@@ -189,7 +196,10 @@ pub fn backfill(
         };
         report.batches += 1;
         report.records += chunk.len();
-        report.changed.extend(written.into_iter().flat_map(|w| w.changed));
+        for w in written {
+            report.changed.extend(w.changed);
+            limits::merge(&mut report.limits, w.limits);
+        }
         report.changed.sort();
         report.changed.dedup();
         progress(report.records, turns.len());

@@ -93,6 +93,10 @@ pub struct Turn {
     /// Which person the speaker is, for a person file: [`person_key`] of
     /// the verbatim id (or of the display of a display-only identity).
     pub person: Option<String>,
+    /// The trusted speaker's normalised display name (FORMAT.md §2.3), from
+    /// the transport, never from the body: the name a people card keeps
+    /// among its aliases.
+    pub display: Option<String>,
     /// The role, for a speakerless turn.
     pub role: String,
     /// Whether its record is archived pending (an unpaired group member's
@@ -114,6 +118,7 @@ impl Turn {
             source: wire.reference.clone(),
             speaker: r.speaker().map(|s| s.attribution()),
             person: r.speaker().map(|s| person_key(s.id(), s.display())),
+            display: r.speaker().and_then(|s| s.display()).map(str::to_owned),
             role: r.role().as_str().to_owned(),
             pending: r.is_pending(),
             content: r.content().to_owned(),

@@ -8,6 +8,7 @@
 //! * [`backfill`]: uncited records through the writer; [`extract`]:
 //!   `extract_before_discard`.
 //! * [`input`]: turns with their evidence.
+//! * [`people`]: people cards: their aliases and limits.
 //!
 //! **Architecture invariant:** this crate does not decide how or when it is
 //! called; the scheduler and the facade do. It depends on the layers below
@@ -23,6 +24,7 @@ pub mod input;
 pub mod model;
 pub mod offline;
 pub mod openai;
+pub mod people;
 
 pub use agent::ModelWriter;
 pub use model::{Message, Model, Reply, ToolCall, ToolSpec};

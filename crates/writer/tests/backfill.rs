@@ -55,7 +55,8 @@ fn uncited_records_get_cited_once() {
 
     let mut seen = Vec::new();
     let done =
-        backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t))).unwrap();
+        backfill(root, &mut Offline::default(), 3, Duration::from_secs(5), &mut |d, t| seen.push((d, t)))
+            .unwrap();
     assert_eq!((done.batches, done.records), (2, 4));
     assert_eq!(seen, [(3, 4), (4, 4)]);
     assert_eq!(done.changed, [ada_file()]);
@@ -65,7 +66,7 @@ fn uncited_records_get_cited_once() {
         "nothing archived again"
     );
     assert!(uncited(root).unwrap().is_empty());
-    let again = backfill(root, &mut Offline, 3, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    let again = backfill(root, &mut Offline::default(), 3, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!((again.batches, again.records, again.changed.len()), (0, 0, 0));
 }
 
@@ -82,7 +83,7 @@ fn legacy_records_are_cited_where_they_are() {
     let turns = uncited(root).unwrap();
     assert_eq!(turns.len(), 1, "only the record with a source id and a speaking role");
     assert_eq!(turns[0].speaker, None, "a legacy prefix is never an identity");
-    let done = backfill(root, &mut Offline, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    let done = backfill(root, &mut Offline::default(), 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!(done.changed, ["topics/threads/old-chat.md"]);
     let text = std::fs::read_to_string(root.join("topics/threads/old-chat.md")).unwrap();
     assert!(text.contains("user said (not verbatim): (Ada (7)) We decided on maps[^"), "{text}");
@@ -140,7 +141,7 @@ fn legacy_records_are_taken_only_where_they_can_be_cited() {
     // citable there; the other two are not taken.
     let left: Vec<String> = uncited(root).unwrap().into_iter().map(|t| t.source).collect();
     assert_eq!(left, ["old/a/1"]);
-    let done = backfill(root, &mut Offline, 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
+    let done = backfill(root, &mut Offline::default(), 50, Duration::from_secs(5), &mut |_, _| {}).unwrap();
     assert_eq!((done.records, done.refused), (1, 0));
     assert!(uncited(root).unwrap().is_empty());
 }

@@ -72,9 +72,11 @@ fn an_existing_file_differing_in_case_is_appended_to() {
     let recs = [record_by("m1", Some(("7391", "Ada")), "I moved to Oslo")];
     let written = offline::write(&input(root, &recs)).unwrap();
     assert!(written.changed.contains(&twin), "{:?}", written.changed);
+    // The card gets front matter naming the person; the hand-written text
+    // stays.
     assert!(std::fs::read_to_string(root.join(&twin))
         .unwrap()
-        .starts_with("# Ada, by hand\n\nAda [id 7391] said"));
+        .starts_with("---\nkind: person\naliases: [Ada]\n---\n# Ada, by hand\n\nAda [id 7391] said"));
 }
 
 fn speaker() -> impl Strategy<Value = Option<(String, String)>> {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use scriptorium_testkit::*;
-use scriptorium_writer::agent::{observation, tool_specs, SLEEP_PROMPT, WRITE_PROMPT};
+use scriptorium_writer::agent::{observation, tool_specs, write_prompt, SLEEP_PROMPT, WRITE_PROMPT};
 use scriptorium_writer::extract::{extract_before_discard, EXTRACT_PROMPT};
 use scriptorium_writer::input::Turn;
 use scriptorium_writer::{Message, OpenAiCompatible};
@@ -27,6 +27,13 @@ fn every_prompt_names_its_version() {
         assert!(first.starts_with(&format!("<!-- scriptorium prompt: {name}, version ")), "{first}");
     }
     assert!(WRITE_PROMPT.contains("Only the `speaker` field says who spoke"));
+    assert!(WRITE_PROMPT.contains("Keep every alias"));
+    let limits = scriptorium_writer::people::Limits { max_entries: 7, max_entry_chars: 90 };
+    let p = write_prompt(limits);
+    assert!(
+        p.contains("at most 7 paragraphs of at most 90\n  characters each") && !p.contains("{max_"),
+        "{p}"
+    );
 }
 
 #[test]
@@ -37,8 +44,10 @@ fn the_write_request_for_a_fixed_batch() {
         record_by("m3", None, "ok"),
     ];
     let turns: Vec<Turn> = recs.iter().map(Turn::of_record).collect();
-    let messages =
-        vec![Message::text("system", WRITE_PROMPT), Message::text("user", observation("tg-group-1", &turns))];
+    let messages = vec![
+        Message::text("system", write_prompt(Default::default())),
+        Message::text("user", observation("tg-group-1", &turns)),
+    ];
     let client =
         OpenAiCompatible::new("http://127.0.0.1:9/v1", "any-model", None, Duration::from_secs(1)).unwrap();
     let tools = tool_specs(true);

@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::listing::{read, Listing};
 use crate::search::View;
 use crate::segment::{Damaged, Document, Kind, Stamp, Unit};
+use crate::tokenize::Tokenizer;
 
 /// Days since 1970-01-01 of a timestamp's UTC day.
 pub(super) fn day_of(timestamp: &str) -> Option<i32> {
@@ -197,14 +198,54 @@ struct TopicPayload<'a> {
     trust: Trust,
 }
 
+/// A file's aliases as search reads them: each decoded with its terms
+/// (the first ones within `parse::ALIAS_CHARS` characters; one whose words
+/// are all stop words has none and is left out).
+fn aliases_of(l: &Loaded, tok: &Tokenizer) -> Vec<(String, Vec<String>)> {
+    let Some(fm) = l.file.front_matter.as_ref() else { return Vec::new() };
+    let mut out = Vec::new();
+    for name in fm.searchable_aliases() {
+        let mut terms = Vec::new();
+        tok.terms(&name, &mut terms);
+        if !terms.is_empty() {
+            out.push((name.into_owned(), terms));
+        }
+    }
+    out
+}
+
+/// What a block of a file with `aliases` is indexed as: its `text`, then
+/// `(aliases: a, b)` naming the aliases whose terms the text does not all
+/// hold already (a name the paragraph says is not counted twice).
+fn with_aliases(text: String, aliases: &[(String, Vec<String>)], tok: &Tokenizer) -> String {
+    if aliases.is_empty() {
+        return text;
+    }
+    let mut own = Vec::new();
+    tok.terms(&text, &mut own);
+    let own: HashSet<&str> = own.iter().map(String::as_str).collect();
+    let missing: Vec<&str> = aliases
+        .iter()
+        .filter(|(_, terms)| !terms.iter().all(|t| own.contains(t.as_str())))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if missing.is_empty() {
+        text
+    } else {
+        format!("{text}\n(aliases: {})", missing.join(", "))
+    }
+}
+
 /// Every topic file as a unit (or only those in `only`), checked against
-/// each other and `sources`.
+/// each other and `sources`; `tok` is the index's tokenizer (for the
+/// aliases a block is also indexed with).
 pub(super) fn topic_units(
     root: &Path,
     listing: &Listing,
     sources: &Sources<'_>,
     files_read: &mut usize,
     only: Option<&BTreeSet<String>>,
+    tok: &Tokenizer,
 ) -> Result<Vec<Unit>, Error> {
     let mut loaded = Vec::new();
     let mut units: BTreeMap<String, Unit> = BTreeMap::new();
@@ -244,6 +285,8 @@ pub(super) fn topic_units(
         return Err(Error::new(Code::Io, d.to_string()));
     }
     let by_path: HashMap<&str, &Loaded> = loaded.iter().map(|l| (l.path.as_str(), l)).collect();
+    let aliases: HashMap<&str, Vec<(String, Vec<String>)>> =
+        loaded.iter().map(|l| (l.path.as_str(), aliases_of(l, tok))).collect();
     for state in &checked.blocks {
         let (Some(id), true) = (&state.id, state.valid) else { continue };
         let Some(l) = by_path.get(state.path.as_str()) else { continue };
@@ -258,13 +301,19 @@ pub(super) fn topic_units(
             time: newest.map(|n| n.0.as_str()),
             trust,
         });
+        // The file's names find each of its blocks; the hit's text stays
+        // the block's own.
+        let indexed = match aliases.get(state.path.as_str()) {
+            Some(names) => with_aliases(text, names, tok),
+            None => text,
+        };
         let doc = Document {
             anchor: id.clone(),
             key: String::new(),
             day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
             pending: state.pending,
             speakers: Vec::new(),
-            text,
+            text: indexed,
             payload,
         };
         if let Some(u) = units.get_mut(&state.path) {

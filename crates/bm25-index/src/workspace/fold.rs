@@ -290,7 +290,8 @@ impl<'a> Index<'a> {
         }
         let scoped = scope.and_then(|s| s.scope(&dirty));
         let only = scoped.as_ref().map(|(_, l)| l);
-        let topics = topic_units(self.root, self.listing, sources, &mut work.reads.files_read, only)?;
+        let tok = crate::tokenize::Tokenizer::new(self.view.base().config());
+        let topics = topic_units(self.root, self.listing, sources, &mut work.reads.files_read, only, &tok)?;
         for unit in topics {
             if scoped.as_ref().is_some_and(|(s, _)| !s.contains(&unit.path)) {
                 continue;

@@ -28,6 +28,7 @@ fn tokenize_corpus() {
     replay("tokenize", scriptorium_bm25_index::check::check_tokenize);
 }
 
+mod aliases;
 mod heap;
 mod workspace;
 

@@ -15,6 +15,7 @@ mod core_md;
 mod embeddings;
 mod hooks;
 mod mcp;
+mod people;
 mod quotes;
 #[cfg(unix)]
 mod readonly;

@@ -136,6 +136,9 @@ fn front_matter_entry(k: usize, l: &str, entries: &mut Vec<FmEntry>, problems: &
                     });
                 }
             }
+            if let Some(message) = limit_problem(key, &value) {
+                problems.push(ParseProblem { code: Code::BadFrontMatter, line: k, message });
+            }
             entries.push(FmEntry { line: k, key: key.to_owned(), value });
         }
         Err(_) => problems.push(ParseProblem {
@@ -143,6 +146,24 @@ fn front_matter_entry(k: usize, l: &str, entries: &mut Vec<FmEntry>, problems: &
             line: k,
             message: format!("front matter line {l:?} is not `key: value` or `key: [a, b]`"),
         }),
+    }
+}
+
+/// What is wrong with a people card's limit (`max_entries`,
+/// `max_entry_chars`) that is not a whole number from 1 to
+/// [`super::MAX_LIMIT`]; `None` for a sound one and for every other key.
+fn limit_problem(key: &str, value: &FmValue) -> Option<String> {
+    if !super::LIMIT_KEYS.contains(&key) {
+        return None;
+    }
+    match value {
+        FmValue::Scalar(s) if super::limit_value(s).is_some() => None,
+        FmValue::Scalar(s) => {
+            Some(format!("{key} {s:?} is not a whole number from 1 to {}", super::MAX_LIMIT))
+        }
+        FmValue::List(_) => {
+            Some(format!("{key} is a list, not a whole number from 1 to {}", super::MAX_LIMIT))
+        }
     }
 }
 

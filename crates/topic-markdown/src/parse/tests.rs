@@ -232,3 +232,22 @@ fn inline_spans_cover_what_the_parser_records() {
         assert_eq!((refs, links), (b.refs.clone(), b.links.clone()));
     }
 }
+
+#[test]
+fn a_people_card_may_set_its_own_limits() {
+    let (f, problems) = TopicFile::parse_lenient(
+        "---\nkind: person\nmax_entries: 50\nmax_entry_chars: 400\naliases: [Dave, Smith\\u{2c} D]\n---\n",
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let fm = f.front_matter.unwrap();
+    assert_eq!((fm.max_entries(), fm.max_entry_chars()), (Some(50), Some(400)));
+    assert_eq!(fm.aliases(), ["Dave", "Smith\\u{2c} D"]);
+    assert_eq!(crate::parse::unescape_item(fm.aliases()[1]), "Smith, D");
+    let (f, _) = TopicFile::parse_lenient("---\nkind: person\n---\n");
+    assert_eq!(f.front_matter.unwrap().max_entries(), None);
+    for bad in
+        ["max_entries: 0", "max_entries: lots", "max_entry_chars: -3", "max_entries: [5]", "max_entries:"]
+    {
+        assert_eq!(codes(&format!("---\n{bad}\n---\n")), [(Code::BadFrontMatter, 2)], "{bad}");
+    }
+}

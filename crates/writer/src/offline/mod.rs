@@ -10,7 +10,11 @@
 //! * `topics/people/<slug(attribution)>-<person key>.md`, one per trusted
 //!   person (the key is a hash of the verbatim id, or of the display of a
 //!   display-only identity): durable facts about that speaker and their
-//!   dated plans and events;
+//!   dated plans and events. It is the person's people card
+//!   ([`crate::people`]): the card of that key wherever it is (a renamed
+//!   person keeps one), the display names the transport showed kept in its
+//!   `aliases`, and no more paragraphs, nor longer ones, than its limits
+//!   allow (module `files`; what is left out is reported);
 //! * `topics/threads/<slug(provider-thread)>.md`: decisions and a group's
 //!   dated plans and events, and what non-user roles state.
 //!
@@ -29,6 +33,7 @@
 //! already in its file is not written again.
 
 mod classify;
+mod files;
 mod known;
 mod route;
 mod text;
@@ -45,15 +50,28 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use scriptorium_scheduler::{BatchWriter, Code, WriteFailure, Written};
+use scriptorium_scheduler::{BatchWriter, LimitHit, WriteFailure, Written};
 use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{hex, Input, Turn};
+use crate::people::{alias, Cards, Limits};
+use files::{FilePlan, Para};
 
-/// The offline baseline writer.
+/// The offline baseline writer, with the limits of the people cards it
+/// writes (`Offline::default()`: the default limits).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Offline;
+pub struct Offline {
+    /// The people cards' limits, unless a card sets its own.
+    pub limits: Limits,
+}
+
+impl Offline {
+    /// The offline writer keeping people cards within `limits`.
+    pub fn new(limits: Limits) -> Offline {
+        Offline { limits }
+    }
+}
 
 /// The name reports print.
 pub const NAME: &str = "offline";
@@ -64,14 +82,22 @@ impl BatchWriter for Offline {
     }
 
     fn write_batch(&mut self, batch: &scriptorium_scheduler::Batch<'_>) -> Result<Written, WriteFailure> {
-        write(&Input::of_batch(batch))
+        write_within(&Input::of_batch(batch), self.limits)
     }
 }
 
-/// Writes `input` with the offline writer, as one transaction: the records
-/// always, the paragraphs chosen from them when there are any.
+/// Writes `input` with the offline writer and the default people-card
+/// limits ([`write_within`]).
 pub fn write(input: &Input<'_>) -> Result<Written, WriteFailure> {
-    prepare(input)?.commit()
+    write_within(input, Limits::default())
+}
+
+/// Writes `input` with the offline writer, as one transaction: the records
+/// always, the paragraphs chosen from them when there are any, people
+/// cards kept within `limits` (what was left out is in
+/// [`Written::limits`]).
+pub fn write_within(input: &Input<'_>, limits: Limits) -> Result<Written, WriteFailure> {
+    prepare(input, limits)?.commit()
 }
 
 /// A batch the offline writer has planned, holding the workspace lock:
@@ -83,6 +109,7 @@ pub struct Prepared {
     writer: transaction::Committer<'static>,
     patch: Patch,
     provenance: Provenance,
+    limits: Vec<LimitHit>,
 }
 
 impl Prepared {
@@ -94,13 +121,14 @@ impl Prepared {
     /// Commits the planned patch.
     pub fn commit(mut self) -> Result<Written, WriteFailure> {
         let done = self.writer.commit_as(&self.patch, Tier::Owner, Base::Any, &self.provenance)?;
-        Ok(Written { revision: done.revision, changed: done.changed })
+        Ok(Written { revision: done.revision, changed: done.changed, limits: self.limits })
     }
 }
 
 /// Takes the workspace lock and plans the one transaction of `input`: the
-/// records always, the paragraphs chosen from them when there are any.
-pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
+/// records always, the paragraphs chosen from them when there are any,
+/// people cards kept within `limits`.
+pub fn prepare(input: &Input<'_>, limits: Limits) -> Result<Prepared, WriteFailure> {
     // The lock is held from reading the files to the install: nothing can
     // change under the plan.
     let writer = transaction::Committer::open(input.root, input.lock_timeout)?;
@@ -109,22 +137,14 @@ pub fn prepare(input: &Input<'_>) -> Result<Prepared, WriteFailure> {
     let index = transaction::validation::TopicIndex::load(input.root, &rev)?;
     let speakers: HashSet<String> = input.turns.iter().map(|t| unquoted(&opener(t.who()))).collect();
     let known = Known { index: Some(&index), said: said_by(input.root, &index, &speakers)? };
-    let edits = plan(input.root, &input.turns, &known)?;
+    let planned = plan(input.root, &input.turns, &known, limits)?;
     let patch = Patch {
         base_revision: String::new(),
         message: format!("offline writer: {} turns of {}", input.turns.len(), input.origin),
         sources: input.archive.clone(),
-        edits,
+        edits: planned.edits,
     };
-    Ok(Prepared { writer, patch, provenance: input.provenance(NAME) })
-}
-
-/// One paragraph to add to one file.
-struct Para {
-    id: String,
-    text: String,
-    definition: String,
-    label: String,
+    Ok(Prepared { writer, patch, provenance: input.provenance(NAME), limits: planned.limits })
 }
 
 /// Whether a sentence `who` says in a turn (`pending` or not) is said
@@ -190,16 +210,33 @@ impl Spoken<'_> {
     }
 }
 
+/// What the offline writer plans for a batch.
+#[derive(Debug, Default)]
+pub struct Planned {
+    /// The edits of the topic files.
+    pub edits: Vec<Edit>,
+    /// What it left out to keep people cards within their limits.
+    pub limits: Vec<LimitHit>,
+}
+
 /// The edits the offline writer makes for `turns` in the workspace at
 /// `root` (reading the topic files they add to). A turn some block already
 /// cites was written (perhaps moved since by a reorganize) and is skipped;
 /// so is a sentence too long to quote whole, one its speaker already said
-/// ([`Spoken`]), and a paragraph whose block id exists.
-pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>) -> Result<Vec<Edit>, WriteFailure> {
-    let mut files: BTreeMap<String, (String, Vec<Para>)> = BTreeMap::new();
+/// ([`Spoken`]), and a paragraph whose block id exists. A trusted speaker's
+/// durable facts and dated plans go to their people card (the card of their
+/// person key wherever it is, else a new one), which gets the names the
+/// speaker's trusted turns showed among its aliases; a card holds at most
+/// `limits` (its own, where it sets them).
+pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>, limits: Limits) -> Result<Planned, WriteFailure> {
+    let mut files: BTreeMap<String, FilePlan> = BTreeMap::new();
     let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, records: HashMap::new() };
+    let mut cards: Option<Cards> = None;
+    // Person key → the card this write adds to or creates.
+    let mut card_of: HashMap<String, String> = HashMap::new();
     let cited = known.cited_among(turns.iter().map(|t| t.source.as_str()))?;
-    for t in turns.iter().filter(|t| !cited.contains(&t.source)) {
+    let fresh: Vec<&Turn> = turns.iter().filter(|t| !cited.contains(&t.source)).collect();
+    for t in &fresh {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));
         for (sentence, s) in statements(&t.content, |s| classify(s).is_some()) {
@@ -212,83 +249,79 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>) -> Result<Vec<Edit>,
             kept.entry(destination(what, t)).or_default().push(s);
         }
         for (destination, parts) in kept {
-            let (path, head) = route::file(root, destination, t);
-            add(&mut files, path, head, t, &parts);
+            let (mut path, head) = route::file(root, destination, t);
+            if let (Destination::Person, Some(person)) = (destination, &t.person) {
+                let cards = cards.get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")));
+                path = cards.of(person).map_or(path, str::to_owned);
+                card_of.insert(person.clone(), path.clone());
+            }
+            let para = para(&path, t, &parts);
+            let file = files.entry(path).or_insert_with(|| FilePlan { head, ..FilePlan::default() });
+            file.card |= destination == Destination::Person;
+            file.paras.push(para);
         }
     }
-    let held = known.held_among(files.values().flat_map(|(_, paras)| paras.iter().map(|p| p.id.as_str())))?;
-    let mut edits = Vec::new();
-    for (path, (head, paras)) in files {
-        let existing = read(root, &path)?;
-        let mut text = String::new();
-        let base = existing.as_deref().unwrap_or("");
-        for p in paras {
-            if held.contains(&p.id) || text.contains(&format!(" ^{}\n", p.id)) {
-                continue;
-            }
-            text.push('\n');
-            text.push_str(&format!(
-                "{} said{}[^{}] ^{}\n",
-                unquoted(&p.label),
-                p.text,
-                evidence_label(&p.definition),
-                p.id
-            ));
-            let def_prefix = format!("[^{}]:", evidence_label(&p.definition));
-            if !base.contains(&def_prefix) && !text.contains(&def_prefix) {
-                text.push('\n');
-                text.push_str(&p.definition);
-                text.push('\n');
-            }
-        }
-        if text.is_empty() {
-            continue;
-        }
-        match existing {
-            None => edits.push(Edit::Create { path, content: format!("{head}{text}") }),
-            Some(old) => {
-                let sep = if old.is_empty() || old.ends_with('\n') { "" } else { "\n" };
-                edits.push(Edit::Append { path, content: format!("{sep}{text}") });
-            }
+    name_cards(root, &fresh, &mut cards, &card_of, &mut files);
+    let held = known.held_among(files.values().flat_map(|f| f.paras.iter().map(|p| p.id.as_str())))?;
+    let mut planned = Planned::default();
+    for (path, file) in files {
+        if let Some(edit) = files::edit(root, &path, file, &held, limits, &mut planned.limits)? {
+            planned.edits.push(edit);
         }
     }
-    Ok(edits)
+    Ok(planned)
 }
 
-/// The text of the workspace file at `path`, `None` when it does not exist.
-fn read(root: &Path, path: &str) -> Result<Option<String>, WriteFailure> {
-    match std::fs::read_to_string(root.join(path)) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(WriteFailure::new(Code::Io, format!("cannot read {path}: {e}"))),
-    }
-}
-
-fn evidence_label(definition: &str) -> &str {
-    definition.strip_prefix("[^").and_then(|s| s.split(']').next()).unwrap_or("")
-}
-
-/// Adds the paragraph of turn `t` saying `parts` to the file at `path`. Its
+/// The paragraph of turn `t` saying `parts` in the file at `path`. Its
 /// block id is `c-`/`p-`/`t-` and ten hex digits of a hash of the path and
 /// the source id: the same turn in the same file always gets the same id.
-fn add(
-    files: &mut BTreeMap<String, (String, Vec<Para>)>,
-    path: String,
-    head: String,
-    t: &Turn,
-    parts: &[&str],
-) {
-    let prefix = match path.as_str() {
+fn para(path: &str, t: &Turn, parts: &[&str]) -> Para {
+    let prefix = match path {
         "topics/core.md" => "c",
         p if p.starts_with("topics/people/") => "p",
         _ => "t",
     };
     let id = format!("{prefix}-{}", hex(&Sha256::digest(format!("{path}\0{}", t.source).as_bytes())[..5]));
-    let para = Para {
+    Para {
         id,
         text: said(parts, &t.content),
-        definition: t.evidence.definition(&path),
+        definition: t.evidence.definition(path),
         label: opener(t.who()),
-    };
-    files.entry(path).or_insert_with(|| (head, Vec::new())).1.push(para);
+        source: t.source.clone(),
+    }
+}
+
+/// Adds to `files` the names (aliases, [`alias`]) the trusted turns among
+/// `turns` showed, each to its speaker's card: the card this write adds to
+/// (`card_of`), else the one the workspace holds ([`Cards`]); a person with
+/// no card gets none made for a name. Only a trusted turn that is not
+/// pending names anyone: the display comes from the transport, never
+/// from a body.
+fn name_cards(
+    root: &Path,
+    turns: &[&Turn],
+    cards: &mut Option<Cards>,
+    card_of: &HashMap<String, String>,
+    files: &mut BTreeMap<String, FilePlan>,
+) {
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    for t in turns.iter().filter(|t| !t.pending) {
+        let (Some(person), Some(display)) = (&t.person, &t.display) else { continue };
+        let path = match card_of.get(person) {
+            Some(p) => p.clone(),
+            None => match cards
+                .get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")))
+                .of(person)
+            {
+                Some(p) => p.to_owned(),
+                None => continue,
+            },
+        };
+        let name = alias(display);
+        if seen.insert((path.clone(), name.clone())) {
+            let file = files.entry(path).or_default();
+            file.card = true;
+            file.names.push((name, t.source.clone()));
+        }
+    }
 }

@@ -122,6 +122,7 @@ pub(super) fn write(ctx: &Ctx, o: &WriteOptions) -> Outcome {
             "changed": r.changed,
             "writer": w.name(),
             "core": core,
+            "limits": r.limits,
         }))
     } else if r.turns == 0 {
         report::line("nothing owed")

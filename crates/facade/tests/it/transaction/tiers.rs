@@ -96,7 +96,7 @@ fn promotion_trusts_a_pending_source_without_touching_the_archive() {
     assert_eq!(
         json_lines(&out.stdout),
         [json!({"promoted": ["chat/inbox/p1"], "already_trusted": [], "revision": rev,
-            "written": {"batches": 0, "records": 0, "changed": []}})],
+            "written": {"batches": 0, "records": 0, "changed": [], "limits": []}})],
         "a block cites the record already: nothing to write"
     );
     let audit = json_lines(&std::fs::read(root.join(".scriptorium/audit.jsonl")).unwrap());
