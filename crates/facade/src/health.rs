@@ -113,7 +113,9 @@ fn locked(root: &Path) -> String {
             Ok(Holding::Free) | Err(_) => {}
         }
     }
-    format!("another write held the workspace's lock when this one ran, and it is free now: {then}")
+    format!(
+        "no process holds the workspace's write or scheduler lock now (the one that did has finished; the reason names any other lock): {then}"
+    )
 }
 
 #[cfg(test)]

@@ -333,7 +333,11 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         let force = force || {
             let due = self.steps_due(session)?;
             if due {
-                tracing::info!(session, every_steps = self.every_steps, "a write is due by the reflection cadence");
+                tracing::info!(
+                    session,
+                    every_steps = self.every_steps,
+                    "a write is due by the reflection cadence"
+                );
             }
             due
         };

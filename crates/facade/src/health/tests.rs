@@ -24,7 +24,13 @@ fn nothing_recorded_is_healthy() {
     let h = Health::of(dir.path());
     assert_eq!(
         h,
-        Health { failure_streak: 0, fingerprint: None, last_success: None, last_failure: None, remediation: None }
+        Health {
+            failure_streak: 0,
+            fingerprint: None,
+            last_success: None,
+            last_failure: None,
+            remediation: None
+        }
     );
 }
 
@@ -32,7 +38,8 @@ fn nothing_recorded_is_healthy() {
 fn a_streak_has_a_fingerprint_and_a_remediation_until_a_success() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let denied = |n: u32| WriteFailure::new(Code::PermissionDenied, format!("HTTP 401 from the model (request {n})"));
+    let denied =
+        |n: u32| WriteFailure::new(Code::PermissionDenied, format!("HTTP 401 from the model (request {n})"));
     record_failure(root, "2026-03-04T10:00:00Z", &denied(1));
     record_failure(root, "2026-03-04T10:05:00Z", &denied(2));
     let h = Health::of(root);
@@ -53,7 +60,11 @@ fn every_code_has_its_own_remediation() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let expect = [
-        (Code::PermissionDenied, false, "set SCRIPTORIUM_API_KEY (or the variable memory.writer.api_key_env names)"),
+        (
+            Code::PermissionDenied,
+            false,
+            "set SCRIPTORIUM_API_KEY (or the variable memory.writer.api_key_env names)",
+        ),
         (Code::ModelUnavailable, true, "memory.writer.model_url"),
         (Code::ValidationFailed, false, "scriptorium check"),
         (Code::Conflict, true, "stale base revision"),
@@ -63,7 +74,7 @@ fn every_code_has_its_own_remediation() {
         (Code::NotFound, false, "session id"),
         (Code::MemoryDisabled, false, "memory.backend"),
         (Code::Tampered, false, "restore the committed file"),
-        (Code::Locked, true, "free now"),
+        (Code::Locked, true, "no process holds"),
     ];
     let mut seen = std::collections::HashSet::new();
     for (code, retryable, needle) in expect {
@@ -81,7 +92,7 @@ fn a_locked_failure_names_the_holder_of_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let f = failure(Code::Locked, "another process holds .scriptorium/write.lock (waited 1000 ms)", true);
-    assert!(remediation(root, &f).contains("is free now"));
+    assert!(remediation(root, &f).starts_with("no process holds"));
     let held = scriptorium_transaction::lock::acquire(root, Duration::ZERO).unwrap();
     let r = remediation(root, &f);
     let me = format!("the workspace is locked by pid {} since ", std::process::id());
@@ -94,5 +105,5 @@ fn a_locked_failure_names_the_holder_of_the_lock() {
     std::fs::write(root.join(SCHEDULER_LOCK), b"").unwrap();
     assert!(remediation(root, &f).starts_with("the workspace is locked by another process"));
     drop(sched);
-    assert!(remediation(root, &f).contains("is free now"));
+    assert!(remediation(root, &f).starts_with("no process holds"));
 }

@@ -55,7 +55,12 @@ impl Files {
     fn open(root: &Path, session: &str) -> Result<Files, Error> {
         let base = format!("{}/writing/{}", super::state::DIR, super::state::name_of(session.as_bytes()));
         let open = |ext: &str| super::state::lock_file(root, &format!("{base}.{ext}"));
-        Ok(Files { gate: open("gate")?, run: open("lock")?, next: open("next")?, run_rel: format!("{base}.lock") })
+        Ok(Files {
+            gate: open("gate")?,
+            run: open("lock")?,
+            next: open("next")?,
+            run_rel: format!("{base}.lock"),
+        })
     }
 }
 
@@ -121,7 +126,11 @@ struct Gate<'a>(&'a File);
 impl<'a> Gate<'a> {
     /// Enters the gate (held only for an instant by others), waiting up to
     /// `deadline`.
-    fn enter(file: &'a File, deadline: Duration, io: impl Fn(std::io::Error) -> Error) -> Result<Gate<'a>, Error> {
+    fn enter(
+        file: &'a File,
+        deadline: Duration,
+        io: impl Fn(std::io::Error) -> Error,
+    ) -> Result<Gate<'a>, Error> {
         let started = Instant::now();
         while !take(file).map_err(&io)? {
             if started.elapsed() >= deadline {

@@ -902,7 +902,7 @@
     if (f) {
       rows.push(['last failure', [f.time, ' ', h('code', null, f.code), f.retryable ? ' (retryable)' : ' (not retryable)']]);
       rows.push(['reason', h('bdi', { class: 'reason' }, longText(f.reason, LIST_TEXT_LIMIT, 'span', 'content'))]);
-      rows.push(['its fingerprint', h('code', null, f.fingerprint)]);
+      if (f.fingerprint !== x.fingerprint) rows.push(['its fingerprint', h('code', null, f.fingerprint)]);
     } else {
       rows.push(['last failure', '(none)']);
     }

@@ -12,6 +12,7 @@ use serde_json::Value;
 mod config;
 mod core_md;
 mod embeddings;
+mod health;
 mod hooks;
 mod mcp;
 mod quotes;

@@ -40,11 +40,20 @@ fn files_of_older_versions_read_as_they_would_have_been_written() {
     std::fs::create_dir_all(root.join(".scriptorium")).unwrap();
     let cases = [
         // A failure after the latest success: a streak of one.
-        (r#"{"latest_success":"2026-01-01T00:00:00Z","latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":3}"#, 1),
+        (
+            r#"{"latest_success":"2026-01-01T00:00:00Z","latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":3}"#,
+            1,
+        ),
         // A success after it: none.
-        (r#"{"latest_success":"2026-01-03T00:00:00Z","latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":3}"#, 0),
+        (
+            r#"{"latest_success":"2026-01-03T00:00:00Z","latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":3}"#,
+            0,
+        ),
         // Never a success.
-        (r#"{"latest_success":null,"latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":null}"#, 1),
+        (
+            r#"{"latest_success":null,"latest_failure":{"time":"2026-01-02T00:00:00Z","code":"IO","reason":"disk full","retryable":true},"pending_turns":null}"#,
+            1,
+        ),
         (r#"{"latest_success":null,"latest_failure":null,"pending_turns":0}"#, 0),
     ];
     for (text, streak) in cases {

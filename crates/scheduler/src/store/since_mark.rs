@@ -32,6 +32,7 @@ pub(super) const USER_TURNS: &str = "SELECT n.role = 'user' AND n.kind = 'turn',
     FROM nodes n WHERE n.session = ?1 ORDER BY n.row DESC";
 
 /// The agent steps since the newest mark ([`SqliteStore::count_since_mark`]).
-pub(super) const AGENT_STEPS: &str = "SELECT (n.role = 'assistant' AND n.kind = 'turn') OR n.kind = 'tool_call',
+pub(super) const AGENT_STEPS: &str =
+    "SELECT (n.role = 'assistant' AND n.kind = 'turn') OR n.kind = 'tool_call',
         EXISTS(SELECT 1 FROM marks m WHERE m.session = n.session AND m.node = n.id AND m.workspace = ?2)
     FROM nodes n WHERE n.session = ?1 ORDER BY n.row DESC";
