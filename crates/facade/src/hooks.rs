@@ -7,7 +7,9 @@
 //!   nudge when due.
 //! * `Stop`, `SubagentStop`: what the transcript gained since the last call
 //!   is recorded ([`cursor`]); then a write (not forced: only at the
-//!   threshold) is asked for, to run in the background.
+//!   threshold, or everything once the reflection cadence makes it due) is
+//!   asked for, to run in the background, coalesced with any other write of
+//!   the session ([`background_write`]).
 //! * `PreCompact`, `SessionEnd`: extract before discard: record, then a
 //!   forced write of the session, in the background.
 //!
