@@ -25,6 +25,9 @@ use scriptorium_source_archive::Code;
 
 use crate::error::Error;
 
+/// The least a trigger waits for the gate.
+const GATE_WAIT: Duration = Duration::from_secs(1);
+
 /// Held while a session's background write runs (released when dropped).
 #[derive(Debug)]
 pub(super) struct Running {
@@ -75,7 +78,9 @@ pub(super) fn claim(root: &Path, session: &str, force: bool, deadline: Duration)
     let io = |e: std::io::Error| {
         Error::new(Code::Io, format!("cannot claim the session's write: {e}")).at(&f.run_rel)
     };
-    let gate = Gate::enter(&f.gate, deadline, io)?;
+    // The gate is held for an instant at a time: worth a second's wait even
+    // for a trigger that may not wait for the running write.
+    let gate = Gate::enter(&f.gate, deadline.max(GATE_WAIT), io)?;
     if take(&f.run).map_err(io)? {
         let forced = gate.take_forced().map_err(io)?;
         return Ok(Claim::Run(Running { _file: f.run, force: force || forced }));
@@ -103,7 +108,7 @@ pub(super) fn claim(root: &Path, session: &str, force: bool, deadline: Duration)
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let rest = deadline.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
+    let rest = deadline.saturating_sub(started.elapsed()).max(GATE_WAIT);
     let gate = Gate::enter(&f.gate, rest, io)?;
     let forced = gate.take_forced().map_err(io)?;
     drop(f.next);
