@@ -268,7 +268,15 @@ impl MemoryBackend for LocalMemoryBackend {
             Ok(None) => return Some(WriteFailure::new(Code::NotFound, format!("no session {session:?}"))),
             Err(e) => return Some(e.into()),
         }
-        let sch = Scheduler::new(&store, &self.root, &ws);
+        let config = match crate::config::Config::load(&self.root) {
+            Ok(c) => c,
+            Err(e) => return Some(WriteFailure::new(Code::InvalidArgument, Error::from(e).message)),
+        };
+        let mut sch = Scheduler::new(&store, &self.root, &ws);
+        sch.every_steps = config.reflection_every_steps;
+        if let Some(t) = config.threshold {
+            sch.threshold = t;
+        }
         let mut writer = match self.writer.lock() {
             Ok(w) => w,
             Err(p) => p.into_inner(),

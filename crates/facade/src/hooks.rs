@@ -9,7 +9,9 @@
 //!   nudge when due.
 //! * `Stop`, `SubagentStop`: what the transcript gained since the last call
 //!   is recorded ([`cursor`]); then a write (not forced: only at the
-//!   threshold) is asked for, to run in the background.
+//!   threshold, or everything once the reflection cadence makes it due) is
+//!   asked for, to run in the background, coalesced with any other write of
+//!   the session ([`background_write`]).
 //! * `PreCompact`, `SessionEnd`: extract before discard: record, then a
 //!   forced write of the session, in the background.
 //!
@@ -253,12 +255,13 @@ pub fn notice(e: &Error) -> String {
 }
 
 /// The background write a hook asked for: writes `session` (everything
-/// pending when `force`), waiting for the write lock up to `deadline`. A
-/// failure (`LOCKED` past the deadline, a model that cannot be reached, …)
-/// is recorded for `event` and returned; a retryable one leaves the turns
-/// pending for the watcher or the next hook. A second non-forced write of
-/// the same session while one runs does nothing (the running one covers
-/// it).
+/// pending when `force`, or when the reflection cadence makes it due),
+/// waiting for the write lock up to `deadline`. A failure (`LOCKED` past
+/// the deadline, a model that cannot be reached, …) is recorded for
+/// `event` and in the writer status (it counts in the failure streak), and
+/// returned; a retryable one leaves the turns pending for the watcher or
+/// the next hook. A write asked for while another of the same session runs
+/// is coalesced ([`running`]): one follow-up covers every such request.
 pub fn background_write(
     root: &Path,
     config: &Config,
@@ -268,9 +271,14 @@ pub fn background_write(
 ) -> Result<(), Error> {
     let started = std::time::Instant::now();
     notices::register();
-    let run = || -> Result<(), Error> {
+    // Whether the scheduler ran the write (and so recorded its outcome).
+    let mut noted = false;
+    let mut run = || -> Result<(), Error> {
         let Some(identity) = scriptorium_transaction::layout::identity(root)? else { return Ok(()) };
-        let Some(_running) = running::claim(root, &job.session, job.force, deadline)? else { return Ok(()) };
+        let running = match running::claim(root, &job.session, job.force, deadline)? {
+            running::Claim::Run(r) => r,
+            running::Claim::Absorbed => return Ok(()),
+        };
         let Some(store) = SqliteStore::open_existing(&root.join(SESSIONS_DB)).map_err(WriteFailure::from)?
         else {
             return Ok(());
@@ -283,9 +291,18 @@ pub fn background_write(
         let mut chosen = crate::writers::choose(&crate::writers::WriterFlags::default(), config)?;
         let mut sch = Scheduler::new(&store, root, &identity.id);
         sch.threshold = config.threshold.unwrap_or(pending::DEFAULT_THRESHOLD);
+        sch.every_steps = config.reflection_every_steps;
         sch.lock_timeout = deadline.saturating_sub(started.elapsed());
-        sch.write(chosen.batch_writer(), &job.session, job.force)?;
+        noted = true;
+        sch.write(chosen.batch_writer(), &job.session, running.force)?;
         Ok(())
     };
-    run().inspect_err(|e| failure::record(root, event, e))
+    let result = run();
+    if let Err(e) = &result {
+        failure::record(root, event, e);
+        if !noted {
+            failure::record_writer(root, e);
+        }
+    }
+    result
 }

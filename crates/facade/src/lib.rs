@@ -10,7 +10,8 @@
 //! ([`fence`]), recall ([`recall`]), the `memory_*` tools ([`tools`]),
 //! the memory palace, a self-contained HTML page of a workspace
 //! ([`palace`]), registering the hooks and tools in a coding agent
-//! ([`install`]), configuration ([`config`]), the choice of writer and
+//! ([`install`]), configuration ([`config`]), the writer's health with
+//! remediation ([`health`]), the choice of writer and
 //! promotion ([`writers`]), the `scriptorium` binary and
 //! its MCP server;
 //! and each layer re-exported as a module (`archive`, `topics`, `index`,
@@ -38,6 +39,7 @@ pub mod config;
 pub mod embeddings;
 mod error;
 pub mod fence;
+pub mod health;
 pub mod hooks;
 pub mod install;
 pub mod nudge;

@@ -50,8 +50,9 @@ pub use write::write;
 pub const FILE_NAME: &str = "palace.html";
 
 /// The version of the embedded JSON document's shape (2: `history` is the
-/// workspace's git log, and each block names the commits that touched it).
-pub const DATA_FORMAT: u32 = 2;
+/// workspace's git log, and each block names the commits that touched it;
+/// 3: `health`, the writer's health as `status` reports it).
+pub const DATA_FORMAT: u32 = 3;
 
 /// At most this many commits of the workspace's git history, the newest,
 /// are embedded (with `history_truncated` saying whether older ones
@@ -71,8 +72,9 @@ pub const DATA_ELEMENT_ID: &str = "palace-data";
 /// URL), counts per thread, speaker and day for all records, the people,
 /// the timeline, `relations.json`, the newest [`HISTORY_LIMIT`] commits of
 /// the workspace's git history with, for every block, the commits that
-/// added, changed or removed it, `.scriptorium/audit.jsonl`, and the
-/// rendered `core.md` with its token count and the blocks left out.
+/// added, changed or removed it, `.scriptorium/audit.jsonl`, the
+/// rendered `core.md` with its token count and the blocks left out, and
+/// the writer's health ([`crate::health::Health`]).
 ///
 /// Errors: `NOT_FOUND` when `root` is not a folder; `IO` when a file
 /// cannot be read; `INVALID_ARGUMENT` for a malformed `scriptorium.toml`.

@@ -48,6 +48,9 @@ pub struct Status {
     pub sessions_error: Option<String>,
     /// The writer's latest success and failure.
     pub writer: WriterOutcomes,
+    /// The writer's health: the failure streak, the current failure's
+    /// fingerprint and what to do about it ([`crate::health`]).
+    pub health: crate::health::Health,
     /// The coding-agent hooks' latest failure.
     pub hooks: crate::hooks::failure::HookStatus,
     /// Why the workspace is read as it is on disk, when it cannot be written.
@@ -120,9 +123,10 @@ impl Status {
             pending_turns,
             sessions_error,
             writer: WriterOutcomes {
-                latest_success: stored.latest_success,
-                latest_failure: stored.latest_failure,
+                latest_success: stored.latest_success.clone(),
+                latest_failure: stored.latest_failure.clone(),
             },
+            health: crate::health::Health::from_status(root, stored),
             hooks: crate::hooks::failure::status(root),
             read_only: snapshot.read_only(),
         })

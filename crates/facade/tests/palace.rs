@@ -208,6 +208,14 @@ fn hostile_workspace(root: &Path) {
     std::fs::remove_file(&session).unwrap();
     let check = run(&["check", "--workspace", w, "--json"], b"");
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    // Two failed writes since, with a hostile reason (a model's answer can
+    // end up in one): the health view and the header show them.
+    let reason = format!("HTTP 401 from the model: <script>{RUN}</script>");
+    for time in ["2026-08-13T09:00:00Z", "2026-08-13T09:05:00Z"] {
+        let f =
+            scriptorium::scheduler::WriteFailure::new(scriptorium::Code::PermissionDenied, reason.clone());
+        assert!(scriptorium::scheduler::status::record_failure(root, time, &f));
+    }
 }
 
 fn out_dir() -> PathBuf {
@@ -513,6 +521,22 @@ impl Browser {
         within(&core, "Pending or invalid, never eligible (1)", "core: the pending block");
         let search = self.dump("search", "#view=search&q=onerror");
         within(&search, "result", "search: hits");
+        let health = self.dump("health", "#view=health");
+        within(&health, "2 failed write(s) in a row", "health: the streak");
+        within(&health, "writer failing: 2 in a row", "health: the header's badge");
+        within(&health, "<code>PERMISSION_DENIED:", "health: the fingerprint");
+        within(
+            &health,
+            "HTTP 401 from the model: &lt;script&gt;window.__pwned=1;",
+            "health: the reason is text",
+        );
+        within(&health, "What to do", "health: the remediation");
+        within(
+            &health,
+            "set SCRIPTORIUM_API_KEY (or the variable memory.writer.api_key_env names)",
+            "health",
+        );
+        within(&health, "2026-08-13T09:05:00Z", "health: the last failure's time");
     }
 
     /// A screenshot of a citation.

@@ -18,6 +18,11 @@ use crate::store::SessionStore;
 /// The default batch threshold, in `o200k_base` tokens.
 pub const DEFAULT_THRESHOLD: usize = 16_000;
 
+/// The default reflection cadence: a session's write is due after this
+/// many agent steps (assistant turns and tool calls) since its last write,
+/// whatever its pending tokens.
+pub const DEFAULT_EVERY_STEPS: usize = 25;
+
 /// The tip of the transcript's last line: the head node itself when it is a
 /// leaf, otherwise its newest descendant. `None` for an empty session.
 pub fn head_tip<S: SessionStore + ?Sized>(store: &S, session: &str) -> Result<Option<String>> {

@@ -14,6 +14,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, Tr
 use crate::error::{Code, Error, Result};
 use crate::node::{Node, NodeKind, NodeRole};
 
+mod since_mark;
+
 /// The default place of the embedded store, relative to the workspace.
 pub const SESSIONS_DB: &str = ".scriptorium/sessions.db";
 
@@ -114,6 +116,11 @@ pub trait SessionStore {
     /// for `workspace` (all of them when none is): what no write has
     /// covered since the last one touching the session.
     fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize>;
+    /// The agent steps of a session recorded after its newest node marked
+    /// for `workspace` (all of them when none is): its assistant turns
+    /// (role `assistant`, kind `turn`) and its tool calls (kind
+    /// `tool_call`). What the reflection cadence counts.
+    fn agent_steps_since_mark(&self, session: &str, workspace: &str) -> Result<usize>;
 }
 
 /// The embedded store: SQLite in WAL mode.
@@ -358,22 +365,11 @@ fn node_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Node, Option<&'static str
 
 impl SessionStore for SqliteStore {
     fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
-        // Newest first, up to the first marked node: what was recorded
-        // since the last write, not the whole session.
-        let mut st = self.conn.prepare_cached(
-            "SELECT n.role = 'user' AND n.kind = 'turn',
-                    EXISTS(SELECT 1 FROM marks m WHERE m.session = n.session AND m.node = n.id AND m.workspace = ?2)
-             FROM nodes n WHERE n.session = ?1 ORDER BY n.row DESC",
-        )?;
-        let mut rows = st.query(params![session, workspace])?;
-        let mut n = 0;
-        while let Some(r) = rows.next()? {
-            if r.get::<_, bool>(1)? {
-                break;
-            }
-            n += usize::from(r.get::<_, bool>(0)?);
-        }
-        Ok(n)
+        self.count_since_mark(session, workspace, since_mark::USER_TURNS)
+    }
+
+    fn agent_steps_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        self.count_since_mark(session, workspace, since_mark::AGENT_STEPS)
     }
 
     fn sessions(&self) -> Result<Vec<SessionInfo>> {

@@ -2,8 +2,9 @@
 //! pass.
 //!
 //! A session is due when it gained nodes since the watcher last finished
-//! with it, has been quiet for the idle time, and is not backing off. A due
-//! session gets a forced write. On success, or on a failure no retry can fix
+//! with it, has been quiet for the idle time (or the reflection cadence
+//! makes its write due, [`Scheduler::steps_due`]), and is not backing off.
+//! A due session gets a forced write. On success, or on a failure no retry can fix
 //! (refused content, bad configuration or credentials), it is handled until
 //! new nodes arrive; the event says which. On a retryable failure (a held
 //! lock, an unreachable model) it stays unhandled and is tried again after a
@@ -224,7 +225,10 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
             let now = self.scheduler.clock().now();
             let mut state = store.watch_state(&info.id, ws)?;
             let quiet = now.as_second().saturating_sub(info.active_at) >= self.idle_secs;
-            if info.seq <= state.handled_seq || !quiet || now.as_second() < state.retry_at {
+            if info.seq <= state.handled_seq || now.as_second() < state.retry_at {
+                continue;
+            }
+            if !quiet && !self.scheduler.steps_due(&info.id)? {
                 continue;
             }
             let result = self.scheduler.write_one(writer, &info.id, true);

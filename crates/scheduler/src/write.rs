@@ -2,6 +2,12 @@
 //! a [`BatchWriter`], and mark exactly the turns of every batch whose
 //! transaction succeeded.
 //!
+//! A write is due at the token threshold, when forced, or by the
+//! reflection cadence: once a session recorded [`Scheduler::every_steps`]
+//! agent steps (assistant turns and tool calls) since its newest written
+//! turn, its write is a forced one, whoever asked for it (`write`, the
+//! watcher, a hook's background write).
+//!
 //! Restart safety: before a batch goes to the writer, its turns are
 //! *claimed* in the store; the mark drops the claim. A batch's records are
 //! archived by the same transaction that writes its topics, so a claimed
@@ -24,7 +30,7 @@ use crate::clock::{self, Clock, SystemClock};
 use crate::conflict::Archived;
 use crate::error::{Code, Error, Result, WriteFailure};
 use crate::limits::LimitHit;
-use crate::pending::{self, Cut, DEFAULT_THRESHOLD};
+use crate::pending::{self, Cut, DEFAULT_EVERY_STEPS, DEFAULT_THRESHOLD};
 use crate::status;
 use crate::store::SessionStore;
 
@@ -149,6 +155,10 @@ pub struct Scheduler<'a, S: SessionStore + ?Sized> {
     clock: &'a dyn Clock,
     /// The batch threshold in `o200k_base` tokens (default 16,000).
     pub threshold: usize,
+    /// The reflection cadence: a session's write is forced once it
+    /// recorded this many agent steps since its newest written turn
+    /// (default 25; 0: never).
+    pub every_steps: usize,
     /// How long a write waits for the workspace lock (default 1 s).
     pub lock_timeout: Duration,
 }
@@ -159,6 +169,7 @@ impl<S: SessionStore + ?Sized> std::fmt::Debug for Scheduler<'_, S> {
             .field("root", &self.root)
             .field("workspace", &self.workspace)
             .field("threshold", &self.threshold)
+            .field("every_steps", &self.every_steps)
             .field("lock_timeout", &self.lock_timeout)
             .finish_non_exhaustive()
     }
@@ -173,6 +184,7 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
             workspace: workspace.to_owned(),
             clock: &SystemClock,
             threshold: DEFAULT_THRESHOLD,
+            every_steps: DEFAULT_EVERY_STEPS,
             lock_timeout: BACKGROUND_LOCK_TIMEOUT,
         }
     }
@@ -208,10 +220,22 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         pending::pending_turns(self.store, &self.workspace)
     }
 
+    /// Whether the reflection cadence makes `session`'s write due: it
+    /// recorded [`Scheduler::every_steps`] agent steps or more since its
+    /// newest written turn (never when `every_steps` is 0).
+    pub fn steps_due(&self, session: &str) -> Result<bool> {
+        if self.every_steps == 0 {
+            return Ok(false);
+        }
+        Ok(self.store.agent_steps_since_mark(session, &self.workspace)? >= self.every_steps)
+    }
+
     /// Writes what `session` owes.
     ///
     /// Not forced: the head's pending turns, if they reach the threshold, as
-    /// one batch; under it, nothing (`turns: 0`, a success). Forced: batches
+    /// one batch; under it, nothing (`turns: 0`, a success) — unless the
+    /// reflection cadence makes the write due ([`Scheduler::steps_due`]),
+    /// and then it is a forced one. Forced: batches
     /// until nothing is pending, the head first, then every other live tip
     /// (a prefix shared with a tip already written is marked, so it is never
     /// written again). A failure stops the call: batches before it stay
@@ -313,6 +337,17 @@ impl<'a, S: SessionStore + ?Sized> Scheduler<'a, S> {
         session: &str,
         force: bool,
     ) -> Result<WriteReport, WriteFailure> {
+        let force = force || {
+            let due = self.steps_due(session)?;
+            if due {
+                tracing::info!(
+                    session,
+                    every_steps = self.every_steps,
+                    "a write is due by the reflection cadence"
+                );
+            }
+            due
+        };
         let tips = if force {
             pending::tips_head_first(self.store, session)?
         } else {

@@ -155,6 +155,9 @@ impl SessionStore for ForeignMarks {
     fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
         self.0.user_turns_since_mark(session, workspace)
     }
+    fn agent_steps_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        self.0.agent_steps_since_mark(session, workspace)
+    }
 }
 
 #[test]

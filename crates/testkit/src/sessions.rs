@@ -147,4 +147,7 @@ impl SessionStore for FlakyMarks {
     fn user_turns_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
         self.inner.user_turns_since_mark(session, workspace)
     }
+    fn agent_steps_since_mark(&self, session: &str, workspace: &str) -> Result<usize> {
+        self.inner.agent_steps_since_mark(session, workspace)
+    }
 }

@@ -15,6 +15,9 @@
 //! with more rights starting meanwhile is not excluded; the reader then
 //! reads what is on disk, as it would without the lock.) [`WorkspaceLock::held`]
 //! says which of these happened, so the caller can say so.
+//!
+//! An exclusive holder writes its process id and the time into the file
+//! ([`holder`]), so a refused writer can say whom it waited for.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
@@ -24,6 +27,8 @@ use std::time::{Duration, Instant};
 use scriptorium_source_archive::fsio;
 
 use crate::error::{Code, Error};
+
+pub mod holder;
 
 /// The lock file, relative to the workspace root.
 pub const LOCK_FILE: &str = ".scriptorium/write.lock";
@@ -155,7 +160,12 @@ fn take_with(
     loop {
         let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
         match attempt {
-            Ok(()) => return Ok(WorkspaceLock { _file: Some(file), held }),
+            Ok(()) => {
+                if !shared {
+                    holder::record(&file);
+                }
+                return Ok(WorkspaceLock { _file: Some(file), held });
+            }
             Err(TryLockError::WouldBlock) => {
                 if start.elapsed() >= timeout {
                     return Err(Error::new(
@@ -196,6 +206,32 @@ mod tests {
             inode
         );
         drop(again);
+    }
+
+    #[test]
+    fn an_exclusive_holder_says_who_it_is_and_readers_do_not_count() {
+        use holder::{probe, Holding};
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free, "no file yet: free");
+        let held = acquire(dir.path(), Duration::ZERO).unwrap();
+        let Holding::Held(Some(h)) = probe(dir.path(), LOCK_FILE).unwrap() else { panic!("held") };
+        assert_eq!(h.pid, std::process::id());
+        assert!(scriptorium_source_archive::timestamp::is_valid(&h.since), "{}", h.since);
+        drop(held);
+        assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free);
+        // Readers hold it shared: free for a probe, and they write nothing.
+        let before = std::fs::read(dir.path().join(LOCK_FILE)).unwrap();
+        let r = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free);
+        assert_eq!(std::fs::read(dir.path().join(LOCK_FILE)).unwrap(), before);
+        drop(r);
+        // Another lock file of the workspace records its holder the same way;
+        // a holder that wrote nothing (an older version) is held, unnamed.
+        let other = acquire_file(dir.path(), ".scriptorium/other.lock", Duration::ZERO).unwrap();
+        assert!(matches!(probe(dir.path(), ".scriptorium/other.lock").unwrap(), Holding::Held(Some(_))));
+        std::fs::write(dir.path().join(".scriptorium/other.lock"), b"").unwrap();
+        assert_eq!(probe(dir.path(), ".scriptorium/other.lock").unwrap(), Holding::Held(None));
+        drop(other);
     }
 
     #[test]

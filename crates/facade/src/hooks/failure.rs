@@ -1,11 +1,21 @@
 //! The latest hook failure, kept in `.scriptorium/hooks/last_error.json` so
 //! that `status --json` shows it as `"hooks":{"last_error":{"code","event","time"}}`:
 //! a hook never fails the agent, and its failures are never silent.
+//!
+//! A background write's failure is a writer outcome as well: it is also
+//! recorded in the writer status (`.scriptorium/status.json`), where it
+//! counts in the failure streak `status` reports as health — by the
+//! scheduler when the write ran, by [`record_writer`] when it failed
+//! before (its session's write could not be claimed, the writer could not
+//! be chosen, the session store could not be opened). A failure answering
+//! an event (reading a transcript, recall, the nudge) is not a write and
+//! does not count.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use scriptorium_scheduler::WriteFailure;
 use scriptorium_source_archive::timestamp;
 
 use crate::error::Error;
@@ -37,6 +47,20 @@ pub struct HookStatus {
 pub fn status(root: &Path) -> HookStatus {
     let last_error = std::fs::read(root.join(LAST_ERROR)).ok().and_then(|b| serde_json::from_slice(&b).ok());
     HookStatus { last_error }
+}
+
+/// Records `e`, a background write's failure before the scheduler ran it,
+/// in the writer status (best effort; only when the workspace exists).
+pub fn record_writer(root: &Path, e: &Error) {
+    if !std::fs::symlink_metadata(root.join(".scriptorium")).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    let reason = match &e.path {
+        Some(p) => format!("{p}: {}", e.message),
+        None => e.message.clone(),
+    };
+    let failure = WriteFailure { code: e.code, reason, retryable: e.retryable() };
+    scriptorium_scheduler::status::record_failure(root, &timestamp::now(), &failure);
 }
 
 /// Records `e` as the latest failure of `event`, when the workspace exists

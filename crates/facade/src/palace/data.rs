@@ -2,8 +2,8 @@
 //! every topic file with its blocks as parts, the records its citations
 //! name and every pending record, counts per thread, speaker and day, the
 //! people, the timeline, the relations, the git history (and which of its
-//! commits touched each block) and the audit, and
-//! `core.md` as the derived view renders it.
+//! commits touched each block) and the audit,
+//! `core.md` as the derived view renders it, and the writer's health.
 //!
 //! This module holds the document's shape and [`json`], which reads the
 //! workspace once and assembles the document in named steps: the archive
@@ -56,6 +56,8 @@ struct Data {
     core: CoreOut,
     diagnostics: Vec<Diagnostic>,
     archive_problems: Vec<ProblemOut>,
+    /// The writer's health, as `status` reports it.
+    health: crate::health::Health,
 }
 
 #[derive(Serialize, Default)]
@@ -346,5 +348,6 @@ fn collect(root: &Path) -> Result<Data, Error> {
         core,
         diagnostics,
         archive_problems,
+        health: crate::health::Health::of(root),
     })
 }

@@ -885,6 +885,37 @@
     return sec;
   }
 
+  // The writer's health, as `scriptorium status` reports it.
+  function viewHealth() {
+    var x = D.health;
+    var sec = h('section', { class: 'health' }, h('h2', null, 'Health'));
+    var failing = x.failure_streak > 0;
+    sec.appendChild(h('p', { class: 'health-state' },
+      failing ? badge(fmt(x.failure_streak) + ' failed write(s) in a row', 'bad') : badge('writing', 'ok'), ' ',
+      x.last_success !== null ? 'last success ' + x.last_success : 'no successful write yet'));
+    var rows = [
+      ['failure streak', fmt(x.failure_streak)],
+      ['fingerprint', x.fingerprint !== null ? h('code', null, x.fingerprint) : '(none: no current failure)'],
+      ['last success', x.last_success !== null ? x.last_success : '(none)']
+    ];
+    var f = x.last_failure;
+    if (f) {
+      rows.push(['last failure', [f.time, ' ', h('code', null, f.code), f.retryable ? ' (retryable)' : ' (not retryable)']]);
+      rows.push(['reason', h('bdi', { class: 'reason' }, longText(f.reason, LIST_TEXT_LIMIT, 'span', 'content'))]);
+      if (f.fingerprint !== x.fingerprint) rows.push(['its fingerprint', h('code', null, f.fingerprint)]);
+    } else {
+      rows.push(['last failure', '(none)']);
+    }
+    var body = h('tbody');
+    rows.forEach(function (r) { body.appendChild(h('tr', null, h('th', null, r[0]), h('td', null, r[1]))); });
+    sec.appendChild(h('table', { class: 'grid health-table' }, body));
+    if (failing && x.remediation !== null) {
+      sec.appendChild(h('h3', null, 'What to do'));
+      sec.appendChild(h('p', { class: 'remediation' }, x.remediation));
+    }
+    return sec;
+  }
+
   // Search: every whitespace-separated term, case-insensitive, must occur.
   var lowered = null;
   function searchIndex() {
@@ -944,6 +975,7 @@
     ['relations', 'Relations', viewRelations],
     ['history', 'History', viewHistory],
     ['core', 'Core', viewCore],
+    ['health', 'Health', viewHealth],
     ['search', 'Search', viewSearch]
   ];
 
@@ -973,7 +1005,9 @@
       h('div', { class: 'stats' },
       fmt(c.topic_files) + ' topic files · ' + fmt(c.blocks) + ' paragraphs (' + fmt(c.pending_blocks) + ' pending) · ' +
       fmt(c.records) + ' records (' + fmt(c.pending_records) + ' pending, ' + fmt(c.records_embedded) + ' in this page) · ' +
-      fmt(c.diagnostics) + ' problems · revision ', h('code', { title: D.revision }, String(D.revision).slice(0, 12)))));
+      fmt(c.diagnostics) + ' problems · revision ', h('code', { title: D.revision }, String(D.revision).slice(0, 12)),
+      D.health.failure_streak > 0 ? [' · ', h('a', { href: route({ view: 'health' }), class: 'health-alert' },
+        badge('writer failing: ' + fmt(D.health.failure_streak) + ' in a row', 'bad'))] : null)));
   var main = h('main', { id: 'main' });
   document.body.appendChild(header);
   document.body.appendChild(main);

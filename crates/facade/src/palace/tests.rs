@@ -121,6 +121,30 @@ fn export_holds_topics_cited_and_pending_records_and_counts() {
     check_history(&d, &root);
 }
 
+#[test]
+fn export_holds_the_writers_health_as_status_reports_it() {
+    use scriptorium_scheduler::status::record_failure;
+    use scriptorium_scheduler::WriteFailure;
+    let ws = workspace();
+    let healthy = json!({"failure_streak": 0, "fingerprint": null, "last_success": null,
+        "last_failure": null, "remediation": null});
+    assert_eq!(exported(ws.path())["health"], healthy);
+    let reason = "HTTP 503 </script><script>alert(1)</script> from the model";
+    record_failure(ws.path(), "2026-03-04T10:00:00Z", &WriteFailure::new(Code::ModelUnavailable, reason));
+    record_failure(ws.path(), "2026-03-04T10:01:00Z", &WriteFailure::new(Code::ModelUnavailable, reason));
+    let d = exported(ws.path());
+    let h = &d["health"];
+    assert_eq!(*h, serde_json::to_value(crate::health::Health::of(ws.path())).unwrap());
+    assert_eq!(h["failure_streak"], 2);
+    assert!(h["fingerprint"].as_str().unwrap().starts_with("MODEL_UNAVAILABLE:"), "{h}");
+    assert_eq!(h["last_failure"]["reason"], reason);
+    assert!(h["remediation"].as_str().unwrap().contains("memory.writer.model_url"), "{h}");
+    // In the page, the reason is data that cannot end its element.
+    let page = generate(ws.path()).unwrap();
+    assert!(!page.contains("</script><script>alert"));
+    assert!(page.contains("HTTP 503 \\u003c/script\\u003e"));
+}
+
 /// Records: the FORMAT.md §5 shape, verbatim, plus where they live.
 fn check_records(d: &Value) {
     let m1 = &d["records"][record_index(d, "m1").unwrap()];

@@ -13,6 +13,7 @@ mod config;
 mod config_show;
 mod core_md;
 mod embeddings;
+mod health;
 mod hooks;
 mod mcp;
 mod people;

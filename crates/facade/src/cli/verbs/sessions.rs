@@ -104,6 +104,7 @@ pub(super) fn write(ctx: &Ctx, o: &WriteOptions) -> Outcome {
     let w = chosen.batch_writer();
     let mut sch = Scheduler::new(&store, root, &ws);
     sch.threshold = o.threshold.or(ctx.config.threshold).unwrap_or(scheduler::pending::DEFAULT_THRESHOLD);
+    sch.every_steps = ctx.config.reflection_every_steps;
     sch.lock_timeout = Duration::from_millis(o.timeout_ms);
     let r = match &o.session {
         Some(s) => match store.session(s).map_err(WriteFailure::from)? {
@@ -193,7 +194,11 @@ pub(super) fn watch(
     let mut chosen = choose(ctx, model)?;
     let ws = workspace_id(root)?;
     let store = open_store(root)?;
-    let sch = Scheduler::new(&store, root, &ws);
+    let mut sch = Scheduler::new(&store, root, &ws);
+    sch.every_steps = ctx.config.reflection_every_steps;
+    if let Some(t) = ctx.config.threshold {
+        sch.threshold = t;
+    }
     let idle_secs = idle_secs.or(ctx.config.idle_secs).unwrap_or(scriptorium::config::DEFAULT_IDLE_SECS);
     let mut watcher = Watcher::new(&sch, i64::try_from(idle_secs).unwrap_or(i64::MAX))
         .with_self_notice(ctx.config.self_edit_notice);

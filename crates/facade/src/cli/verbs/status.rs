@@ -23,7 +23,7 @@ pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
         n => format!(", open sync conflicts {n} (see check)"),
     };
     report::line(&format!(
-        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}{conflicts}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}{}",
+        "revision {}\ntopic files {}, blocks {} ({} pending), diagnostics {}{conflicts}\nsource records {} ({} pending)\ncore.md {} tokens, {} block(s) left out\nindex {}\npending turns {}\nwriter {}\n{}{}",
         s.revision,
         s.topic_files,
         s.blocks,
@@ -36,8 +36,29 @@ pub(super) fn status(ctx: &Ctx, as_json: bool) -> Outcome {
         v["index"],
         v["pending_turns"],
         v["writer"],
+        health(&s.health),
         hooks
     ))
+}
+
+/// The health lines of the text status: the streak and, while it lasts,
+/// the failure, its fingerprint and what to do.
+fn health(h: &scriptorium::health::Health) -> String {
+    let success = match &h.last_success {
+        Some(t) => format!("last success {t}"),
+        None => "no successful write yet".to_owned(),
+    };
+    match (&h.last_failure, &h.fingerprint) {
+        (Some(f), Some(fp)) if h.failure_streak > 0 => format!(
+            "health: {} failed write(s) in a row; {success}\n  latest failure {} {}: {}\n  fingerprint {fp}\n  what to do: {}",
+            h.failure_streak,
+            f.time,
+            f.code,
+            one_line(&f.reason),
+            h.remediation.as_deref().unwrap_or("")
+        ),
+        _ => format!("health: ok; {success}"),
+    }
 }
 
 /// Rebuilds every derived view and says what was built.
@@ -88,4 +109,22 @@ pub(super) fn index_build(ctx: &Ctx, as_json: bool) -> Outcome {
             r.documents, r.files_read, r.base_bytes
         ))
     }
+}
+
+/// `text` on one line: control characters written as `\u{…}`, cut after
+/// 500 characters.
+fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 500 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

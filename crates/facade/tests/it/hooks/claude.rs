@@ -382,3 +382,58 @@ fn a_stop_at_the_threshold_writes_in_the_background_and_returns_at_once() {
     assert!(status["pending_turns"].as_u64().unwrap() < 12, "{status}");
     assert!(!archived(dir.path(), "claude-code").is_empty());
 }
+
+#[test]
+fn the_reflection_cadence_writes_under_the_threshold_after_its_steps() {
+    // Two steps a round (a tool call and the answer); due after four.
+    let (dir, transcript) = recorded(1, "[memory.reflection]\nevery_steps = 4\n");
+    let ws = dir.path();
+    // The Stop's write owes nothing yet (one round: two steps, far under
+    // the threshold). Run it here too, in the foreground.
+    let write = ["hook", "write", "--workspace", s(ws), "--event", "Stop", "--session", SESSION];
+    ok_json_or_nothing(&[&write[..], &["--deadline-secs", "30"]].concat());
+    assert_eq!(ok_json(&["status", "--workspace", s(ws), "--json"], b"")["pending_turns"], 2);
+    assert!(archived(ws, "claude-code").is_empty());
+    // The second round makes four steps: the Stop's write is due.
+    let (lines, _) = round(SESSION, 2, Some("a01"));
+    append(&transcript, &lines);
+    assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    wait_for_status(ws, |st| st["pending_turns"] == 0);
+    assert_eq!(archived(ws, "claude-code"), ["u01", "a01", "u02", "a02"]);
+    // Off: the same two rounds stay pending.
+    let (dir, _) = recorded(2, "[memory.reflection]\nevery_steps = 0\n");
+    let write = ["hook", "write", "--workspace", s(dir.path()), "--event", "Stop", "--session", SESSION];
+    ok_json_or_nothing(&[&write[..], &["--deadline-secs", "30"]].concat());
+    assert_eq!(ok_json(&["status", "--workspace", s(dir.path()), "--json"], b"")["pending_turns"], 4);
+}
+
+/// Runs a verb that prints nothing on success.
+fn ok_json_or_nothing(args: &[&str]) {
+    let out = super::super::run(args, b"");
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn stops_racing_their_background_writes_write_every_turn_once() {
+    // Every Stop is due (two steps a round), so every Stop starts a write,
+    // each in a process of its own, while earlier ones still run: they are
+    // coalesced, and the last one's turns are written all the same.
+    let dir = workspace_with("[memory.reflection]\nevery_steps = 2\n");
+    let ws = dir.path();
+    let transcript = ws.join("transcripts").join(format!("{SESSION}.jsonl"));
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let mut expected = Vec::new();
+    let mut last: Option<String> = None;
+    for n in 1..=12 {
+        let (lines, ids) = round(SESSION, n, last.as_deref());
+        append(&transcript, &lines);
+        expected.extend(ids.iter().cloned());
+        last = Some(ids[1].clone());
+        assert_eq!(hook("claude-code", ws, &event("Stop", SESSION, &transcript, json!({}))), None);
+    }
+    // No write by hand: the hooks' own writes cover every turn.
+    let status = wait_for_status(ws, |st| st["pending_turns"] == 0);
+    assert_eq!(archived(ws, "claude-code"), expected, "each turn once, in order");
+    assert_eq!(status["hooks"]["last_error"], Value::Null, "{status}");
+    assert_eq!(status["health"]["failure_streak"], 0, "{status}");
+}
