@@ -46,12 +46,19 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
         .env_remove("SCRIPTORIUM_API_KEY")
         .env_remove("SCRIPTORIUM_EMBEDDING_URL")
         .env_remove("SCRIPTORIUM_EMBEDDING_MODEL")
+        // Nor a user configuration file.
+        .env("XDG_CONFIG_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    // A verb that exits before reading its input (a usage error) closes
+    // the pipe: what it did is in its output, not in the failed write.
+    match child.stdin.take().unwrap().write_all(stdin) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.unwrap(),
+    }
     child.wait_with_output().unwrap()
 }
 
