@@ -57,7 +57,7 @@ impl BatchWriter for Appender {
         };
         let mut w = Committer::open(batch.root, batch.lock_timeout)?;
         let done = w.commit_as(&patch, Tier::Owner, Base::Any, &batch.provenance("appender"))?;
-        Ok(Written { revision: done.revision, changed: done.changed })
+        Ok(Written { revision: done.revision, changed: done.changed, limits: Vec::new() })
     }
 }
 
