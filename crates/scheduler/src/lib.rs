@@ -8,7 +8,8 @@
 //! * [`write`]: [`Scheduler::write`] — batches to a [`BatchWriter`], marks
 //!   after success, restart safety.
 //! * [`watch`]: the idle watcher, events, the nightly pass; [`clock`]: the
-//!   injected clock and the next local 03:00.
+//!   injected clock and the next local 03:00; [`dream`]: what the nightly
+//!   (dream) pass reports.
 //! * [`status`]: the writer status in `.scriptorium/status.json`.
 //!
 //! **Architecture invariant:** this crate does not know how a batch becomes
@@ -19,6 +20,7 @@
 
 pub mod clock;
 pub mod conflict;
+pub mod dream;
 pub mod error;
 pub mod import;
 pub mod node;
