@@ -448,17 +448,22 @@ fn the_nightly_pass_carries_its_report_in_its_event() {
     for _ in 0..3 {
         watcher.reorganize_now(&mut pass, &mut sink);
     }
-    let lines: Vec<serde_json::Value> =
-        sink.0.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = sink.0.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
     for l in &lines {
         assert_eq!(l["event"], "memory.reorganize_ended");
     }
     let selected = serde_json::json!([{"conversation": "chat/t1", "records": 3, "bytes": 42}]);
-    assert_eq!((lines[0]["ok"].clone(), lines[0]["reason"].clone()), (true.into(), "no model configured".into()));
+    assert_eq!(
+        (lines[0]["ok"].clone(), lines[0]["reason"].clone()),
+        (true.into(), "no model configured".into())
+    );
     assert_eq!((&lines[0]["selected"], &lines[0]["changed"]), (&selected, &serde_json::json!([])));
     assert_eq!(lines[1]["changed"], serde_json::json!(["topics/a.md"]));
     assert_eq!(lines[1]["hygiene"], serde_json::json!({"merged": 1, "aliases": 0}));
     assert!(lines[1].get("reason").is_none(), "something changed: no reason");
-    assert_eq!((lines[2]["ok"].clone(), lines[2]["code"].clone()), (false.into(), "MODEL_UNAVAILABLE".into()));
+    assert_eq!(
+        (lines[2]["ok"].clone(), lines[2]["code"].clone()),
+        (false.into(), "MODEL_UNAVAILABLE".into())
+    );
     assert!(lines[2].get("changed").is_none() && lines[2].get("selected").is_none());
 }

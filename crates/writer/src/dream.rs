@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use scriptorium_scheduler::dream::{Hygiene, Report, Selected, Unchanged};
+pub use scriptorium_scheduler::dream::{Hygiene, Report, Selected, Unchanged};
 use scriptorium_scheduler::{Code, WriteFailure, Written};
 use scriptorium_source_archive::timestamp;
 use scriptorium_transaction as transaction;
@@ -82,7 +82,8 @@ pub fn run(root: &Path, o: &Options, model: Option<&mut dyn Consolidate>) -> Res
         None => Unchanged::NoModel,
         Some(_) if material.is_empty() => Unchanged::NothingSelected,
         Some(m) => {
-            let turns: Vec<Turn> = material.iter().flat_map(|x| x.records.iter().map(Turn::of_record)).collect();
+            let turns: Vec<Turn> =
+                material.iter().flat_map(|x| x.records.iter().map(Turn::of_record)).collect();
             let written = m
                 .consolidate(root, &turns, o.focus.as_deref(), o.lock_timeout)
                 .map_err(|f| after_hygiene(f, &changed))?;
@@ -94,7 +95,9 @@ pub fn run(root: &Path, o: &Options, model: Option<&mut dyn Consolidate>) -> Res
                 }
             }
             if !ledger.save(root) {
-                tracing::warn!("the dream ledger could not be written; the next pass may take the same records");
+                tracing::warn!(
+                    "the dream ledger could not be written; the next pass may take the same records"
+                );
             }
             Unchanged::NothingToChange
         }
@@ -103,7 +106,11 @@ pub fn run(root: &Path, o: &Options, model: Option<&mut dyn Consolidate>) -> Res
     Ok(Report {
         selected: material
             .iter()
-            .map(|x| Selected { conversation: x.conversation.clone(), records: x.records.len(), bytes: x.bytes })
+            .map(|x| Selected {
+                conversation: x.conversation.clone(),
+                records: x.records.len(),
+                bytes: x.bytes,
+            })
             .collect(),
         reason: changed.is_empty().then_some(why),
         changed,
@@ -115,9 +122,10 @@ pub fn run(root: &Path, o: &Options, model: Option<&mut dyn Consolidate>) -> Res
 /// A focus is not blank and at most [`FOCUS_CHARS`] characters.
 fn check_focus(focus: Option<&str>) -> Result<(), WriteFailure> {
     match focus {
-        Some(f) if f.trim().is_empty() => {
-            Err(WriteFailure::new(Code::InvalidArgument, "the focus is blank; give some words, or no --focus"))
-        }
+        Some(f) if f.trim().is_empty() => Err(WriteFailure::new(
+            Code::InvalidArgument,
+            "the focus is blank; give some words, or no --focus",
+        )),
         Some(f) if f.chars().count() > FOCUS_CHARS => Err(WriteFailure::new(
             Code::InvalidArgument,
             format!("the focus holds more than {FOCUS_CHARS} characters; say what to look at in fewer words"),

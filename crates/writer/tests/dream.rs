@@ -52,7 +52,8 @@ fn file(path: &str, head: &str, blocks: &[(&str, &str, &[(&str, &str)])]) -> Str
 }
 
 fn commit(root: &Path, sources: Vec<SourceRecord>, files: &[(&str, String)]) {
-    let edits = files.iter().map(|(p, c)| Edit::Create { path: (*p).to_owned(), content: c.clone() }).collect();
+    let edits =
+        files.iter().map(|(p, c)| Edit::Create { path: (*p).to_owned(), content: c.clone() }).collect();
     Committer::open(root, Duration::from_secs(5))
         .unwrap()
         .commit(&patch("", sources, edits), Tier::Owner, Base::Any)
@@ -95,7 +96,10 @@ fn twins(root: &Path) {
     ];
     let card = "topics/people/ada.md";
     let files = [
-        ("topics/core.md", file("topics/core.md", "# Core\n\n", &[("Ada leads the budget review.", "c1", &[("t1", "m1")])])),
+        (
+            "topics/core.md",
+            file("topics/core.md", "# Core\n\n", &[("Ada leads the budget review.", "c1", &[("t1", "m1")])]),
+        ),
         (
             card,
             file(
@@ -124,7 +128,8 @@ fn hygiene_merges_twins_keeps_links_and_sorts_aliases_once() {
     let dir = workspace();
     let root = dir.path();
     twins(root);
-    let archive_before = tree(root).into_iter().filter(|(p, _)| p.starts_with("sources/")).collect::<Vec<_>>();
+    let archive_before =
+        tree(root).into_iter().filter(|(p, _)| p.starts_with("sources/")).collect::<Vec<_>>();
     let done = hygiene::run(root, Duration::from_secs(5)).unwrap();
     assert_eq!((done.merged, done.aliases), (1, 1));
     let mut changed = done.written.unwrap().changed;
@@ -138,7 +143,10 @@ fn hygiene_merges_twins_keeps_links_and_sorts_aliases_once() {
     assert!(card.contains("aliases: [Ada, ada, Ada Lovelace]"), "{card}");
     // The link follows the block that stays.
     let l1 = c.checked.blocks.iter().find(|b| b.id.as_deref() == Some("l1")).unwrap();
-    assert!(l1.links.iter().all(|t| t.path == "topics/core.md" && t.block_id.as_deref() == Some("c1")), "{l1:?}");
+    assert!(
+        l1.links.iter().all(|t| t.path == "topics/core.md" && t.block_id.as_deref() == Some("c1")),
+        "{l1:?}"
+    );
     assert_eq!(l1.links.len(), 2);
     let archive_after = tree(root).into_iter().filter(|(p, _)| p.starts_with("sources/")).collect::<Vec<_>>();
     assert_eq!(archive_after, archive_before, "sources/ is never touched");
@@ -159,7 +167,13 @@ fn hygiene_over_thousands_of_blocks_and_a_huge_one() {
     for f in 0..20 {
         let path = format!("topics/f{f:02}.md");
         let texts: Vec<(String, String, String)> = (0..100)
-            .map(|b| (format!("Fact number {}.", (f * 100 + b) % 1000), format!("b{f}-{b}"), format!("m{}", (f + b) % 20)))
+            .map(|b| {
+                (
+                    format!("Fact number {}.", (f * 100 + b) % 1000),
+                    format!("b{f}-{b}"),
+                    format!("m{}", (f + b) % 20),
+                )
+            })
             .chain((f < 2).then(|| (huge.clone(), format!("huge{f}"), "m1".to_owned())))
             .collect();
         let cites: Vec<[(&str, &str); 1]> = texts.iter().map(|(_, _, m)| [("t1", m.as_str())]).collect();
@@ -195,12 +209,15 @@ fn a_model_pass_reflects_once_and_the_next_takes_what_is_new() {
     let mut w = ModelWriter::new(ScriptedModel::new(vec![calls(&[("finish", json!({}))])]));
     let both = Pick::Conversations(vec!["chat/t1".into(), "chat/t2".into()]);
     let r = dream::run(root, &options(both, Some("Ada's plans")), Some(&mut w)).unwrap();
-    let selected: Vec<(&str, usize)> = r.selected.iter().map(|s| (s.conversation.as_str(), s.records)).collect();
+    let selected: Vec<(&str, usize)> =
+        r.selected.iter().map(|s| (s.conversation.as_str(), s.records)).collect();
     assert_eq!(selected, [("chat/t1", 3), ("chat/t2", 1)]);
     assert_eq!((r.changed.len(), r.reason), (0, Some(Unchanged::NothingToChange)));
     let sent = w.model.seen[0][1].content.clone().unwrap();
     assert!(sent.contains("## Records to reflect on: 4"), "{sent}");
-    assert!(sent.contains("{\"ref\":\"chat/t1/m2\",\"speaker\":\"Ada [id 7391]\",\"content\":\"The offsite is in May.\"}"));
+    assert!(sent.contains(
+        "{\"ref\":\"chat/t1/m2\",\"speaker\":\"Ada [id 7391]\",\"content\":\"The offsite is in May.\"}"
+    ));
     assert!(sent.contains("```json\n{\"focus\":\"Ada's plans\"}\n```"), "{sent}");
     assert_eq!(Ledger::load(root).through("chat/t1"), Some("chat/t1/m3"));
     // Nothing new: nothing selected, the model is not asked.
@@ -212,7 +229,8 @@ fn a_model_pass_reflects_once_and_the_next_takes_what_is_new() {
     commit(root, vec![rec("t2", "m5", BO, "Tea again.", "2026-03-06T09:00:00Z")], &[]);
     let mut w = ModelWriter::new(ScriptedModel::new(vec![calls(&[("finish", json!({}))])]));
     let r = dream::run(root, &options(Pick::Auto, None), Some(&mut w)).unwrap();
-    let selected: Vec<(&str, usize)> = r.selected.iter().map(|s| (s.conversation.as_str(), s.records)).collect();
+    let selected: Vec<(&str, usize)> =
+        r.selected.iter().map(|s| (s.conversation.as_str(), s.records)).collect();
     assert_eq!(selected, [("chat/t2", 1)]);
 }
 
@@ -253,7 +271,10 @@ fn picks_asked_for_by_name_by_recency_and_by_focus() {
         let r = dream::run(root, &options(p, focus), None).unwrap();
         r.selected.into_iter().map(|s| s.conversation).collect()
     };
-    assert_eq!(names(Pick::Conversations(vec!["chat/t2".into(), "chat/t1".into(), "chat/t2".into()]), None), ["chat/t2", "chat/t1"]);
+    assert_eq!(
+        names(Pick::Conversations(vec!["chat/t2".into(), "chat/t1".into(), "chat/t2".into()]), None),
+        ["chat/t2", "chat/t1"]
+    );
     assert_eq!(names(Pick::Recent(1), None), ["chat/t2"]);
     assert_eq!(names(Pick::Auto, Some("budget review")), ["chat/t1"]);
     assert_eq!(names(Pick::Auto, Some("xylophone")), Vec::<String>::new());

@@ -201,7 +201,8 @@ fn incoming(topics: &[Loaded]) -> Incoming<'_> {
 
 /// Merges each group into its first block; returns the blocks removed.
 fn merge(topics: &[Loaded], groups: &[Vec<At>], edits: &mut [FileEdit<'_>]) -> usize {
-    let key = |(fi, bi): At| (topics[fi].path.clone(), topics[fi].file.blocks[bi].id.clone().unwrap_or_default());
+    let key =
+        |(fi, bi): At| (topics[fi].path.clone(), topics[fi].file.blocks[bi].id.clone().unwrap_or_default());
     let links_to = incoming(topics);
     let mut moves = Moves::new();
     let mut merged: Vec<&Vec<At>> = Vec::new();
@@ -239,16 +240,12 @@ fn labels_of<'l>(labels: &'l mut [Option<Labels>], topics: &[Loaded], fi: usize)
 
 /// The block that stays of `g` takes the evidence of the others: the
 /// labels it must cite, and the definitions its file needs for them.
-fn absorb(
-    topics: &[Loaded],
-    g: &[At],
-    labels: &mut [Option<Labels>],
-    edits: &mut [FileEdit<'_>],
-) -> Staying {
+fn absorb(topics: &[Loaded], g: &[At], labels: &mut [Option<Labels>], edits: &mut [FileEdit<'_>]) -> Staying {
     let (sf, sb) = g[0];
     let block = &topics[sf].file.blocks[sb];
     let ours = labels_of(labels, topics, sf);
-    let mut cited: HashSet<Resolved> = block.refs.iter().filter_map(|r| ours.get(&r.label).cloned()).collect();
+    let mut cited: HashSet<Resolved> =
+        block.refs.iter().filter_map(|r| ours.get(&r.label).cloned()).collect();
     let mut gathered: Vec<(String, Resolved)> = Vec::new();
     for &(fi, bi) in &g[1..] {
         for r in &topics[fi].file.blocks[bi].refs {

@@ -57,10 +57,8 @@ impl Ledger {
     /// Records that `conversation` is reflected on through the record
     /// `through` (source id text form), at `time`.
     pub fn advance(&mut self, conversation: &str, through: &str, time: &str) {
-        self.conversations.insert(
-            conversation.to_owned(),
-            Cursor { through: through.to_owned(), time: time.to_owned() },
-        );
+        self.conversations
+            .insert(conversation.to_owned(), Cursor { through: through.to_owned(), time: time.to_owned() });
     }
 
     /// Writes the ledger atomically, best effort; returns whether it was

@@ -130,7 +130,9 @@ pub fn select(
 /// `provider/thread`, both canonical PCT, neither hidden.
 fn check_id(id: &str) -> Result<(), WriteFailure> {
     let ok = id.split_once('/').is_some_and(|(p, t)| {
-        [p, t].iter().all(|x| !x.is_empty() && !x.starts_with('.') && !x.contains('/') && pct::is_canonical(x))
+        [p, t]
+            .iter()
+            .all(|x| !x.is_empty() && !x.starts_with('.') && !x.contains('/') && pct::is_canonical(x))
     });
     if ok {
         return Ok(());
@@ -153,7 +155,8 @@ fn scan(root: &Path, promoted: &BTreeSet<String>, ledger: &Ledger) -> Result<Vec
         };
         let conversation = format!("{provider}/{thread}");
         let bytes = read(&file)?;
-        let (Ok(p), Ok(t)) = (pct::decode_canonical(provider.as_bytes()), pct::decode_canonical(thread.as_bytes()))
+        let (Ok(p), Ok(t)) =
+            (pct::decode_canonical(provider.as_bytes()), pct::decode_canonical(thread.as_bytes()))
         else {
             continue;
         };
@@ -197,7 +200,10 @@ fn v2_files(root: &Path) -> Result<Vec<(String, PathBuf)>, WriteFailure> {
     Ok(out)
 }
 
-fn entries(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Result<Vec<(String, PathBuf)>, WriteFailure> {
+fn entries(
+    dir: &Path,
+    keep: impl Fn(&std::fs::FileType) -> bool,
+) -> Result<Vec<(String, PathBuf)>, WriteFailure> {
     let io = |e: std::io::Error| WriteFailure::new(Code::Io, format!("cannot list {}: {e}", dir.display()));
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
@@ -218,8 +224,11 @@ fn entries(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Result<Vec<
 
 /// The automatic pick: most unreflected bytes first, within both caps.
 fn auto(all: &[Summary], caps: Caps) -> Vec<(&Summary, Range<usize>)> {
-    let mut candidates: Vec<(&Summary, u64)> =
-        all.iter().map(|s| (s, s.unreflected_bytes())).filter(|(s, b)| *b > 0 || !s.unreflected().is_empty()).collect();
+    let mut candidates: Vec<(&Summary, u64)> = all
+        .iter()
+        .map(|s| (s, s.unreflected_bytes()))
+        .filter(|(s, b)| *b > 0 || !s.unreflected().is_empty())
+        .collect();
     candidates.sort_by(|(a, x), (b, y)| y.cmp(x).then_with(|| a.conversation.cmp(&b.conversation)));
     let mut out = Vec::new();
     if caps.max_conversations == 0 || caps.max_bytes == 0 {
@@ -308,7 +317,12 @@ fn recent(all: &[Summary], n: usize) -> Vec<&Summary> {
 
 /// The conversations holding the best record hits of a search for
 /// `focus`, best first, at most `max`.
-fn focused<'a>(root: &Path, all: &'a [Summary], focus: &str, max: usize) -> Result<Vec<&'a Summary>, WriteFailure> {
+fn focused<'a>(
+    root: &Path,
+    all: &'a [Summary],
+    focus: &str,
+    max: usize,
+) -> Result<Vec<&'a Summary>, WriteFailure> {
     let filters = Filters { kind: Some(Kind::Source), ..Filters::default() };
     let hits = scriptorium_bm25_index::workspace::search(
         root,
@@ -349,7 +363,8 @@ fn material(s: &Summary, range: Range<usize>, promoted: &BTreeSet<String>) -> Re
         .take(range.len())
         .map(v2::Frame::to_record)
         .collect();
-    let advance_to = (range.end > s.first_unreflected).then(|| records.last().map(|r| r.id().text())).flatten();
+    let advance_to =
+        (range.end > s.first_unreflected).then(|| records.last().map(|r| r.id().text())).flatten();
     Ok(Material {
         conversation: s.conversation.clone(),
         bytes: records.iter().map(|r| r.content().len() as u64).sum(),

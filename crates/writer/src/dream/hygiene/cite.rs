@@ -106,7 +106,8 @@ mod tests {
         TopicFile::parse_lenient(text).0
     }
 
-    const DEF: &str = "[^e-0000000001]: Time: `2026-01-01`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-aa)";
+    const DEF: &str =
+        "[^e-0000000001]: Time: `2026-01-01`; Sources: [chat/t/m1](../../sources/chat/_v2/t.md#source-aa)";
 
     #[test]
     fn evidence_moves_between_folders_with_its_paths_rewritten() {

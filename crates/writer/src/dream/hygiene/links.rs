@@ -97,7 +97,10 @@ mod tests {
             retarget("topics/b.md", line, &m).unwrap(),
             "See [x](people/ada.md#^s \"t\"), [[people/ada#^s|A]], [[people/ada.md#^s]], <[y](<people/ada.md#^s>)> and [z](a.md#^q)."
         );
-        assert_eq!(retarget("topics/people/ada.md", "[[#^r2]] and [t](#^r2)", &m).unwrap(), "[[#^s]] and [t](#^s)");
+        assert_eq!(
+            retarget("topics/people/ada.md", "[[#^r2]] and [t](#^r2)", &m).unwrap(),
+            "[[#^s]] and [t](#^s)"
+        );
         assert_eq!(retarget("topics/x/y.md", "[t](../a.md#^r)", &m).unwrap(), "[t](../people/ada.md#^s)");
         assert_eq!(retarget("topics/b.md", "[t](a.md#^q) `[u](a.md#^r)`", &m), None, "code hides links");
     }
@@ -107,6 +110,12 @@ mod tests {
         assert_eq!(relative_path("topics/a/b.md", "topics/c.md"), "../c.md");
         assert_eq!(relative_path("topics/c.md", "topics/a/b.md"), "a/b.md");
         assert_eq!(relative_path("topics/a/b.md", "topics/a/d.md"), "d.md");
-        assert!(new_target("topics/b.md", &Link::Markdown { text: String::new(), target: String::new() }, "topics/a b.md", "s").is_none());
+        assert!(new_target(
+            "topics/b.md",
+            &Link::Markdown { text: String::new(), target: String::new() },
+            "topics/a b.md",
+            "s"
+        )
+        .is_none());
     }
 }

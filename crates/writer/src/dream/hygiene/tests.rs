@@ -13,7 +13,13 @@ fn resolver(pending: &[&str]) -> ArchiveResolver<'static> {
     let mut r = ArchiveResolver::default();
     for m in ["m1", "m2", "m3"] {
         let content = "the words";
-        r.insert(format!("chat/t/{m}"), "sources/chat/_v2/t.md".into(), format!("source-{m}"), pending.contains(&m), content);
+        r.insert(
+            format!("chat/t/{m}"),
+            "sources/chat/_v2/t.md".into(),
+            format!("source-{m}"),
+            pending.contains(&m),
+            content,
+        );
     }
     r
 }
@@ -54,8 +60,14 @@ fn twins_differ_only_in_space_case_and_references() {
 
 #[test]
 fn other_words_other_trust_and_ordinary_footnotes_stay_apart() {
-    let one = |label: &str, m: &str, text: &str, id: &str| format!("{text}[^{label}] ^{id}\n\n{}\n\n", def(label, m));
-    let a = format!("{}{}", one("e-0000000001", "m1", "Ada leads the review.", "a1"), one("e-0000000003", "m3", "Ada leads the review.", "a3"));
+    let one = |label: &str, m: &str, text: &str, id: &str| {
+        format!("{text}[^{label}] ^{id}\n\n{}\n\n", def(label, m))
+    };
+    let a = format!(
+        "{}{}",
+        one("e-0000000001", "m1", "Ada leads the review.", "a1"),
+        one("e-0000000003", "m3", "Ada leads the review.", "a3")
+    );
     let b = format!(
         "{}Ada leads the review.[^e-0000000002][^n] ^b2\n\n{}\n[^n]: a note\n",
         one("e-0000000004", "m1", "Ada leads the reviews.", "b1"),
@@ -69,10 +81,14 @@ fn other_words_other_trust_and_ordinary_footnotes_stay_apart() {
 
 #[test]
 fn core_stays_first_and_links_follow() {
-    let block = |label: &str, m: &str, id: &str| format!("Bo prefers tea.[^{label}] ^{id}\n\n{}\n", def(label, m));
+    let block =
+        |label: &str, m: &str, id: &str| format!("Bo prefers tea.[^{label}] ^{id}\n\n{}\n", def(label, m));
     let core = format!("# Core\n\n{}", block("e-0000000001", "m1", "c1"));
     let ada = format!("# Ada\n\n{}", block("e-0000000002", "m2", "a1"));
-    let links = format!("See [it](ada.md#^a1) and [[ada#^a1|Ada]].[^e-0000000003] ^l1\n\n{}\n", def("e-0000000003", "m3"));
+    let links = format!(
+        "See [it](ada.md#^a1) and [[ada#^a1|Ada]].[^e-0000000003] ^l1\n\n{}\n",
+        def("e-0000000003", "m3")
+    );
     let p = planned(&[("topics/ada.md", ada), ("topics/core.md", core), ("topics/links.md", links)], &[]);
     assert_eq!(p.merged, 1);
     assert!(content(&p, "topics/core.md").contains("Bo prefers tea.[^e-0000000001][^e-0000000002] ^c1"));

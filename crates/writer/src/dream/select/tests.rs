@@ -27,7 +27,8 @@ fn p(name: &str, r: Range<usize>) -> (String, Range<usize>) {
 
 #[test]
 fn most_unreflected_bytes_first_ties_by_id() {
-    let all = [conv("c/a", &[10, 10], 0), conv("c/b", &[30], 0), conv("c/c", &[5, 15], 0), conv("c/d", &[9, 9], 1)];
+    let all =
+        [conv("c/a", &[10, 10], 0), conv("c/b", &[30], 0), conv("c/c", &[5, 15], 0), conv("c/d", &[9, 9], 1)];
     assert_eq!(
         picked(&auto(&all, caps(10, 1000))),
         [p("c/b", 0..1), p("c/a", 0..2), p("c/c", 0..2), p("c/d", 1..2)]
