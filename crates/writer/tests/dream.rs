@@ -33,9 +33,12 @@ fn evidence(thread: &str, message: &str) -> Evidence {
     Evidence::new(&id, "2026-03-01", &id.v2_path())
 }
 
-/// A topic file at `path`: `head`, then each block `(text, id, cites)`
-/// citing records `(thread, message)`, then each definition once.
-fn file(path: &str, head: &str, blocks: &[(&str, &str, &[(&str, &str)])]) -> String {
+/// A block: its text, its id, and the records `(thread, message)` it cites.
+type Block<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+/// A topic file at `path`: `head`, then each block, then each definition
+/// once.
+fn file(path: &str, head: &str, blocks: &[Block<'_>]) -> String {
     let mut out = head.to_owned();
     let mut defs: Vec<String> = Vec::new();
     for (text, id, cites) in blocks {
@@ -177,7 +180,7 @@ fn hygiene_over_thousands_of_blocks_and_a_huge_one() {
             .chain((f < 2).then(|| (huge.clone(), format!("huge{f}"), "m1".to_owned())))
             .collect();
         let cites: Vec<[(&str, &str); 1]> = texts.iter().map(|(_, _, m)| [("t1", m.as_str())]).collect();
-        let blocks: Vec<(&str, &str, &[(&str, &str)])> =
+        let blocks: Vec<Block<'_>> =
             texts.iter().zip(&cites).map(|((t, id, _), c)| (t.as_str(), id.as_str(), &c[..])).collect();
         files.push((path.clone(), file(&path, "# F\n\n", &blocks)));
     }

@@ -35,9 +35,7 @@ impl<'a> FileEdit<'a> {
     pub(super) fn new(file: &'a TopicFile) -> FileEdit<'a> {
         let mut in_block = vec![false; file.lines().len()];
         for b in &file.blocks {
-            for k in b.first_line..=b.last_line {
-                in_block[k] = true;
-            }
+            in_block[b.first_line..=b.last_line].fill(true);
         }
         FileEdit {
             file,
