@@ -440,3 +440,42 @@ fn sleep_picks_as_asked() {
     let e = error_of(&run(&["sleep", "--workspace", w, "--focus", &"w ".repeat(2001)], b""));
     assert_eq!(e["code"], "INVALID_ARGUMENT");
 }
+
+#[test]
+fn sleep_selects_within_the_configured_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = s(dir.path());
+    let record = |thread: &str, m: &str, content: &str| {
+        json!({"provider": "chat", "thread": thread, "message": m, "role": "user",
+            "timestamp": "2026-08-09T10:11:12Z", "speaker_id": "7391", "speaker_display": "Ada", "content": content})
+        .to_string()
+    };
+    let records =
+        [record("t1", "m1", "0123456789"), record("t1", "m2", "abcdefghij"), record("t2", "m3", "vwxyz")];
+    let out = run(&["archive", "append", "--workspace", w, "--json"], records.join("\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picked = |caps: &str| -> Vec<(String, u64)> {
+        std::fs::write(dir.path().join("scriptorium.toml"), format!("[memory.dream]\n{caps}\n")).unwrap();
+        let out = ok_json(&["sleep", "--workspace", w, "--json"]);
+        out["selected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["conversation"].as_str().unwrap().to_owned(), s["records"].as_u64().unwrap()))
+            .collect()
+    };
+    let both = vec![("chat/t1".to_owned(), 2), ("chat/t2".to_owned(), 1)];
+    assert_eq!(picked("max_bytes = 25"), both, "exactly at the byte cap");
+    assert_eq!(picked("max_bytes = 24"), [("chat/t1".to_owned(), 2)], "one byte under: t2 waits");
+    assert_eq!(
+        picked("max_bytes = 19"),
+        [("chat/t1".to_owned(), 1)],
+        "t1 crosses the cap: its oldest that fit"
+    );
+    assert_eq!(picked("max_bytes = 1"), [("chat/t1".to_owned(), 1)], "the first record goes alone");
+    assert_eq!(picked("max_conversations = 2"), both, "exactly at the conversation cap");
+    assert_eq!(picked("max_conversations = 1"), [("chat/t1".to_owned(), 2)], "one over");
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.dream]\nmax_bytes = 0\n").unwrap();
+    let e = error_of(&run(&["sleep", "--workspace", w], b""));
+    assert_eq!(e["code"], "INVALID_ARGUMENT", "a cap of 0 is refused by the configuration");
+}

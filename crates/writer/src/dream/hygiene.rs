@@ -101,14 +101,58 @@ pub fn run(root: &Path, lock_timeout: Duration) -> Result<Done, WriteFailure> {
 /// One block: its file's index in the topics and its index in the file.
 type At = (usize, usize);
 
+/// The most rounds of merging one plan makes (see [`plan`]).
+pub const ROUNDS: usize = 16;
+
 /// Plans the hygiene of `topics`, checked as `checked`.
+///
+/// Pointing links at the blocks that stay can make two blocks twins that
+/// were not (they differed only in which of two twins they linked to), so
+/// the merge is repeated on its own result until a round merges nothing,
+/// at most [`ROUNDS`] rounds (each one pass over the blocks); the blocks
+/// keep the verdicts of `checked` by their ids, which the merge never
+/// changes.
 pub fn plan(topics: &[Loaded], checked: &Checked) -> Plan {
-    let states: HashMap<(&str, usize), &BlockState> =
-        checked.blocks.iter().map(|s| ((s.path.as_str(), s.index), s)).collect();
+    let states: HashMap<(&str, &str), &BlockState> =
+        checked.blocks.iter().filter_map(|s| Some(((s.path.as_str(), s.id.as_deref()?), s))).collect();
+    let mut current: Vec<Loaded> = topics.to_vec();
+    let mut merged = 0;
+    for _ in 0..ROUNDS {
+        let (texts, n) = merge_round(&current, &states);
+        if n == 0 {
+            break;
+        }
+        merged += n;
+        for (t, text) in current.iter_mut().zip(texts) {
+            if let Some(text) = text {
+                *t = Loaded::parse(&t.path, &text);
+            }
+        }
+    }
+    let mut aliases = 0;
+    let mut edits = Vec::new();
+    for (t, before) in current.iter().zip(topics) {
+        let mut e = FileEdit::new(&t.file);
+        aliases += usize::from(sort_aliases(t, &mut e));
+        let content = e.print();
+        if content != before.file.print() {
+            edits.push(Edit::Replace { path: t.path.clone(), content });
+        }
+    }
+    Plan { edits, merged, aliases }
+}
+
+/// One round of merging twins: each changed file's new text, and the
+/// blocks removed.
+fn merge_round(
+    topics: &[Loaded],
+    states: &HashMap<(&str, &str), &BlockState>,
+) -> (Vec<Option<String>>, usize) {
     let mut groups: HashMap<[u8; 32], Vec<At>> = HashMap::new();
     for (fi, t) in topics.iter().enumerate() {
-        for bi in 0..t.file.blocks.len() {
-            if let Some(key) = states.get(&(t.path.as_str(), bi)).and_then(|s| twin_key(t, bi, s)) {
+        for (bi, b) in t.file.blocks.iter().enumerate() {
+            let state = b.id.as_deref().and_then(|id| states.get(&(t.path.as_str(), id)));
+            if let Some(key) = state.and_then(|s| twin_key(t, bi, s)) {
                 groups.entry(key).or_default().push((fi, bi));
             }
         }
@@ -120,19 +164,8 @@ pub fn plan(topics: &[Loaded], checked: &Checked) -> Plan {
     groups.sort();
     let mut edits: Vec<FileEdit<'_>> = topics.iter().map(|t| FileEdit::new(&t.file)).collect();
     let merged = merge(topics, &groups, &mut edits);
-    let mut aliases = 0;
-    for (t, e) in topics.iter().zip(&mut edits) {
-        aliases += usize::from(sort_aliases(t, e));
-    }
-    let edits = topics
-        .iter()
-        .zip(&edits)
-        .filter(|(_, e)| e.is_edited())
-        .map(|(t, e)| (t, e.print()))
-        .filter(|(t, text)| *text != t.file.print())
-        .map(|(t, content)| Edit::Replace { path: t.path.clone(), content })
-        .collect();
-    Plan { edits, merged, aliases }
+    let texts = edits.iter().map(|e| e.is_edited().then(|| e.print())).collect();
+    (texts, merged)
 }
 
 /// The twin key of block `bi` of `t`, or `None` when it takes no part: not
@@ -259,9 +292,14 @@ fn absorb(topics: &[Loaded], g: &[At], labels: &mut [Option<Labels>], edits: &mu
     let path = &topics[sf].path;
     let ours = labels_of(labels, topics, sf);
     let mut refs = Vec::new();
+    let mut first = true;
     for (wanted, ev) in gathered {
         let (label, line) = ours.cite(&wanted, &ev, path);
         if let Some(line) = line {
+            // A blank line between the block and the definitions it takes.
+            if std::mem::take(&mut first) {
+                edits[sf].add_after(block.last_line, String::new());
+            }
             edits[sf].add_after(block.last_line, line);
         }
         refs.push(label);

@@ -153,13 +153,13 @@ fn scan(root: &Path, promoted: &BTreeSet<String>, ledger: &Ledger) -> Result<Vec
         else {
             continue;
         };
-        let conversation = format!("{provider}/{thread}");
-        let bytes = read(&file)?;
         let (Ok(p), Ok(t)) =
             (pct::decode_canonical(provider.as_bytes()), pct::decode_canonical(thread.as_bytes()))
         else {
             continue;
         };
+        let conversation = format!("{provider}/{thread}");
+        let bytes = read(&file)?;
         let parsed = v2::parse_prefix(&bytes, Some(Expect { provider: &p, thread: &t }));
         let through = ledger.through(&conversation);
         let cursor = through.and_then(|c| parsed.frames.iter().position(|f| f.source_text == c));
@@ -224,11 +224,8 @@ fn entries(
 
 /// The automatic pick: most unreflected bytes first, within both caps.
 fn auto(all: &[Summary], caps: Caps) -> Vec<(&Summary, Range<usize>)> {
-    let mut candidates: Vec<(&Summary, u64)> = all
-        .iter()
-        .map(|s| (s, s.unreflected_bytes()))
-        .filter(|(s, b)| *b > 0 || !s.unreflected().is_empty())
-        .collect();
+    let mut candidates: Vec<(&Summary, u64)> =
+        all.iter().filter(|s| !s.unreflected().is_empty()).map(|s| (s, s.unreflected_bytes())).collect();
     candidates.sort_by(|(a, x), (b, y)| y.cmp(x).then_with(|| a.conversation.cmp(&b.conversation)));
     let mut out = Vec::new();
     if caps.max_conversations == 0 || caps.max_bytes == 0 {

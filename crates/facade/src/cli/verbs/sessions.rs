@@ -152,7 +152,14 @@ impl EventSink for Print {
             if let Some(id) = &e.session {
                 s.push_str(&format!(" session {id:?}"));
             }
-            if e.ok {
+            if e.ok && e.changed.is_some() {
+                let changed = e.changed.as_ref().map_or(0, Vec::len);
+                let selected = e.selected.as_ref().map_or(0, Vec::len);
+                s.push_str(&format!(" ok: {selected} conversations selected, {changed} files changed"));
+                if let Some(why) = &e.reason {
+                    s.push_str(&format!(" ({why})"));
+                }
+            } else if e.ok {
                 s.push_str(&format!(" ok: {} turns, {} batches", e.turns, e.batches));
             } else {
                 s.push_str(&format!(

@@ -50,7 +50,7 @@ fn twins_differ_only_in_space_case_and_references() {
     assert_eq!(
         content(&p, "topics/a.md"),
         format!(
-            "# A\n\nAda  LEADS\nthe review.[^e-0000000001][^e-0000000002] ^a1\n{}\n\n{}\n",
+            "# A\n\nAda  LEADS\nthe review.[^e-0000000001][^e-0000000002] ^a1\n\n{}\n\n{}\n",
             def("e-0000000002", "m2"),
             def("e-0000000001", "m1")
         )
@@ -120,4 +120,144 @@ fn people_cards_aliases_sorted() {
     assert_eq!(planned(&[("topics/people/dave.md", card("[bob, Dave, dave.k]"))], &[]), Plan::default());
     let theme = "---\nkind: theme\naliases: [b, a]\n---\n# T\n".to_owned();
     assert_eq!(planned(&[("topics/t.md", theme)], &[]), Plan::default(), "only people cards");
+}
+
+mod property {
+    //! Over generated workspaces full of twins, links and citations: the
+    //! planned result checks clean, a second plan is empty, and every
+    //! block's text still stands somewhere, citing every source it cited.
+
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const PATHS: [&str; 5] =
+        ["topics/core.md", "topics/a.md", "topics/people/b.md", "topics/x/y/c.md", "topics/self/persona.md"];
+    const TEXTS: [&str; 5] = [
+        "Ada leads the review.",
+        "ADA leads\nthe  review.",
+        "Bo drinks tea.",
+        "bo drinks TEA.",
+        "Cy is here.",
+    ];
+
+    /// One block: its text, the records it cites (bits of m1..m3), and the
+    /// block it links to, if any (an index into every block, and whether
+    /// the link is a wiki link).
+    type Gen = (usize, u8, Option<(usize, bool)>);
+
+    fn dir_up(path: &str) -> String {
+        "../".repeat(path.matches('/').count())
+    }
+
+    fn build(files: &[Vec<Gen>]) -> Vec<(String, String)> {
+        let ids: Vec<(usize, String)> = files
+            .iter()
+            .enumerate()
+            .flat_map(|(f, bs)| (0..bs.len()).map(move |b| (f, format!("b{f}-{b}"))))
+            .collect();
+        let mut out = Vec::new();
+        for (f, blocks) in files.iter().enumerate() {
+            let path = PATHS[f];
+            let mut text = String::from("# T\n\n");
+            let mut used = BTreeSet::new();
+            for (b, (t, cites, link)) in blocks.iter().enumerate() {
+                text.push_str(TEXTS[*t]);
+                if let Some((to, wiki)) = link {
+                    let (tf, tid) = &ids[to % ids.len()];
+                    let target = PATHS[*tf];
+                    text.push_str(&if *wiki {
+                        format!(
+                            " See [[{}#^{tid}]].",
+                            target.trim_start_matches("topics/").trim_end_matches(".md")
+                        )
+                    } else {
+                        format!(" See [it]({}#^{tid}).", links::relative_path(path, target))
+                    });
+                }
+                for m in 1..=3u8 {
+                    if cites & (1 << (m - 1)) != 0 || (*cites & 7 == 0 && m == 1) {
+                        text.push_str(&format!("[^e-000000000{m}]"));
+                        used.insert(m);
+                    }
+                }
+                text.push_str(&format!(" ^b{f}-{b}\n\n"));
+            }
+            for m in used {
+                text.push_str(&format!(
+                    "[^e-000000000{m}]: Time: `2026-01-01`; Sources: [chat/t/m{m}]({}sources/chat/_v2/t.md#source-m{m})\n",
+                    dir_up(path)
+                ));
+            }
+            out.push((path.to_owned(), text));
+        }
+        out
+    }
+
+    /// What a block says: its text without references, id or links (a
+    /// link to a removed block follows it; a Markdown link's text stays),
+    /// space collapsed, case folded.
+    fn key(t: &Loaded, b: usize) -> String {
+        let block = &t.file.blocks[b];
+        let mut text = String::new();
+        for k in block.first_line..=block.last_line {
+            let line = t.file.line(k);
+            let line = line.strip_suffix(&format!(" ^{}", block.id.as_deref().unwrap_or(""))).unwrap_or(line);
+            let mut at = 0;
+            for span in inline_spans(line) {
+                text.push_str(&line[at..span.range.start]);
+                if let Inline::Link(Link::Markdown { text: shown, .. }) = &span.item {
+                    text.push_str(shown);
+                }
+                at = span.range.end;
+            }
+            text.push_str(&line[at..]);
+            text.push(' ');
+        }
+        fold_key(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    fn gen() -> impl Strategy<Value = Vec<Vec<Gen>>> {
+        let block = (0..TEXTS.len(), 0u8..8, proptest::option::weighted(0.3, (0usize..64, any::<bool>())));
+        proptest::collection::vec(proptest::collection::vec(block, 0..6), 1..=PATHS.len())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn the_plan_checks_clean_says_everything_once_and_is_idempotent(files in gen(), pending in any::<bool>()) {
+            let texts = build(&files);
+            let topics: Vec<Loaded> = texts.iter().map(|(p, t)| Loaded::parse(p, t)).collect();
+            let pending: &[&str] = if pending { &["m3"] } else { &[] };
+            let r = resolver(pending);
+            let checked = check(&topics, &r);
+            prop_assume!(checked.diagnostics.is_empty());
+            let p = plan(&topics, &checked);
+            let after: Vec<Loaded> = topics
+                .iter()
+                .map(|t| {
+                    let text = p.edits.iter().find_map(|e| match e {
+                        Edit::Replace { path, content } if *path == t.path => Some(content.clone()),
+                        _ => None,
+                    });
+                    Loaded::parse(&t.path, &text.unwrap_or_else(|| t.file.print()))
+                })
+                .collect();
+            let again = check(&after, &r);
+            prop_assert!(again.diagnostics.is_empty(), "{:?}\n{:?}", again.diagnostics, p.edits);
+            prop_assert_eq!(plan(&after, &again), Plan::default());
+            prop_assert_eq!(again.blocks.len() + p.merged, checked.blocks.len());
+            for (before, s) in topics.iter().zip(0..).flat_map(|(t, _)| (0..t.file.blocks.len()).map(move |b| (t, b))).zip(&checked.blocks) {
+                let (t, b) = before;
+                let k = key(t, b);
+                let holds = after.iter().flat_map(|u| (0..u.file.blocks.len()).map(move |c| (u, c))).any(|(u, c)| {
+                    let state = again.blocks.iter().find(|x| x.path == u.path && x.index == c).unwrap();
+                    key(u, c) == k && state.pending == s.pending && s.sources.iter().all(|x| state.sources.contains(x))
+                });
+                prop_assert!(holds, "{}#{} lost its text or a source: {:?}", t.path, b, p.edits);
+            }
+        }
+    }
 }
