@@ -336,7 +336,9 @@ fn rewrite_file(
             e.remove(d.line, d.line);
         }
     }
-    let mut lines: BTreeMap<usize, Option<&[String]>> = BTreeMap::new();
+    // The lines to rewrite: those holding links, and the last line of each
+    // block that takes citations (with its id and the labels).
+    let mut lines: BTreeMap<usize, Option<(&str, &[String])>> = BTreeMap::new();
     for (bi, b) in f.blocks.iter().enumerate() {
         if removed.contains(&(fi, bi)) {
             continue;
@@ -344,18 +346,17 @@ fn rewrite_file(
         for (k, _) in &b.links {
             lines.entry(*k).or_insert(None);
         }
-        if let Some(refs) = added.get(&(fi, bi)).filter(|r| !r.is_empty()) {
-            lines.insert(b.last_line, Some(refs));
+        if let (Some(id), Some(refs)) = (b.id.as_deref(), added.get(&(fi, bi)).filter(|r| !r.is_empty())) {
+            lines.insert(b.last_line, Some((id, refs)));
         }
     }
-    for (k, refs) in lines {
+    for (k, cites) in lines {
         let mut line = links::retarget(&t.path, e.line(k), moves).unwrap_or_else(|| e.line(k).to_owned());
-        if let Some(refs) = refs {
-            let id = f.blocks.iter().find(|b| b.last_line == k).and_then(|b| b.id.as_deref()).unwrap_or("");
+        if let Some((id, refs)) = cites {
             let suffix = format!(" ^{id}");
             let body = line.strip_suffix(&suffix).unwrap_or(&line).to_owned();
-            let cites: String = refs.iter().map(|l| format!("[^{l}]")).collect();
-            line = format!("{body}{cites}{suffix}");
+            let refs: String = refs.iter().map(|l| format!("[^{l}]")).collect();
+            line = format!("{body}{refs}{suffix}");
         }
         if line != e.line(k) {
             e.set(k, line);
