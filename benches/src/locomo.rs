@@ -21,6 +21,7 @@ use scriptorium_topic_markdown::quote;
 use scriptorium_topic_markdown::validate::{check, ArchiveResolver};
 use scriptorium_writer::input::Turn;
 
+pub mod hygiene;
 pub mod recall;
 
 use recall::RecallMeasured;
@@ -145,7 +146,7 @@ impl Measured {
 }
 
 /// The dia_id of a source id's text form (its message, decoded).
-fn dia_id(source: &str) -> String {
+pub fn dia_id(source: &str) -> String {
     let message = source.rsplit('/').next().unwrap_or("");
     pct::decode_canonical(message.as_bytes()).unwrap_or_else(|_| message.to_owned())
 }

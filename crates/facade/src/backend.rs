@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
+use scriptorium_scheduler::dream::{Report, Unchanged};
 use scriptorium_scheduler::store::SESSIONS_DB;
 use scriptorium_scheduler::watch::Reorganize;
 use scriptorium_scheduler::{BatchWriter, Code, Scheduler, SessionStore, SqliteStore, WriteFailure};
@@ -150,17 +151,21 @@ pub trait MemoryBackend: Send + Sync {
         None
     }
 
-    /// The reorganize pass (what the nightly pass runs); the paths it
-    /// changed.
+    /// The dream pass (what the nightly pass runs): what it selected, what
+    /// it changed and, when it changed nothing, why. A backend without one
+    /// selects nothing.
     ///
     /// ```
     /// use scriptorium::backend::{MemoryBackend, LocalMemoryBackend};
     /// let dir = tempfile::tempdir().unwrap();
-    /// // Without a model there is no judgement to reorganize with.
-    /// assert_eq!(LocalMemoryBackend::new(dir.path()).reorganize().unwrap(), Vec::<String>::new());
+    /// // Without a model, the pass is the offline hygiene; an empty
+    /// // workspace has nothing to select and nothing to change.
+    /// let report = LocalMemoryBackend::new(dir.path()).reorganize().unwrap();
+    /// assert!(report.selected.is_empty() && report.changed.is_empty());
+    /// assert_eq!(report.reason.map(|r| r.as_str()), Some("nothing selected"));
     /// ```
-    fn reorganize(&self) -> Result<Vec<String>, WriteFailure> {
-        Ok(Vec::new())
+    fn reorganize(&self) -> Result<Report, WriteFailure> {
+        Ok(Report { reason: Some(Unchanged::NothingSelected), ..Report::default() })
     }
 
     /// The revision, counts and writer status.
@@ -200,9 +205,10 @@ impl LocalMemoryBackend {
         }
     }
 
-    /// Reorganizes with `pass` (a model-driven writer's nightly pass, say:
-    /// `ModelWriter::reorganize` behind the scheduler's `Reorganize`).
-    /// Without one, `reorganize` changes nothing.
+    /// Runs `pass` as the dream pass (a model-driven writer's, say:
+    /// `Chosen::dream` behind the scheduler's `Reorganize`). Without one,
+    /// `reorganize` runs the offline pass (the hygiene, and a report of what
+    /// a model would be given) with the configured caps.
     pub fn with_reorganizer(mut self, pass: Box<dyn Reorganize + Send>) -> LocalMemoryBackend {
         self.reorganizer = Mutex::new(Some(pass));
         self
@@ -288,15 +294,23 @@ impl MemoryBackend for LocalMemoryBackend {
         scriptorium_writer::extract::extract_before_discard(turns)
     }
 
-    fn reorganize(&self) -> Result<Vec<String>, WriteFailure> {
+    fn reorganize(&self) -> Result<Report, WriteFailure> {
         let mut pass = match self.reorganizer.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        match pass.as_mut() {
-            Some(p) => p.reorganize(),
-            None => Ok(Vec::new()),
+        if let Some(p) = pass.as_mut() {
+            return p.reorganize();
         }
+        let config = crate::config::Config::load(&self.root).map_err(|e| {
+            WriteFailure::new(
+                Code::InvalidArgument,
+                format!("{}: configuration: {}", e.path.display(), e.message),
+            )
+        })?;
+        let options =
+            crate::writers::dream_options(&config, scriptorium_transaction::lock::INTERACTIVE_TIMEOUT);
+        scriptorium_writer::dream::run(&self.root, &options, None)
     }
 
     fn status(&self) -> Result<Status, Error> {

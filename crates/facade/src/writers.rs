@@ -10,6 +10,7 @@ use serde::Serialize;
 use scriptorium_scheduler::{self as scheduler, BatchWriter, WriteFailure};
 use scriptorium_transaction::{self as transaction, Promoted};
 use scriptorium_writer::backfill::{self, Backfilled, InputWriter};
+use scriptorium_writer::dream;
 use scriptorium_writer::people::Limits;
 use scriptorium_writer::{ModelWriter, Offline, OpenAiCompatible};
 
@@ -77,13 +78,30 @@ impl Chosen {
         }
     }
 
-    /// The reorganize pass (the offline writer has no judgement to
-    /// reorganize with: it changes nothing).
-    pub fn reorganize(&mut self, root: &Path, lock_timeout: Duration) -> Result<Vec<String>, WriteFailure> {
+    /// The dream pass ([`scriptorium_writer::dream::run`]): the selection,
+    /// the offline hygiene, then, with a model, its consolidation of what
+    /// was selected. The offline writer has no judgement to consolidate
+    /// with: its pass is the hygiene, and it reports what a model would
+    /// have been given.
+    pub fn dream(&mut self, root: &Path, options: &dream::Options) -> Result<dream::Report, WriteFailure> {
         match self {
-            Chosen::Offline(_) => Ok(Vec::new()),
-            Chosen::Model(w) => w.reorganize(root, lock_timeout),
+            Chosen::Offline(_) => dream::run(root, options, None),
+            Chosen::Model(w) => dream::run(root, options, Some(w.as_mut())),
         }
+    }
+}
+
+/// The options of an automatic dream pass (the nightly one, or `sleep`
+/// without a pick): the caps `memory.dream.*` of `config`.
+pub fn dream_options(config: &Config, lock_timeout: Duration) -> dream::Options {
+    dream::Options {
+        pick: dream::Pick::Auto,
+        focus: None,
+        caps: dream::Caps {
+            max_conversations: config.dream_max_conversations,
+            max_bytes: config.dream_max_bytes,
+        },
+        lock_timeout,
     }
 }
 

@@ -68,21 +68,62 @@ fn the_process_wide_backend_can_be_swapped() {
 
 #[test]
 fn the_local_backend_reorganizes_with_the_pass_it_was_given() {
+    use scriptorium::scheduler::dream::{Report, Unchanged};
     use scriptorium::scheduler::watch::Reorganize;
     use scriptorium::scheduler::WriteFailure;
     struct Pass(usize);
     impl Reorganize for Pass {
-        fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure> {
+        fn reorganize(&mut self) -> Result<Report, WriteFailure> {
             self.0 += 1;
-            Ok(vec![format!("topics/pass-{}.md", self.0)])
+            Ok(Report { changed: vec![format!("topics/pass-{}.md", self.0)], ..Report::default() })
         }
     }
     let dir = tempfile::tempdir().unwrap();
     let memory = LocalMemoryBackend::new(dir.path());
-    assert_eq!(memory.reorganize().unwrap(), Vec::<String>::new(), "no pass: nothing changes");
+    let offline = memory.reorganize().unwrap();
+    assert_eq!(
+        (offline.changed.len(), offline.reason),
+        (0, Some(Unchanged::NothingSelected)),
+        "no pass: the offline one"
+    );
     let memory = memory.with_reorganizer(Box::new(Pass(0)));
-    assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-1.md".to_owned()]);
-    assert_eq!(memory.reorganize().unwrap(), vec!["topics/pass-2.md".to_owned()], "the same pass, kept");
+    assert_eq!(memory.reorganize().unwrap().changed, ["topics/pass-1.md"]);
+    assert_eq!(memory.reorganize().unwrap().changed, ["topics/pass-2.md"], "the same pass, kept");
+}
+
+#[test]
+fn the_local_backend_without_a_pass_runs_the_offline_hygiene() {
+    use scriptorium::scheduler::dream::Unchanged;
+    use scriptorium::transaction::{Base, Committer, Edit, Patch};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let record = serde_json::json!({"provider": "chat", "thread": "t", "message": "m1", "role": "user",
+        "timestamp": "2026-01-01T10:00:00Z", "content": "I drink tea.", "speaker_id": "7", "speaker_display": "Bo"});
+    let record = scriptorium::archive::input::parse_record(&record.to_string()).unwrap();
+    let id = record.id().clone();
+    let def = format!(
+        "[^e-0000000001]: Time: `2026-01-01`; Sources: [{}](../{}#{})",
+        id.text(),
+        id.v2_path(),
+        id.anchor()
+    );
+    let text =
+        format!("# Bo\n\nBo drinks tea.[^e-0000000001] ^a\n\nbo drinks  TEA.[^e-0000000001] ^b\n\n{def}\n");
+    let patch = Patch {
+        base_revision: String::new(),
+        message: "twins".into(),
+        sources: vec![record],
+        edits: vec![Edit::Create { path: "topics/bo.md".into(), content: text }],
+    };
+    Committer::open(root, std::time::Duration::from_secs(5))
+        .unwrap()
+        .commit(&patch, Tier::Owner, Base::Any)
+        .unwrap();
+    let r = LocalMemoryBackend::new(root).reorganize().unwrap();
+    assert_eq!((r.changed, r.hygiene.merged, r.reason), (vec!["topics/bo.md".to_owned()], 1, None));
+    assert_eq!(r.selected.len(), 1, "what a model would be given");
+    let again = LocalMemoryBackend::new(root).reorganize().unwrap();
+    assert_eq!((again.changed.len(), again.reason), (0, Some(Unchanged::NoModel)));
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! * [`write`]: [`Scheduler::write`] — batches to a [`BatchWriter`], marks
 //!   after success, restart safety.
 //! * [`watch`]: the idle watcher, events, the nightly pass; [`clock`]: the
-//!   injected clock and the next local 03:00.
+//!   injected clock and the next local 03:00; [`dream`]: what the nightly
+//!   (dream) pass reports.
 //! * [`limits`]: what a write left out to keep people cards within their
 //!   limits.
 //! * [`status`]: the writer status in `.scriptorium/status.json`.
@@ -21,6 +22,7 @@
 
 pub mod clock;
 pub mod conflict;
+pub mod dream;
 pub mod error;
 pub mod import;
 pub mod limits;

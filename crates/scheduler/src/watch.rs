@@ -15,6 +15,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::clock;
+use crate::dream::{Hygiene, Report, Selected};
 use crate::error::{Result, WriteFailure};
 use crate::store::{SessionStore, WatchState};
 use crate::write::{BatchWriter, Scheduler, WriteReport};
@@ -45,7 +46,8 @@ pub struct Event {
     /// The failure's code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
-    /// The failure's reason.
+    /// The failure's reason; for a reorganize pass that succeeded but
+    /// changed nothing, why it changed nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Whether the failure is retryable.
@@ -54,10 +56,16 @@ pub struct Event {
     /// For a deferred session: not before this time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<String>,
+    /// For a reorganize pass: the conversations it selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<Vec<Selected>>,
     /// For a reorganize pass: the paths it changed; for a change of the
     /// self: the self's files it changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed: Option<Vec<String>>,
+    /// For a reorganize pass that succeeded: what its offline hygiene did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hygiene: Option<Hygiene>,
 }
 
 impl Event {
@@ -74,7 +82,9 @@ impl Event {
             reason: None,
             retryable: None,
             retry_at: None,
+            selected: None,
             changed: None,
+            hygiene: None,
         }
     }
 
@@ -84,6 +94,16 @@ impl Event {
         self.reason = Some(f.reason.clone());
         self.retryable = Some(f.retryable);
         self
+    }
+
+    fn reorganized(self, r: Report) -> Event {
+        Event {
+            reason: r.reason.map(|u| u.as_str().to_owned()),
+            selected: Some(r.selected),
+            changed: Some(r.changed),
+            hygiene: Some(r.hygiene),
+            ..self
+        }
     }
 
     fn wrote(mut self, r: &WriteReport) -> Event {
@@ -130,10 +150,11 @@ impl EventSink for Collect {
     }
 }
 
-/// The nightly reorganize.
+/// The nightly reorganize (the dream pass).
 pub trait Reorganize {
-    /// Runs the pass; returns the paths it changed.
-    fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure>;
+    /// Runs the pass; returns what it selected, what it changed and, when
+    /// it changed nothing, why.
+    fn reorganize(&mut self) -> Result<Report, WriteFailure>;
 }
 
 /// The first backoff after a retryable failure, in seconds.
@@ -289,9 +310,9 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
         let now = self.scheduler.clock().now();
         let e = Event::new("memory.reorganize_ended", now, None);
         match hook.reorganize() {
-            Ok(changed) => {
-                let own = self_changed(now, None, &changed, None).filter(|_| self.self_notice);
-                sink.emit(&Event { changed: Some(changed), ..e });
+            Ok(report) => {
+                let own = self_changed(now, None, &report.changed, None).filter(|_| self.self_notice);
+                sink.emit(&e.reorganized(report));
                 if let Some(own) = own {
                     sink.emit(&own);
                 }

@@ -103,8 +103,8 @@ fn a_write_that_changes_the_self_is_told_and_no_other() {
 struct Pass(Vec<String>);
 
 impl Reorganize for Pass {
-    fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure> {
-        Ok(self.0.clone())
+    fn reorganize(&mut self) -> Result<scriptorium_scheduler::dream::Report, WriteFailure> {
+        Ok(scriptorium_scheduler::dream::Report { changed: self.0.clone(), ..Default::default() })
     }
 }
 

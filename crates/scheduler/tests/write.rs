@@ -410,3 +410,60 @@ fn a_turn_whose_id_is_taken_is_refused_and_the_session_goes_on() {
     let archived = std::fs::read_to_string(root.join("sources/test/_v2/t1.md")).unwrap();
     assert!(archived.contains("turn a3") && archived.contains("not Ada's words"), "{archived}");
 }
+
+#[test]
+fn the_nightly_pass_carries_its_report_in_its_event() {
+    use scriptorium_scheduler::dream::{Hygiene, Report, Selected, Unchanged};
+    use scriptorium_scheduler::watch::Reorganize;
+    use scriptorium_scheduler::WriteFailure;
+    struct Pass(Vec<Result<Report, WriteFailure>>);
+    impl Reorganize for Pass {
+        fn reorganize(&mut self) -> Result<Report, WriteFailure> {
+            self.0.remove(0)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::in_memory().unwrap();
+    let sch = Scheduler::new(&s, dir.path(), WS);
+    let watcher = Watcher::new(&sch, 60);
+    let picked = vec![Selected { conversation: "chat/t1".into(), records: 3, bytes: 42 }];
+    let mut pass = Pass(vec![
+        Ok(Report {
+            selected: picked.clone(),
+            changed: Vec::new(),
+            reason: Some(Unchanged::NoModel),
+            hygiene: Hygiene::default(),
+            focus: None,
+        }),
+        Ok(Report {
+            selected: picked.clone(),
+            changed: vec!["topics/a.md".into()],
+            reason: None,
+            hygiene: Hygiene { merged: 1, aliases: 0 },
+            focus: None,
+        }),
+        Err(WriteFailure::new(Code::ModelUnavailable, "HTTP 500")),
+    ]);
+    let mut sink = Collect::default();
+    for _ in 0..3 {
+        watcher.reorganize_now(&mut pass, &mut sink);
+    }
+    let lines: Vec<serde_json::Value> = sink.0.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    for l in &lines {
+        assert_eq!(l["event"], "memory.reorganize_ended");
+    }
+    let selected = serde_json::json!([{"conversation": "chat/t1", "records": 3, "bytes": 42}]);
+    assert_eq!(
+        (lines[0]["ok"].clone(), lines[0]["reason"].clone()),
+        (true.into(), "no model configured".into())
+    );
+    assert_eq!((&lines[0]["selected"], &lines[0]["changed"]), (&selected, &serde_json::json!([])));
+    assert_eq!(lines[1]["changed"], serde_json::json!(["topics/a.md"]));
+    assert_eq!(lines[1]["hygiene"], serde_json::json!({"merged": 1, "aliases": 0}));
+    assert!(lines[1].get("reason").is_none(), "something changed: no reason");
+    assert_eq!(
+        (lines[2]["ok"].clone(), lines[2]["code"].clone()),
+        (false.into(), "MODEL_UNAVAILABLE".into())
+    );
+    assert!(lines[2].get("changed").is_none() && lines[2].get("selected").is_none());
+}

@@ -4,7 +4,9 @@
 //!   OpenAI-compatible HTTP client; [`embed`]: the embeddings client.
 //! * [`offline`]: the deterministic extractive baseline, no model needed.
 //! * [`agent`]: the bounded tool loop of a model-driven write, and the
-//!   nightly reorganize; its prompts are `prompts/*.md`.
+//!   dream pass's consolidation; its prompts are `prompts/*.md`.
+//! * [`dream`]: the dream pass (`sleep`): its selector, the offline
+//!   hygiene, the model's consolidation, the ledger.
 //! * [`backfill`]: uncited records through the writer; [`extract`]:
 //!   `extract_before_discard`.
 //! * [`input`]: turns with their evidence.
@@ -18,6 +20,7 @@
 
 pub mod agent;
 pub mod backfill;
+pub mod dream;
 pub mod embed;
 pub mod extract;
 pub mod input;

@@ -12,6 +12,12 @@ pub(crate) use subcommands::{
     ArchiveCommand, ConfigCommand, HookCommand, IndexCommand, RemoteCommand, SessionCommand, TopicCommand,
 };
 
+mod model;
+mod sleep;
+
+pub(crate) use model::ModelArgs;
+pub(crate) use sleep::SleepArgs;
+
 /// Long-term memory for LLM agents.
 #[derive(Debug, Parser)]
 #[command(name = "scriptorium", version, about)]
@@ -242,16 +248,12 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The reorganize pass on demand (the watcher runs it nightly): split,
-    /// merge and repair topic files through one transaction. The offline
-    /// writer changes nothing.
-    Sleep {
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        model: ModelArgs,
-    },
+    /// The dream pass on demand (the watcher runs it nightly): offline
+    /// hygiene (duplicate blocks merged, people cards' aliases sorted), then,
+    /// with a model, the conversations with the most unreflected records (or
+    /// those asked for) consolidated through one transaction. Says what it
+    /// selected, what it changed, and why it changed nothing.
+    Sleep(SleepArgs),
     /// Write topics for trusted archived records that no block cites, in
     /// batches, without archiving them again.
     Backfill {
@@ -448,35 +450,4 @@ pub(crate) struct SearchArgs {
     /// falls back to BM25, saying so, without an endpoint).
     #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
     pub(crate) method: MethodArg,
-}
-
-/// Which model writes: `--model`, `--model-url`, `--model-name` (FORMAT §8).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub(crate) struct ModelArgs {
-    /// `offline` (the extractive baseline, the default when nothing is
-    /// configured) or the name of the model at --model-url.
-    #[arg(long)]
-    pub(crate) model: Option<String>,
-    /// An OpenAI-compatible chat-completions base URL (e.g.
-    /// http://127.0.0.1:11434/v1); default $SCRIPTORIUM_MODEL_URL.
-    #[arg(long)]
-    pub(crate) model_url: Option<String>,
-    /// The model's name at --model-url; default $SCRIPTORIUM_MODEL_NAME.
-    #[arg(long)]
-    pub(crate) model_name: Option<String>,
-    /// Seconds one model call may take.
-    #[arg(long, default_value_t = 120)]
-    pub(crate) model_timeout_secs: u64,
-}
-
-impl ModelArgs {
-    /// The flags as the library takes them.
-    pub(crate) fn flags(&self) -> scriptorium::writers::WriterFlags {
-        scriptorium::writers::WriterFlags {
-            model: self.model.clone(),
-            model_url: self.model_url.clone(),
-            model_name: self.model_name.clone(),
-            model_timeout_secs: self.model_timeout_secs,
-        }
-    }
 }

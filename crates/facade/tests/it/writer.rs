@@ -68,8 +68,20 @@ fn offline_end_to_end_on_locomo() {
     let again = ok_json(&["write", "--workspace", w, "--force", "--json"]);
     assert_eq!(again["turns"], 0);
     assert_eq!(snapshot(dir.path()), before, "writing again changes nothing");
+    // Offline, the dream pass is the hygiene: the offline writer says each
+    // sentence once per speaker, so it finds no twins; the conversations a
+    // model would be given are reported, and nothing is reflected on.
     let sleep = ok_json(&["sleep", "--workspace", w, "--json"]);
-    assert_eq!(sleep, json!({"changed": []}));
+    assert_eq!((&sleep["changed"], &sleep["reason"]), (&json!([]), &json!("no model configured")));
+    assert_eq!(sleep["hygiene"], json!({"merged": 0, "aliases": 0}));
+    let picked: Vec<&str> =
+        sleep["selected"].as_array().unwrap().iter().map(|s| s["conversation"].as_str().unwrap()).collect();
+    assert_eq!(
+        picked,
+        ["locomo/conv-41", "locomo/conv-43", "locomo/conv-42"],
+        "most unreflected first, 256 KiB"
+    );
+    assert_eq!(ok_json(&["sleep", "--workspace", w, "--json"]), sleep, "the ledger did not move");
     // Backfill offers the writer the small talk it left in the archive
     // again; it still keeps none of it.
     let backfill = ok_json(&["backfill", "--workspace", w, "--json"]);
@@ -261,9 +273,31 @@ fn sleep_with_a_model_and_backfill() {
         "scripted",
         "--json",
     ]);
-    assert_eq!(out, json!({"changed": []}));
+    assert_eq!(
+        out,
+        json!({"selected": [{"conversation": "chat/team-1", "records": 3, "bytes": 70}], "changed": [],
+            "reason": "nothing to change", "hygiene": {"merged": 0, "aliases": 0}, "focus": null})
+    );
     let prompt: Value = serde_json::from_str(&server.requests()[0]).unwrap();
-    assert!(prompt["messages"][1]["content"].as_str().unwrap().contains("topics/"), "the file list");
+    let sent = prompt["messages"][1]["content"].as_str().unwrap();
+    assert!(sent.contains("topics/"), "the file list");
+    assert!(
+        sent.contains("## Records to reflect on: 3") && sent.contains("We decided the budget is 50k."),
+        "{sent}"
+    );
+    // Reflected on: the next pass selects nothing and asks no model.
+    let out = ok_json(&[
+        "sleep",
+        "--workspace",
+        w,
+        "--model-url",
+        &server.base_url,
+        "--model-name",
+        "scripted",
+        "--json",
+    ]);
+    assert_eq!((&out["selected"], &out["reason"]), (&json!([]), &json!("nothing selected")));
+    assert_eq!(server.requests().len(), 1);
     let e = error_of(&run(&["backfill", "--workspace", w, "--batch", "0"], b""));
     assert_eq!(e["code"], "INVALID_ARGUMENT");
 }
@@ -301,4 +335,147 @@ fn prompt_and_recall_are_fenced_and_empty_when_nothing_matches() {
     assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0), "no fence at all");
     let e = error_of(&run(&["recall", "x", "--workspace", s(&dir.path().join("nope"))], b""));
     assert_eq!(e["code"], "NOT_FOUND");
+}
+
+/// Three records, one of them cited by two twin blocks in two files.
+fn twins(w: &str) {
+    let record = |m: &str, content: &str| {
+        json!({"provider": "chat", "thread": "team-1", "message": m, "role": "user",
+            "timestamp": "2026-08-09T10:11:12Z", "speaker_id": "7391", "speaker_display": "Ada", "content": content})
+        .to_string()
+    };
+    let records =
+        [record("m1", "I lead the budget review."), record("m2", "The offsite is in May.")].join("\n");
+    let out = run(&["archive", "append", "--workspace", w, "--json"], records.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = SourceId::new("chat", "team-1", "m1").unwrap();
+    let e = Evidence::new(&id, "2026-08-09", &id.v2_path());
+    let file = |path: &str, head: &str, bid: &str| {
+        format!("{head}\n\nAda leads the budget review.[^{}] ^{bid}\n\n{}\n", e.label(), e.definition(path))
+    };
+    let rev = ok_json(&["status", "--workspace", w, "--json"])["revision"].clone();
+    let patch = json!({"base_revision": rev, "message": "twins", "edits": [
+        {"op": "create", "path": "topics/core.md", "content": file("topics/core.md", "# Core", "c1")},
+        {"op": "create", "path": "topics/people/ada.md", "content": file("topics/people/ada.md", "---\nkind: person\naliases: [b, a]\n---\n# Ada", "a1")},
+    ]});
+    let out = run(&["update", "--workspace", w, "--patch", "-", "--json"], patch.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn sleep_offline_merges_twins_once_and_the_workspace_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = s(dir.path());
+    twins(w);
+    let out = ok_json(&["sleep", "--workspace", w, "--json"]);
+    // core.md's block cites the same record already: only the card changes.
+    assert_eq!(out["changed"], json!(["topics/people/ada.md"]));
+    assert_eq!((&out["reason"], &out["hygiene"]), (&Value::Null, &json!({"merged": 1, "aliases": 1})));
+    let check = run(&["check", "--workspace", w, "--json"], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+    let card = std::fs::read_to_string(dir.path().join("topics/people/ada.md")).unwrap();
+    assert!(card.contains("aliases: [a, b]") && !card.contains("^a1"), "{card}");
+    let log = json_lines(&run(&["log", "--workspace", w, "--json"], b"").stdout).remove(0);
+    assert_eq!(log["writer"], "sleep", "{log}");
+    let before = snapshot(dir.path());
+    let again = ok_json(&["sleep", "--workspace", w, "--json"]);
+    assert_eq!((&again["changed"], &again["reason"]), (&json!([]), &json!("no model configured")));
+    assert_eq!(snapshot(dir.path()), before, "a second pass changes nothing");
+    let text = run(&["sleep", "--workspace", w], b"");
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout),
+        "selected chat/team-1 (2 records, 47 bytes)\nhygiene: 0 duplicate blocks merged, 0 alias lists sorted\nnothing changed: no model configured\n"
+    );
+}
+
+#[test]
+fn sleep_with_a_model_failing_halfway_writes_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = s(dir.path());
+    twins(w);
+    // The model stages a file, then the endpoint fails (the script is
+    // exhausted: every later call is a 500).
+    let server = Replay::start(vec![Scripted::tool_calls(&[(
+        "create",
+        json!({"path": "topics/new.md", "content": "# New\n"}),
+    )])])
+    .unwrap();
+    let out =
+        run(&["sleep", "--workspace", w, "--model-url", &server.base_url, "--model-name", "scripted"], b"");
+    let e = error_of(&out);
+    assert_eq!((&e["code"], &e["retryable"]), (&json!("MODEL_UNAVAILABLE"), &json!(true)), "{e}");
+    assert!(e["message"].as_str().unwrap().contains("offline hygiene before it was committed"), "{e}");
+    assert_eq!(server.requests().len(), 2);
+    assert!(!dir.path().join("topics/new.md").exists());
+    let check = run(&["check", "--workspace", w, "--json"], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+    // Nothing was reflected on: the next pass takes the same records.
+    let again = ok_json(&["sleep", "--workspace", w, "--json"]);
+    assert_eq!(again["selected"][0]["records"], 2);
+    assert_eq!(again["changed"], json!([]), "the hygiene was complete");
+}
+
+#[test]
+fn sleep_picks_as_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = s(dir.path());
+    twins(w);
+    let e = error_of(&run(&["sleep", "--workspace", w, "--conversation", "chat/team-1", "chat/nope"], b""));
+    assert_eq!(e["code"], "NOT_FOUND");
+    assert!(e["message"].as_str().unwrap().contains("chat/nope"), "{e}");
+    let e = error_of(&run(&["sleep", "--workspace", w, "--conversation", "chat team"], b""));
+    assert_eq!(e["code"], "INVALID_ARGUMENT");
+    for bad in [&["--recent", "0"][..], &["--recent", "1", "--conversation", "chat/team-1"]] {
+        let mut args = vec!["sleep", "--workspace", w];
+        args.extend(bad);
+        assert_eq!(run(&args, b"").status.code(), Some(2), "{bad:?}");
+    }
+    let out = ok_json(&["sleep", "--workspace", w, "--recent", "1", "--focus", "the offsite", "--json"]);
+    assert_eq!(
+        (&out["selected"][0]["conversation"], &out["focus"]),
+        (&json!("chat/team-1"), &json!("the offsite"))
+    );
+    let out = ok_json(&["sleep", "--workspace", w, "--focus", "xylophone", "--json"]);
+    assert_eq!((&out["selected"], &out["reason"]), (&json!([]), &json!("nothing selected")));
+    let e = error_of(&run(&["sleep", "--workspace", w, "--focus", &"w ".repeat(2001)], b""));
+    assert_eq!(e["code"], "INVALID_ARGUMENT");
+}
+
+#[test]
+fn sleep_selects_within_the_configured_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = s(dir.path());
+    let record = |thread: &str, m: &str, content: &str| {
+        json!({"provider": "chat", "thread": thread, "message": m, "role": "user",
+            "timestamp": "2026-08-09T10:11:12Z", "speaker_id": "7391", "speaker_display": "Ada", "content": content})
+        .to_string()
+    };
+    let records =
+        [record("t1", "m1", "0123456789"), record("t1", "m2", "abcdefghij"), record("t2", "m3", "vwxyz")];
+    let out = run(&["archive", "append", "--workspace", w, "--json"], records.join("\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picked = |caps: &str| -> Vec<(String, u64)> {
+        std::fs::write(dir.path().join("scriptorium.toml"), format!("[memory.dream]\n{caps}\n")).unwrap();
+        let out = ok_json(&["sleep", "--workspace", w, "--json"]);
+        out["selected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["conversation"].as_str().unwrap().to_owned(), s["records"].as_u64().unwrap()))
+            .collect()
+    };
+    let both = vec![("chat/t1".to_owned(), 2), ("chat/t2".to_owned(), 1)];
+    assert_eq!(picked("max_bytes = 25"), both, "exactly at the byte cap");
+    assert_eq!(picked("max_bytes = 24"), [("chat/t1".to_owned(), 2)], "one byte under: t2 waits");
+    assert_eq!(
+        picked("max_bytes = 19"),
+        [("chat/t1".to_owned(), 1)],
+        "t1 crosses the cap: its oldest that fit"
+    );
+    assert_eq!(picked("max_bytes = 1"), [("chat/t1".to_owned(), 1)], "the first record goes alone");
+    assert_eq!(picked("max_conversations = 2"), both, "exactly at the conversation cap");
+    assert_eq!(picked("max_conversations = 1"), [("chat/t1".to_owned(), 2)], "one over");
+    std::fs::write(dir.path().join("scriptorium.toml"), "[memory.dream]\nmax_bytes = 0\n").unwrap();
+    let e = error_of(&run(&["sleep", "--workspace", w], b""));
+    assert_eq!(e["code"], "INVALID_ARGUMENT", "a cap of 0 is refused by the configuration");
 }

@@ -82,7 +82,7 @@ pub(crate) fn run(cli: Cli) -> Outcome {
         Command::Mcp { tier } => crate::mcp::run(ctx.root, tier.tier()),
         Command::Demo { model, json } => demo::run(cli.workspace, &ctx.config, &model, json),
         Command::Recall { text, json } => search::recall(&ctx, &text, json),
-        Command::Sleep { json, model } => sessions::sleep(&ctx, &model, json),
+        Command::Sleep(a) => sessions::sleep(&ctx, &a),
         Command::Backfill { batch, json, model } => sessions::backfill(&ctx, batch, &model, json),
         Command::Check { json, timeout_ms } => check::check(&ctx, json, timeout_ms),
         Command::Promote { source_ids, json, timeout_ms, model } => {

@@ -15,12 +15,13 @@ use scriptorium::scheduler::{
 };
 use scriptorium::transaction;
 use scriptorium::writer::backfill;
-use scriptorium::writers::Chosen;
+use scriptorium::writer::dream;
+use scriptorium::writers::{dream_options, Chosen};
 
 use scriptorium::{snapshot, Error};
 
 use super::Ctx;
-use crate::args::ModelArgs;
+use crate::args::{ModelArgs, SleepArgs};
 use crate::report::{self, Outcome};
 
 /// The workspace's id, creating the layout when needed.
@@ -153,7 +154,14 @@ impl EventSink for Print {
             if let Some(id) = &e.session {
                 s.push_str(&format!(" session {id:?}"));
             }
-            if e.ok {
+            if e.ok && e.changed.is_some() {
+                let changed = e.changed.as_ref().map_or(0, Vec::len);
+                let selected = e.selected.as_ref().map_or(0, Vec::len);
+                s.push_str(&format!(" ok: {selected} conversations selected, {changed} files changed"));
+                if let Some(why) = &e.reason {
+                    s.push_str(&format!(" ({why})"));
+                }
+            } else if e.ok {
                 s.push_str(&format!(" ok: {} turns, {} batches", e.turns, e.batches));
             } else {
                 s.push_str(&format!(
@@ -169,15 +177,17 @@ impl EventSink for Print {
     }
 }
 
-/// The nightly pass: the chosen writer's reorganize.
+/// The nightly pass: the chosen writer's dream pass, automatic, within the
+/// configured caps.
 struct Nightly<'a> {
     root: &'a Path,
     writer: &'a mut Chosen,
+    options: dream::Options,
 }
 
 impl Reorganize for Nightly<'_> {
-    fn reorganize(&mut self) -> Result<Vec<String>, WriteFailure> {
-        self.writer.reorganize(self.root, scheduler::write::BACKGROUND_LOCK_TIMEOUT)
+    fn reorganize(&mut self) -> Result<dream::Report, WriteFailure> {
+        self.writer.dream(self.root, &self.options)
     }
 }
 
@@ -226,24 +236,50 @@ pub(super) fn watch(
         if let Err(e) = watcher.poll(chosen.batch_writer(), &mut sink) {
             let _ = writeln!(io::stderr().lock(), "poll failed: {e}");
         }
-        let mut hook = Nightly { root, writer: &mut chosen };
+        let options = dream_options(&ctx.config, scheduler::write::BACKGROUND_LOCK_TIMEOUT);
+        let mut hook = Nightly { root, writer: &mut chosen, options };
         watcher.nightly_if_due(&mut hook, &mut sink);
         std::thread::sleep(every);
     }
 }
 
-/// The reorganize pass on demand.
-pub(super) fn sleep(ctx: &Ctx, model: &ModelArgs, as_json: bool) -> Outcome {
+/// The dream pass on demand.
+pub(super) fn sleep(ctx: &Ctx, a: &SleepArgs) -> Outcome {
     snapshot::require(&ctx.root)?;
-    let mut chosen = choose(ctx, model)?;
-    let changed = chosen.reorganize(&ctx.root, transaction::lock::INTERACTIVE_TIMEOUT)?;
-    if as_json {
-        report::json_line(&serde_json::json!({ "changed": changed }))
-    } else if changed.is_empty() {
-        report::line("nothing changed")
-    } else {
-        report::line(&changed.join("\n"))
+    let mut chosen = choose(ctx, &a.model)?;
+    let mut options = dream_options(&ctx.config, transaction::lock::INTERACTIVE_TIMEOUT);
+    options.focus.clone_from(&a.focus);
+    if let Some(n) = a.recent {
+        options.pick = dream::Pick::Recent(usize::try_from(n).unwrap_or(usize::MAX));
+    } else if !a.conversations.is_empty() {
+        options.pick = dream::Pick::Conversations(a.conversations.clone());
     }
+    let r = chosen.dream(&ctx.root, &options)?;
+    if a.json {
+        return report::json_line(&r);
+    }
+    report::line(&in_words(&r))
+}
+
+/// A dream pass's report in words: what it selected, what the hygiene did,
+/// what changed or why nothing did.
+fn in_words(r: &dream::Report) -> String {
+    let mut lines = Vec::new();
+    if r.selected.is_empty() {
+        lines.push("selected no conversation".to_owned());
+    }
+    for s in &r.selected {
+        lines.push(format!("selected {} ({} records, {} bytes)", s.conversation, s.records, s.bytes));
+    }
+    lines.push(format!(
+        "hygiene: {} duplicate blocks merged, {} alias lists sorted",
+        r.hygiene.merged, r.hygiene.aliases
+    ));
+    match r.reason {
+        Some(why) => lines.push(format!("nothing changed: {}", why.as_str())),
+        None => lines.extend(r.changed.iter().map(|p| format!("changed {p}"))),
+    }
+    lines.join("\n")
 }
 
 /// Topics for trusted records no block cites, in batches.
