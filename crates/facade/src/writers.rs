@@ -133,7 +133,8 @@ pub fn choose(a: &WriterFlags, c: &Config) -> Result<Chosen, WriteFailure> {
     match (url, name) {
         (None, None) => Ok(Chosen::Offline(Offline::new(people_limits(c)))),
         (Some(u), None) => invalid(format!(
-            "model URL {u:?} without a model name (--model-name, --model, memory.writer.model or SCRIPTORIUM_MODEL_NAME)"
+            "model URL {:?} without a model name (--model-name, --model, memory.writer.model or SCRIPTORIUM_MODEL_NAME)",
+            scriptorium_writer::openai::redact_url(&u)
         )),
         (None, Some(n)) => invalid(format!(
             "model {n:?} without a URL (--model-url, memory.writer.model_url or SCRIPTORIUM_MODEL_URL)"

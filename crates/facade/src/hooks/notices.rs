@@ -123,6 +123,13 @@ fn names(root: &Path) -> Vec<String> {
 /// `memory.self.edit_notice` is off, which drops them).
 pub fn take(root: &Path, config: &Config) -> Option<String> {
     if !is_folder(root, DIR) {
+        // The hooks of this workspace run from now on: the next change of
+        // the self is left for them, the first one included.
+        if config.self_edit_notice && is_folder(root, ".scriptorium") {
+            if let Err(e) = state::create_dir(root, DIR) {
+                tracing::warn!(why = %e.message, "cannot create the folder of the self's notices");
+            }
+        }
         return None;
     }
     let mut taken = Vec::new();

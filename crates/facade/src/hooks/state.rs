@@ -27,6 +27,12 @@ fn prepare(root: &Path, rel: &str) -> Result<PathBuf, Error> {
     Ok(target)
 }
 
+/// Creates the folder `rel` (and those on its way), never through a
+/// symbolic link.
+pub(super) fn create_dir(root: &Path, rel: &str) -> Result<(), Error> {
+    prepare(root, &format!("{rel}/x")).map(drop)
+}
+
 /// Replaces the file at `rel` with `bytes`, atomically (a cache: a lost
 /// one costs only a re-read).
 pub(super) fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), Error> {

@@ -183,3 +183,21 @@ fn the_text_form_lists_what_the_json_form_lists() {
         assert!(line.ends_with(&format!("= {value}  ({source})")), "{line}");
     }
 }
+
+#[test]
+fn a_model_url_without_a_name_is_refused_without_its_password() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let w = ws.path().to_str().unwrap();
+    let url = "http://user:HUNTER2@127.0.0.1:9/v1";
+    for (args, env) in [
+        (vec!["write", "--workspace", w, "--force"], vec![("SCRIPTORIUM_MODEL_URL", url)]),
+        (vec!["write", "--workspace", w, "--force", "--model-url", url], vec![]),
+    ] {
+        let out = run(&args, home.path(), &env);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("INVALID_ARGUMENT") && err.contains("without a model name"), "{err}");
+        assert!(!err.contains("HUNTER2") && err.contains("***@"), "{err}");
+    }
+}

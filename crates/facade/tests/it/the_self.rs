@@ -270,6 +270,31 @@ fn a_session_is_given_the_self_and_the_person_is_told_when_it_changes() {
     assert!(hook(root, "Stop", "s1", json!({})).is_null());
 }
 
+/// The first hook of a workspace with nothing to inject still makes the
+/// first self that appears afterwards told.
+#[test]
+fn the_first_self_of_a_workspace_whose_hooks_answered_nothing_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    ok(
+        &["archive", "append", "--workspace", w(root)],
+        format!("{}\n", record("m1", "please answer briefly", false)).as_bytes(),
+    );
+    assert!(hook(root, "SessionStart", "s1", json!({"source": "startup"})).is_null(), "nothing to inject");
+    let persona = format!("---\nkind: persona\n---\n# Persona\n{}", block("Answer briefly.", "m1", "p1"));
+    let rev = update(root, json!([create(PERSONA, &persona)]))["revision"].as_str().unwrap().to_owned();
+    let turn = hook(root, "UserPromptSubmit", "s1", json!({"prompt": "hello"}));
+    assert_eq!(
+        turn["systemMessage"].as_str(),
+        Some(
+            format!("scriptorium memory: the self changed: {PERSONA} changed (update, revision {rev})")
+                .as_str()
+        ),
+        "{turn}"
+    );
+    assert!(context(&turn).contains("Answer briefly.") && !context(&turn).contains("the self changed"));
+}
+
 #[test]
 fn with_the_notice_off_the_person_is_not_told() {
     let dir = workspace("[memory.self]\nedit_notice = false\n");
