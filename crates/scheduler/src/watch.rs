@@ -9,6 +9,10 @@
 //! new nodes arrive; the event says which. On a retryable failure (a held
 //! lock, an unreachable model) it stays unhandled and is tried again after a
 //! backoff that doubles from one minute to an hour.
+//!
+//! The dream pass ([`Reorganize`]) runs nightly, and on idle: once after
+//! the watcher's writes brought something new, when every session has
+//! been quiet for the idle time ([`Watcher::idle_if_due`]).
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -66,6 +70,21 @@ pub struct Event {
     /// For a reorganize pass that succeeded: what its offline hygiene did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hygiene: Option<Hygiene>,
+    /// For a reorganize pass: why it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// Why a dream (reorganize) pass ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Its nightly hour came.
+    Nightly,
+    /// Every session went quiet after the watcher wrote something new.
+    Idle,
+    /// Someone asked for it.
+    Manual,
 }
 
 impl Event {
@@ -85,6 +104,7 @@ impl Event {
             selected: None,
             changed: None,
             hygiene: None,
+            origin: None,
         }
     }
 
@@ -194,6 +214,8 @@ pub struct Watcher<'s, 'a, S: SessionStore + ?Sized> {
     /// `memory.self_changed` event (`memory.self.edit_notice`; default on).
     pub self_notice: bool,
     next_nightly: Option<Timestamp>,
+    /// Whether a write since the last dream pass brought something new.
+    owed: std::cell::Cell<bool>,
 }
 
 impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
@@ -206,6 +228,7 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
             nightly_hour: clock::NIGHTLY_HOUR,
             self_notice: true,
             next_nightly: None,
+            owed: std::cell::Cell::new(false),
         }
     }
 
@@ -260,6 +283,7 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
                     state = WatchState { handled_seq: info.seq, failures: 0, retry_at: 0 };
                     store.set_watch_state(&info.id, ws, &state)?;
                     if report.batches > 0 {
+                        self.owed.set(true);
                         sink.emit(&Event::new("memory.ingest_ended", now, Some(&info.id)).wrote(&report));
                         let revision = report.revision.as_deref();
                         let own = self_changed(now, Some(&info.id), &report.changed, revision);
@@ -300,15 +324,37 @@ impl<'s, 'a, S: SessionStore + ?Sized> Watcher<'s, 'a, S> {
         if now < due {
             return false;
         }
-        self.reorganize_now(hook, sink);
+        self.reorganize_now(Origin::Nightly, hook, sink);
         self.next_nightly = Some(clock::next_local(now, &self.tz, self.nightly_hour));
         true
     }
 
-    /// Runs the reorganize pass now (on demand), with its event.
-    pub fn reorganize_now(&self, hook: &mut dyn Reorganize, sink: &mut dyn EventSink) {
+    /// Runs the pass on idle: when a write of this watcher brought
+    /// something new since the last pass and every session has been quiet
+    /// for the idle time (none deferred or owing). Returns whether it ran.
+    pub fn idle_if_due(&self, hook: &mut dyn Reorganize, sink: &mut dyn EventSink) -> Result<bool> {
+        if !self.owed.get() {
+            return Ok(false);
+        }
+        let store = self.scheduler.store();
+        let now = self.scheduler.clock().now().as_second();
+        for info in store.sessions()? {
+            let quiet = now.saturating_sub(info.active_at) >= self.idle_secs;
+            let handled = store.watch_state(&info.id, self.scheduler.workspace())?.handled_seq >= info.seq;
+            if !quiet || !handled {
+                return Ok(false);
+            }
+        }
+        self.reorganize_now(Origin::Idle, hook, sink);
+        Ok(true)
+    }
+
+    /// Runs the reorganize pass now, with its event.
+    pub fn reorganize_now(&self, origin: Origin, hook: &mut dyn Reorganize, sink: &mut dyn EventSink) {
+        self.owed.set(false);
         let now = self.scheduler.clock().now();
-        let e = Event::new("memory.reorganize_ended", now, None);
+        let mut e = Event::new("memory.reorganize_ended", now, None);
+        e.origin = Some(origin);
         match hook.reorganize() {
             Ok(report) => {
                 let own = self_changed(now, None, &report.changed, None).filter(|_| self.self_notice);

@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use jiff::Timestamp;
 use scriptorium_scheduler::clock::Clock;
-use scriptorium_scheduler::watch::{Collect, Event, Reorganize, Watcher};
+use scriptorium_scheduler::watch::{Collect, Event, Origin, Reorganize, Watcher};
 use scriptorium_scheduler::write::{Batch, BatchWriter, Written};
 use scriptorium_scheduler::{Scheduler, SessionStore, WriteFailure};
 use scriptorium_testkit::*;
@@ -115,11 +115,41 @@ fn a_reorganize_pass_that_changes_the_self_is_told() {
     let sch = Scheduler::new(&s, dir.path(), WS);
     let watcher = Watcher::new(&sch, 60);
     let mut sink = Collect::default();
-    watcher.reorganize_now(&mut Pass(vec!["topics/a.md".into()]), &mut sink);
+    watcher.reorganize_now(Origin::Manual, &mut Pass(vec!["topics/a.md".into()]), &mut sink);
     assert_eq!(events(&sink), ["memory.reorganize_ended"]);
     let changed = vec!["topics/a.md".to_owned(), "topics/self/identity.md".to_owned()];
-    watcher.reorganize_now(&mut Pass(changed), &mut sink);
+    watcher.reorganize_now(Origin::Manual, &mut Pass(changed), &mut sink);
     assert_eq!(events(&sink), ["memory.reorganize_ended", "memory.reorganize_ended", "memory.self_changed"]);
     assert_eq!(sink.0[2].changed.as_deref(), Some(&["topics/self/identity.md".to_owned()][..]));
     assert_eq!(sink.0[2].revision, None);
+}
+
+#[test]
+fn the_dream_pass_runs_once_on_idle_after_writes_brought_something_new() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = store_with("s1", &chain("a", 2, None));
+    let ws = scriptorium_transaction::layout::identity(root).unwrap().unwrap().id;
+    let clock = Fixed(Cell::new(Timestamp::now().as_second() + 3600));
+    let sch = Scheduler::new(&s, root, &ws).with_clock(&clock);
+    let watcher = Watcher::new(&sch, 60);
+    let mut sink = Collect::default();
+    let mut pass = Pass(Vec::new());
+    assert!(!watcher.idle_if_due(&mut pass, &mut sink).unwrap(), "nothing written yet");
+    let mut w = Appender { path: "topics/notes.md".into() };
+    watcher.poll(&mut w, &mut sink).unwrap();
+    // A session the watcher has not handled yet holds the pass back.
+    s.add("s2", &chain("c", 1, None)).unwrap();
+    assert!(!watcher.idle_if_due(&mut pass, &mut sink).unwrap());
+    assert_eq!(events(&sink), ["memory.ingest_ended"]);
+    watcher.poll(&mut w, &mut sink).unwrap();
+    assert!(watcher.idle_if_due(&mut pass, &mut sink).unwrap());
+    assert_eq!(events(&sink), ["memory.ingest_ended", "memory.ingest_ended", "memory.reorganize_ended"]);
+    assert_eq!(sink.0[2].origin, Some(Origin::Idle));
+    assert_eq!(serde_json::to_value(&sink.0[2]).unwrap()["origin"], "idle");
+    // Once: nothing new since, no second pass; a poll that writes nothing
+    // owes none either.
+    watcher.poll(&mut w, &mut sink).unwrap();
+    assert!(!watcher.idle_if_due(&mut pass, &mut sink).unwrap());
+    assert_eq!(sink.0.len(), 3);
 }

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use jiff::Timestamp;
 use scriptorium_scheduler::clock::Clock;
 use scriptorium_scheduler::pending::{cut, line_tokens, pending_in, suffix};
-use scriptorium_scheduler::watch::{backoff_secs, Collect, Watcher};
+use scriptorium_scheduler::watch::{backoff_secs, Collect, Origin, Watcher};
 use scriptorium_scheduler::write::ArchiveWriter;
 use scriptorium_scheduler::{Code, Node, Scheduler, SessionStore, SqliteStore};
 use scriptorium_source_archive::writer_input::{self, InputLine};
@@ -446,7 +446,7 @@ fn the_nightly_pass_carries_its_report_in_its_event() {
     ]);
     let mut sink = Collect::default();
     for _ in 0..3 {
-        watcher.reorganize_now(&mut pass, &mut sink);
+        watcher.reorganize_now(Origin::Manual, &mut pass, &mut sink);
     }
     let lines: Vec<serde_json::Value> = sink.0.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
     for l in &lines {

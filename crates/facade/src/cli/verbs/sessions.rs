@@ -177,8 +177,8 @@ impl EventSink for Print {
     }
 }
 
-/// The nightly pass: the chosen writer's dream pass, automatic, within the
-/// configured caps.
+/// The watcher's dream pass (nightly and on idle): the chosen writer's,
+/// automatic, within the configured caps.
 struct Nightly<'a> {
     root: &'a Path,
     writer: &'a mut Chosen,
@@ -238,7 +238,11 @@ pub(super) fn watch(
         }
         let options = dream_options(&ctx.config, scheduler::write::BACKGROUND_LOCK_TIMEOUT);
         let mut hook = Nightly { root, writer: &mut chosen, options };
-        watcher.nightly_if_due(&mut hook, &mut sink);
+        if !watcher.nightly_if_due(&mut hook, &mut sink) {
+            if let Err(e) = watcher.idle_if_due(&mut hook, &mut sink) {
+                let _ = writeln!(io::stderr().lock(), "idle pass failed: {e}");
+            }
+        }
         std::thread::sleep(every);
     }
 }
