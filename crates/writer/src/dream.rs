@@ -138,9 +138,10 @@ fn check_focus(focus: Option<&str>) -> Result<(), WriteFailure> {
 fn after_hygiene(mut f: WriteFailure, changed: &BTreeSet<String>) -> WriteFailure {
     if !changed.is_empty() {
         let list: Vec<&str> = changed.iter().map(String::as_str).collect();
+        // Said once: the model's failure may already say nothing was written.
+        let base = f.reason.strip_suffix("; nothing was written").unwrap_or(&f.reason);
         f.reason = format!(
-            "{}; nothing of the model's was written, but the offline hygiene before it was committed (changed {})",
-            f.reason,
+            "{base}; nothing of the model's was written, but the offline hygiene before it was committed (changed {})",
             list.join(", ")
         );
     }

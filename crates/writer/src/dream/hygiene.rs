@@ -336,9 +336,15 @@ fn rewrite_file(
             e.remove(d.line, d.line);
         }
     }
-    // The lines to rewrite: those holding links, and the last line of each
-    // block that takes citations (with its id and the labels).
+    // The lines to rewrite: those that may hold links (the blocks' with
+    // links, headings, ordinary footnote definitions: a reader follows
+    // those too), and the last line of each block that takes citations
+    // (with its id and the labels).
     let mut lines: BTreeMap<usize, Option<(&str, &[String])>> = BTreeMap::new();
+    let ordinary = f.definitions.iter().filter(|d| d.evidence.is_none()).map(|d| d.line);
+    for k in f.headings.iter().copied().chain(ordinary) {
+        lines.insert(k, None);
+    }
     for (bi, b) in f.blocks.iter().enumerate() {
         if removed.contains(&(fi, bi)) {
             continue;

@@ -50,7 +50,9 @@ impl Resolved {
 #[derive(Debug, Default)]
 pub(super) struct Labels {
     /// Every label defined, with what it says (`None`: an ordinary
-    /// footnote or a malformed definition).
+    /// footnote, a malformed definition, or a label some block cites that
+    /// the file does not define: defining it would make that block cite
+    /// evidence it never had).
     by_label: HashMap<String, Option<Resolved>>,
     /// The first label defined with each evidence.
     by_content: HashMap<Resolved, String>,
@@ -69,6 +71,9 @@ impl Labels {
                 l.by_content.entry(r.clone()).or_insert_with(|| d.label.clone());
             }
             l.by_label.entry(d.label.clone()).or_insert(r);
+        }
+        for r in file.blocks.iter().flat_map(|b| &b.refs) {
+            l.by_label.entry(r.label.clone()).or_insert(None);
         }
         l
     }
@@ -122,6 +127,21 @@ mod tests {
             "[^e-0000000001]: Time: `2026-01-01`; Sources: [chat/t/m1](../sources/chat/_v2/t.md#source-aa)"
         );
         assert_eq!(to.cite("e-0000000009", &r, "topics/core.md"), ("e-0000000001".to_owned(), None), "once");
+    }
+
+    #[test]
+    fn a_label_cited_but_undefined_here_is_taken() {
+        // `^c` cites a label the file never defines: carrying evidence in
+        // under that label would hand `^c` a citation it never had.
+        let here = file("B[^e-0000000001] ^b\n\nC[^e-0000000007] ^c\n\n");
+        let mut labels = Labels::of("topics/core.md", &here);
+        let there = file(&format!("{}\n", DEF.replace("e-0000000001", "e-0000000007")));
+        let ev = there.definitions[0].evidence.clone().unwrap().unwrap();
+        let r = Resolved::of("topics/people/ada.md", &ev).unwrap();
+        let (label, line) = labels.cite("e-0000000007", &r, "topics/core.md");
+        assert_ne!(label, "e-0000000007");
+        assert_ne!(label, "e-0000000001");
+        assert!(line.unwrap().starts_with(&format!("[^{label}]: ")));
     }
 
     #[test]

@@ -99,6 +99,50 @@ fn core_stays_first_and_links_follow() {
 }
 
 #[test]
+fn links_in_headings_and_notes_follow_the_block_too() {
+    let block =
+        |label: &str, m: &str, id: &str| format!("Bo prefers tea.[^{label}] ^{id}\n\n{}\n", def(label, m));
+    let core = format!("# Core\n\n{}", block("e-0000000001", "m1", "c1"));
+    let ada = format!("# Ada\n\n{}", block("e-0000000002", "m2", "a1"));
+    let links = format!(
+        "# Tea, see [[ada#^a1]]\n\nA note.[^e-0000000003][^n] ^l1\n\n{}\n[^n]: details in [the block](ada.md#^a1)\n",
+        def("e-0000000003", "m3")
+    );
+    let p = planned(&[("topics/ada.md", ada), ("topics/core.md", core), ("topics/links.md", links)], &[]);
+    assert_eq!(p.merged, 1);
+    let text = content(&p, "topics/links.md");
+    assert!(text.starts_with("# Tea, see [[core#^c1]]\n"), "{text}");
+    assert!(text.ends_with("[^n]: details in [the block](core.md#^c1)\n"), "{text}");
+}
+
+#[test]
+fn a_label_another_block_cites_undefined_is_not_given_to_it() {
+    // `^c2` cites a label its file never defines (invalid); the twin of
+    // `^c1` brings evidence under that very label, which must not make
+    // `^c2` cite it.
+    let core = "# Core\n\nBudget is fifty.[^e-0000000001] ^c1\n\nMallory got a raise.[^e-0000000007] ^c2\n\n"
+        .to_owned()
+        + &def("e-0000000001", "m1")
+        + "\n";
+    let b = format!("# B\n\nBudget is fifty.[^e-0000000007] ^b1\n\n{}\n", def("e-0000000007", "m2"));
+    let topics: Vec<Loaded> =
+        [("topics/core.md", core), ("topics/b.md", b)].iter().map(|(p, t)| Loaded::parse(p, t)).collect();
+    let checked = check(&topics, &resolver(&[]));
+    let p = plan(&topics, &checked);
+    assert_eq!(p.merged, 1);
+    let text = content(&p, "topics/core.md");
+    assert!(text.contains("Mallory got a raise.[^e-0000000007] ^c2"), "{text}");
+    assert!(!text.contains("[^e-0000000007]: "), "no definition under c2's label: {text}");
+    let after: Vec<Loaded> = vec![Loaded::parse("topics/core.md", &text)];
+    let again = check(&after, &resolver(&[]));
+    assert!(
+        again.diagnostics.iter().any(|d| d.block_id.as_deref() == Some("c2")),
+        "c2 stays invalid: {:?}",
+        again.diagnostics
+    );
+}
+
+#[test]
 fn a_block_with_a_link_merges_only_in_its_own_file() {
     let block = |label: &str, m: &str, id: &str| {
         format!("Tea, see [[core]].[^{label}] ^{id}\n\n{}\n\n", def(label, m))
