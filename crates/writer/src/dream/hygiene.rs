@@ -40,7 +40,7 @@ use scriptorium_scheduler::{WriteFailure, Written};
 use scriptorium_source_archive::id::fold_key;
 use scriptorium_topic_markdown::diag::Code as Diag;
 use scriptorium_topic_markdown::parse::{
-    inline_spans, is_evidence_label, FmValue, Inline, Link, TopicFile, TopicKind,
+    inline_spans, is_evidence_label, unescape_item, FmValue, Inline, Link, TopicFile, TopicKind,
 };
 use scriptorium_topic_markdown::validate::{link_target, BlockState, Checked, LinkTarget, Loaded};
 use scriptorium_transaction::observe::Provenance;
@@ -379,10 +379,17 @@ fn sort_aliases(t: &Loaded, e: &mut FileEdit<'_>) -> bool {
     let mut changed = false;
     for entry in fm.entries.iter().filter(|x| x.key == "aliases") {
         let FmValue::List(items) = &entry.value else { continue };
-        let mut sorted: Vec<(String, &String)> = items.iter().map(|a| (fold_key(a), a)).collect();
+        // Sorted and compared as read: `a\u{2c}b` and `a\u{2C}b` are one alias.
+        let mut sorted: Vec<(String, String, &String)> = items
+            .iter()
+            .map(|a| {
+                let read = unescape_item(a).into_owned();
+                (fold_key(&read), read, a)
+            })
+            .collect();
         sorted.sort();
         sorted.dedup_by(|a, b| a.1 == b.1);
-        let sorted: Vec<&str> = sorted.iter().map(|(_, a)| a.as_str()).collect();
+        let sorted: Vec<&str> = sorted.iter().map(|(_, _, a)| a.as_str()).collect();
         if sorted.len() != items.len() || sorted.iter().zip(items).any(|(a, b)| *a != b.as_str()) {
             e.set(entry.line, format!("aliases: [{}]", sorted.join(", ")));
             changed = true;

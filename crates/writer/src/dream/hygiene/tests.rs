@@ -162,6 +162,9 @@ fn people_cards_aliases_sorted() {
     assert_eq!(p.aliases, 1);
     assert_eq!(content(&p, "topics/people/dave.md"), card("[bob, Dave, dave.k, Émile]"));
     assert_eq!(planned(&[("topics/people/dave.md", card("[bob, Dave, dave.k]"))], &[]), Plan::default());
+    // Two spellings of one escaped alias are one alias.
+    let p = planned(&[("topics/people/dave.md", card(r"[a\u{2C}b, a\u{2c}b, Zed]"))], &[]);
+    assert_eq!(content(&p, "topics/people/dave.md"), card(r"[a\u{2C}b, Zed]"));
     let theme = "---\nkind: theme\naliases: [b, a]\n---\n# T\n".to_owned();
     assert_eq!(planned(&[("topics/t.md", theme)], &[]), Plan::default(), "only people cards");
 }
