@@ -96,10 +96,11 @@ pub fn remediation(root: &Path, failure: &Failure) -> String {
 }
 
 /// The remediation of `LOCKED`: who holds the scheduler's or the
-/// workspace's write lock now, if anyone does.
+/// workspace's write lock now, if anyone does (a process is named only
+/// when its record says so and it still runs, [`holder::probe`]).
 fn locked(root: &Path) -> String {
     let then = "the turns stay pending and the next write (the watcher, the next hook, `scriptorium write`) takes them";
-    for rel in [SCHEDULER_LOCK, LOCK_FILE] {
+    for (rel, lock) in [(SCHEDULER_LOCK, "scheduler lock"), (LOCK_FILE, "write lock")] {
         match holder::probe(root, rel) {
             Ok(Holding::Held(Some(h))) => {
                 return format!(
@@ -108,7 +109,14 @@ fn locked(root: &Path) -> String {
                 )
             }
             Ok(Holding::Held(None)) => {
-                return format!("the workspace is locked by another process ({rel}): wait for it to finish; {then}")
+                return format!(
+                    "another process holds the {lock} ({rel}; it did not record its pid): wait for it to finish; {then}"
+                )
+            }
+            Ok(Holding::Shared) => {
+                return format!(
+                    "readers hold the {lock} shared ({rel}: a search, recall, `scriptorium check`, the palace or an MCP server reading the workspace): a write waits until they finish, so end one that hangs; {then}"
+                )
             }
             Ok(Holding::Free) | Err(_) => {}
         }

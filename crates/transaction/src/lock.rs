@@ -16,8 +16,9 @@
 //! reads what is on disk, as it would without the lock.) [`WorkspaceLock::held`]
 //! says which of these happened, so the caller can say so.
 //!
-//! An exclusive holder writes its process id and the time into the file
-//! ([`holder`]), so a refused writer can say whom it waited for.
+//! An exclusive holder writes its process id and the time into the file,
+//! and empties it again when it lets go ([`holder`]), so a refused writer
+//! can say whom it waited for.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
@@ -39,11 +40,23 @@ pub const BACKGROUND_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long an interactive writer waits by default.
 pub const INTERACTIVE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A held write lock; released when dropped.
+/// A held write lock; released when dropped (an exclusive holder's
+/// record emptied first).
 #[derive(Debug)]
 pub struct WorkspaceLock {
-    _file: Option<File>,
+    file: Option<File>,
     held: Held,
+    /// Whether this process recorded itself as the holder.
+    recorded: bool,
+}
+
+impl Drop for WorkspaceLock {
+    fn drop(&mut self) {
+        if let (Some(file), true) = (&self.file, self.recorded) {
+            // Still held here: the file closes (and the lock goes) after.
+            holder::clear(file);
+        }
+    }
 }
 
 /// How a lock is held.
@@ -155,7 +168,7 @@ fn take_with(
     fsio::check_no_links(root, rel)?;
     let path = root.join(rel);
     let (file, held) = open_lock(root, rel, shared, open)?;
-    let Some(file) = file else { return Ok(WorkspaceLock { _file: None, held }) };
+    let Some(file) = file else { return Ok(WorkspaceLock { file: None, held, recorded: false }) };
     let start = Instant::now();
     loop {
         let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
@@ -164,7 +177,7 @@ fn take_with(
                 if !shared {
                     holder::record(&file);
                 }
-                return Ok(WorkspaceLock { _file: Some(file), held });
+                return Ok(WorkspaceLock { file: Some(file), held, recorded: !shared });
             }
             Err(TryLockError::WouldBlock) => {
                 if start.elapsed() >= timeout {
@@ -209,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn an_exclusive_holder_says_who_it_is_and_readers_do_not_count() {
+    fn an_exclusive_holder_says_who_it_is_and_readers_are_told_apart() {
         use holder::{probe, Holding};
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free, "no file yet: free");
@@ -219,12 +232,18 @@ mod tests {
         assert!(scriptorium_source_archive::timestamp::is_valid(&h.since), "{}", h.since);
         drop(held);
         assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free);
-        // Readers hold it shared: free for a probe, and they write nothing.
-        let before = std::fs::read(dir.path().join(LOCK_FILE)).unwrap();
+        // The record went with the holder.
+        assert_eq!(std::fs::read(dir.path().join(LOCK_FILE)).unwrap(), b"");
+        // Readers hold it shared: they write nothing, and a probe says only
+        // readers hold it, without disturbing them.
         let r = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Shared);
+        assert_eq!(std::fs::read(dir.path().join(LOCK_FILE)).unwrap(), b"");
+        assert_eq!(acquire(dir.path(), Duration::ZERO).unwrap_err().code, Code::Locked);
+        let r2 = acquire_shared(dir.path(), Duration::ZERO).unwrap();
+        drop((r, r2));
         assert_eq!(probe(dir.path(), LOCK_FILE).unwrap(), Holding::Free);
-        assert_eq!(std::fs::read(dir.path().join(LOCK_FILE)).unwrap(), before);
-        drop(r);
+        assert!(acquire(dir.path(), Duration::ZERO).is_ok(), "a probe leaves nothing held");
         // Another lock file of the workspace records its holder the same way;
         // a holder that wrote nothing (an older version) is held, unnamed.
         let other = acquire_file(dir.path(), ".scriptorium/other.lock", Duration::ZERO).unwrap();
@@ -232,6 +251,46 @@ mod tests {
         std::fs::write(dir.path().join(".scriptorium/other.lock"), b"").unwrap();
         assert_eq!(probe(dir.path(), ".scriptorium/other.lock").unwrap(), Holding::Held(None));
         drop(other);
+    }
+
+    /// Holds `rel` exclusively as a process that records nothing would
+    /// (`flock(1)`, an older version): through its own open file.
+    fn held_unrecorded(root: &Path, rel: &str) -> File {
+        let f = open_file(&root.join(rel), true).unwrap();
+        f.try_lock().unwrap();
+        f
+    }
+
+    #[test]
+    fn a_record_that_outlived_its_holder_names_nobody() {
+        use holder::{probe, Holding};
+        let dir = tempfile::tempdir().unwrap();
+        let rel = ".scriptorium/scheduler.lock";
+        // A holder that ended without letting go left its record; a process
+        // that records nothing holds the lock now.
+        let other = held_unrecorded(dir.path(), rel);
+        let ended = serde_json::json!({"pid": u32::MAX, "since": "2026-01-02T03:04:05Z"}).to_string();
+        std::fs::write(dir.path().join(rel), &ended).unwrap();
+        let seen = probe(dir.path(), rel).unwrap();
+        if cfg!(target_os = "linux") {
+            assert_eq!(seen, Holding::Held(None), "a pid that does not run is not named");
+        } else {
+            assert!(matches!(seen, Holding::Held(_)), "{seen:?}");
+        }
+        // A record naming a process that runs (this one) is named.
+        let me = serde_json::json!({"pid": std::process::id(), "since": "2026-01-02T03:04:05Z"}).to_string();
+        std::fs::write(dir.path().join(rel), &me).unwrap();
+        let Holding::Held(Some(h)) = probe(dir.path(), rel).unwrap() else { panic!("named") };
+        assert_eq!(h.pid, std::process::id());
+        drop(other);
+        assert_eq!(probe(dir.path(), rel).unwrap(), Holding::Free);
+        // A holder of ours that takes it over writes its own record and
+        // empties it when it lets go.
+        let ours = acquire_file(dir.path(), rel, Duration::ZERO).unwrap();
+        let Holding::Held(Some(h)) = probe(dir.path(), rel).unwrap() else { panic!("named") };
+        assert_ne!(h.since, "2026-01-02T03:04:05Z");
+        drop(ours);
+        assert_eq!(std::fs::read(dir.path().join(rel)).unwrap(), b"");
     }
 
     #[test]

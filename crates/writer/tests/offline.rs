@@ -147,9 +147,15 @@ proptest! {
             }
             if b.path.starts_with("topics/people/") {
                 prop_assert!(rec.speaker().is_some());
-                let s = rec.speaker().unwrap();
-                let key = scriptorium_writer::input::person_key(s.id(), s.display());
-                prop_assert_eq!(&b.path, &format!("topics/people/{}-{key}.md", offline::slug(&who)));
+                let key_of = |r: &scriptorium_source_archive::SourceRecord| {
+                    r.speaker().map(|s| scriptorium_writer::input::person_key(s.id(), s.display()))
+                };
+                let key = key_of(rec).unwrap();
+                // One card per person, named after their first turn's name
+                // (all these turns are trusted), whatever name this one shows.
+                let first = recs.iter().find(|r| key_of(r).as_ref() == Some(&key)).unwrap();
+                let named = offline::slug(&first.attribution());
+                prop_assert_eq!(&b.path, &format!("topics/people/{named}-{key}.md"));
             }
         }
     }

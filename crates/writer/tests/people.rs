@@ -94,6 +94,113 @@ fn a_renamed_speaker_keeps_one_card_and_the_new_name_joins_its_aliases() {
     assert!(!again.changed.contains(&card), "a name there already (letter case ignored) is not added");
 }
 
+/// The files of `topics/people/`, workspace-relative, in byte order.
+fn people(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root.join("topics/people"))
+        .unwrap()
+        .map(|e| format!("topics/people/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A paragraph of Ada's (`7391`) shown as `display` saying `fact`.
+fn said(display: &str, fact: &str) -> String {
+    format!(
+        "{} said: “{fact}”",
+        scriptorium_source_archive::speaker::attribution(Some(display), Some("7391"))
+    )
+}
+
+#[test]
+fn a_person_renamed_within_one_batch_keeps_one_card_named_after_the_first_name() {
+    let facts = [
+        "I moved to Oslo",
+        "I work as a surveyor",
+        "I grew up in Rome",
+        "I live in Paris",
+        "I work as a pilot",
+    ];
+    let names = ["Ada", "Adele", "Adele K", "A. Lovelace", "Lady Ada"];
+    for n in [1, 2, 5] {
+        let dir = workspace();
+        let root = dir.path();
+        // Five turns of one person (one id) in one batch, under `n` names.
+        let shown = |k: usize| names[k.min(n - 1)];
+        let recs: Vec<_> =
+            (0..5).map(|k| record_by(&format!("m{k}"), Some(("7391", shown(k))), facts[k])).collect();
+        let w = offline::write(&input(root, &recs)).unwrap();
+        let card = ada_file();
+        assert_eq!(people(root), std::slice::from_ref(&card), "{n} names: one card");
+        assert!(w.changed.contains(&card), "{:?}", w.changed);
+        assert_eq!(aliases(root, &card), names[..n], "{n} names, the first first");
+        let text = read(root, &card);
+        assert!(text.contains("\n# Ada [id 7391]\n"), "named after the first name: {text}");
+        assert_eq!(blocks(root, &card), 5, "{text}");
+        for (k, fact) in facts.iter().enumerate() {
+            assert!(text.contains(&said(shown(k), fact)), "{n} names, {fact}: {text}");
+        }
+        validates(root);
+        for name in &names[..n] {
+            assert_eq!(cards_found(&search(root, name)), std::slice::from_ref(&card), "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_rename_within_a_batch_joins_the_card_an_earlier_write_made() {
+    let dir = workspace();
+    let root = dir.path();
+    offline::write(&input(root, &[record_by("m1", Some(("7391", "Ada")), "I moved to Oslo")])).unwrap();
+    let card = ada_file();
+    let renamed = [
+        record_by("m2", Some(("7391", "Adele")), "I work as a surveyor"),
+        record_by("m3", Some(("7391", "Adele K")), "I grew up in Rome"),
+        record_by("m4", Some(("7391", "Ada")), "I live in Paris"),
+    ];
+    let w = offline::write(&input(root, &renamed)).unwrap();
+    assert!(w.changed.contains(&card), "{:?}", w.changed);
+    assert_eq!(people(root), std::slice::from_ref(&card));
+    assert_eq!(aliases(root, &card), ["Ada", "Adele", "Adele K"]);
+    let text = read(root, &card);
+    for (display, fact) in [
+        ("Ada", "I moved to Oslo"),
+        ("Adele", "I work as a surveyor"),
+        ("Adele K", "I grew up in Rome"),
+        ("Ada", "I live in Paris"),
+    ] {
+        assert!(text.contains(&said(display, fact)), "{fact}: {text}");
+    }
+    assert_eq!(blocks(root, &card), 4);
+    validates(root);
+}
+
+#[test]
+fn a_new_card_is_named_after_the_first_trusted_name_and_a_pending_one_joins_no_aliases() {
+    let dir = workspace();
+    let root = dir.path();
+    let pending = json!({"provider": "chat", "thread": "t1", "message": "m1", "role": "user",
+        "timestamp": "2026-03-01T10:00:00Z", "content": "I moved to Bergen", "speaker_id": "7391",
+        "speaker_display": "Mallory", "pending": true});
+    let recs = [
+        scriptorium_source_archive::input::parse_record(&pending.to_string()).unwrap(),
+        // Small talk: no paragraph, but the name is the first trusted one.
+        record_by("m2", Some(("7391", "Ada")), "thanks!"),
+        record_by("m3", Some(("7391", "Adele")), "I work as a surveyor"),
+    ];
+    offline::write(&input(root, &recs)).unwrap();
+    let card = ada_file();
+    assert_eq!(people(root), std::slice::from_ref(&card));
+    assert_eq!(aliases(root, &card), ["Ada", "Adele"]);
+    let text = read(root, &card);
+    assert!(
+        text.contains(&said("Mallory", "I moved to Bergen"))
+            && text.contains(&said("Adele", "I work as a surveyor")),
+        "{text}"
+    );
+    validates(root);
+}
+
 #[test]
 fn an_impostor_name_in_a_body_never_becomes_an_alias() {
     let dir = workspace();

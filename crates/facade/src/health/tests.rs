@@ -101,9 +101,60 @@ fn a_locked_failure_names_the_holder_of_the_lock() {
     // The scheduler's lock, held for a whole write, is looked at first.
     let sched = scriptorium_transaction::lock::acquire_file(root, SCHEDULER_LOCK, Duration::ZERO).unwrap();
     assert!(remediation(root, &f).contains("(.scriptorium/scheduler.lock)"));
-    // A holder that recorded nothing is still named as a holder.
+    // A holder that recorded nothing is still said to hold it.
     std::fs::write(root.join(SCHEDULER_LOCK), b"").unwrap();
-    assert!(remediation(root, &f).starts_with("the workspace is locked by another process"));
+    let r = remediation(root, &f);
+    assert!(r.starts_with("another process holds the scheduler lock (.scriptorium/scheduler.lock; it did not record its pid)"), "{r}");
     drop(sched);
+    assert!(remediation(root, &f).starts_with("no process holds"));
+}
+
+/// Holds `rel` of `root` exclusively as a process that records nothing
+/// would (`flock(1)`, an older version): through its own open file.
+fn held_unrecorded(root: &std::path::Path, rel: &str) -> std::fs::File {
+    std::fs::create_dir_all(root.join(".scriptorium")).unwrap();
+    let f =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(root.join(rel)).unwrap();
+    f.try_lock().unwrap();
+    f
+}
+
+#[test]
+fn a_record_its_holder_left_behind_names_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let f = failure(Code::Locked, "another process holds .scriptorium/scheduler.lock (waited 1000 ms)", true);
+    // A writer that has finished: nothing of it is left to name.
+    drop(scriptorium_transaction::lock::acquire_file(root, SCHEDULER_LOCK, Duration::ZERO).unwrap());
+    assert_eq!(std::fs::read(root.join(SCHEDULER_LOCK)).unwrap(), b"");
+    // One that was killed left its record; a process that records nothing
+    // holds the lock now.
+    let other = held_unrecorded(root, SCHEDULER_LOCK);
+    std::fs::write(root.join(SCHEDULER_LOCK), br#"{"pid":4294967295,"since":"2026-01-02T03:04:05Z"}"#)
+        .unwrap();
+    let r = remediation(root, &f);
+    if cfg!(target_os = "linux") {
+        assert!(r.starts_with("another process holds the scheduler lock"), "{r}");
+        assert!(!r.contains("4294967295"), "{r}");
+    } else {
+        // Where it cannot be told whether it runs, the record is taken.
+        assert!(r.contains("pid 4294967295"), "{r}");
+    }
+    drop(other);
+    assert!(remediation(root, &f).starts_with("no process holds"));
+}
+
+#[test]
+fn readers_holding_the_write_lock_are_told_as_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let f = failure(Code::Locked, "another process holds .scriptorium/write.lock (waited 1000 ms)", true);
+    let reader = scriptorium_transaction::lock::acquire_shared(root, Duration::ZERO).unwrap();
+    let r = remediation(root, &f);
+    assert!(r.starts_with("readers hold the write lock shared (.scriptorium/write.lock"), "{r}");
+    // Looking did not disturb the reader: writers are still shut out.
+    let e = scriptorium_transaction::lock::acquire(root, Duration::ZERO).unwrap_err();
+    assert_eq!(e.code.as_str(), "LOCKED");
+    drop(reader);
     assert!(remediation(root, &f).starts_with("no process holds"));
 }

@@ -93,3 +93,82 @@ fn a_hand_written_card_is_found_by_its_aliases() {
             .clone();
     assert_eq!(hit["snippet"], "Dave runs the budget tracker.");
 }
+
+/// The topic files a search for `query` finds, each once.
+fn files_found(w: &str, query: &str) -> Vec<String> {
+    let mut paths = topic_paths(w, query);
+    paths.dedup();
+    paths
+}
+
+/// The files of `topics/people/` of workspace `w`, workspace-relative.
+fn cards(w: &str) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(Path::new(w).join("topics/people"))
+        .unwrap()
+        .map(|e| format!("topics/people/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Five turns of one person, `m{from}` on, the `k`th shown as
+/// `names[k.min(names.len() - 1)]`, each stating one fact.
+fn renamed_turns(from: usize, names: &[&str]) -> String {
+    let facts = [
+        "I moved to Oslo.",
+        "I work as a surveyor.",
+        "I grew up in Rome.",
+        "I live in Paris.",
+        "I work as a pilot.",
+    ];
+    (0..5)
+        .map(|k| {
+            let (id, parent) =
+                (format!("m{}", from + k), (from + k > 1).then(|| format!("m{}", from + k - 1)));
+            turn(&id, parent.as_deref(), names[k.min(names.len() - 1)], facts[k])
+        })
+        .collect()
+}
+
+#[test]
+fn a_person_renamed_within_one_batch_gets_one_card_with_every_name() {
+    let names = ["Ada", "Adele", "Adele K", "A. Lovelace", "Lady Ada"];
+    for n in [1, 2, 5] {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().to_str().unwrap();
+        ok_json(&["session", "append", "--workspace", w, "--json"], renamed_turns(1, &names[..n]).as_bytes());
+        let out = ok_json(&["write", "--workspace", w, "--force", "--json"], b"");
+        let people = cards(w);
+        assert_eq!(people.len(), 1, "{n} names: {people:?}");
+        let card = people[0].clone();
+        assert!(card.starts_with("topics/people/ada-id-u-ada-"), "named after the first name: {card}");
+        assert!(out["changed"].as_array().unwrap().contains(&json!(card)), "{out}");
+        let text = std::fs::read_to_string(dir.path().join(&card)).unwrap();
+        assert!(text.contains(&format!("\naliases: [{}]\n", names[..n].join(", "))), "{n} names: {text}");
+        assert_eq!(text.matches(" said: “").count(), 5, "{text}");
+        for name in &names[..n] {
+            assert_eq!(files_found(w, name), std::slice::from_ref(&card), "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_rename_in_the_next_batch_joins_the_card_the_first_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().to_str().unwrap();
+    ok_json(&["session", "append", "--workspace", w, "--json"], renamed_turns(1, &["Ada"]).as_bytes());
+    ok_json(&["write", "--workspace", w, "--force", "--json"], b"");
+    let card = cards(w);
+    assert_eq!(card.len(), 1, "{card:?}");
+    ok_json(
+        &["session", "append", "--workspace", w, "--json"],
+        renamed_turns(6, &["Adele", "Ada", "Adele K"]).replace("I ", "Now I ").as_bytes(),
+    );
+    let out = ok_json(&["write", "--workspace", w, "--force", "--json"], b"");
+    assert_eq!(out["turns"], json!(5), "{out}");
+    assert_eq!(cards(w), card, "still one card");
+    let text = std::fs::read_to_string(dir.path().join(&card[0])).unwrap();
+    assert!(text.contains("\naliases: [Ada, Adele, Adele K]\n"), "{text}");
+    assert_eq!(text.matches(" said: “").count(), 10, "{text}");
+    assert_eq!(files_found(w, "Adele"), card);
+}

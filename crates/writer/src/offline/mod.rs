@@ -32,6 +32,7 @@
 //! whole ([`said`]) or marked not verbatim. A paragraph whose block id is
 //! already in its file is not written again.
 
+mod cards;
 mod classify;
 mod files;
 mod known;
@@ -55,7 +56,8 @@ use scriptorium_transaction::observe::Provenance;
 use scriptorium_transaction::{self as transaction, Base, Edit, Patch, Tier};
 
 use crate::input::{hex, Input, Turn};
-use crate::people::{alias, Cards, Limits};
+use crate::people::Limits;
+use cards::People;
 use files::{FilePlan, Para};
 
 /// The offline baseline writer, with the limits of the people cards it
@@ -225,17 +227,17 @@ pub struct Planned {
 /// so is a sentence too long to quote whole, one its speaker already said
 /// ([`Spoken`]), and a paragraph whose block id exists. A trusted speaker's
 /// durable facts and dated plans go to their people card (the card of their
-/// person key wherever it is, else a new one), which gets the names the
-/// speaker's trusted turns showed among its aliases; a card holds at most
-/// `limits` (its own, where it sets them).
+/// person key this write already adds to, else the one the workspace holds,
+/// else a new one named after the display of the first of their turns to
+/// reach it), which gets the names all the speaker's trusted turns showed
+/// among its aliases: a person renamed within one batch keeps one card. A
+/// card holds at most `limits` (its own, where it sets them).
 pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>, limits: Limits) -> Result<Planned, WriteFailure> {
     let mut files: BTreeMap<String, FilePlan> = BTreeMap::new();
     let mut spoken = Spoken { root, known, now: HashSet::new(), promoted: None, records: HashMap::new() };
-    let mut cards: Option<Cards> = None;
-    // Person key → the card this write adds to or creates.
-    let mut card_of: HashMap<String, String> = HashMap::new();
     let cited = known.cited_among(turns.iter().map(|t| t.source.as_str()))?;
     let fresh: Vec<&Turn> = turns.iter().filter(|t| !cited.contains(&t.source)).collect();
+    let mut people = People::of(root, &fresh);
     for t in &fresh {
         let mut kept: BTreeMap<Destination, Vec<&str>> = BTreeMap::new();
         let who = unquoted(&opener(t.who()));
@@ -249,19 +251,14 @@ pub fn plan(root: &Path, turns: &[Turn], known: &Known<'_>, limits: Limits) -> R
             kept.entry(destination(what, t)).or_default().push(s);
         }
         for (destination, parts) in kept {
-            let (mut path, head) = route::file(root, destination, t);
-            if let (Destination::Person, Some(person)) = (destination, &t.person) {
-                let cards = cards.get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")));
-                path = cards.of(person).map_or(path, str::to_owned);
-                card_of.insert(person.clone(), path.clone());
-            }
+            let (path, head) = people.file(destination, t);
             let para = para(&path, t, &parts);
             let file = files.entry(path).or_insert_with(|| FilePlan { head, ..FilePlan::default() });
             file.card |= destination == Destination::Person;
             file.paras.push(para);
         }
     }
-    name_cards(root, &fresh, &mut cards, &card_of, &mut files);
+    people.name(&fresh, &mut files);
     let held = known.held_among(files.values().flat_map(|f| f.paras.iter().map(|p| p.id.as_str())))?;
     let mut planned = Planned::default();
     for (path, file) in files {
@@ -288,40 +285,5 @@ fn para(path: &str, t: &Turn, parts: &[&str]) -> Para {
         definition: t.evidence.definition(path),
         label: opener(t.who()),
         source: t.source.clone(),
-    }
-}
-
-/// Adds to `files` the names (aliases, [`alias`]) the trusted turns among
-/// `turns` showed, each to its speaker's card: the card this write adds to
-/// (`card_of`), else the one the workspace holds ([`Cards`]); a person with
-/// no card gets none made for a name. Only a trusted turn that is not
-/// pending names anyone: the display comes from the transport, never
-/// from a body.
-fn name_cards(
-    root: &Path,
-    turns: &[&Turn],
-    cards: &mut Option<Cards>,
-    card_of: &HashMap<String, String>,
-    files: &mut BTreeMap<String, FilePlan>,
-) {
-    let mut seen: HashSet<(String, String)> = HashSet::new();
-    for t in turns.iter().filter(|t| !t.pending) {
-        let (Some(person), Some(display)) = (&t.person, &t.display) else { continue };
-        let path = match card_of.get(person) {
-            Some(p) => p.clone(),
-            None => match cards
-                .get_or_insert_with(|| Cards::scan(root, &on_disk(root, "topics/people")))
-                .of(person)
-            {
-                Some(p) => p.to_owned(),
-                None => continue,
-            },
-        };
-        let name = alias(display);
-        if seen.insert((path.clone(), name.clone())) {
-            let file = files.entry(path).or_default();
-            file.card = true;
-            file.names.push((name, t.source.clone()));
-        }
     }
 }
