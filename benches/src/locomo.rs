@@ -60,6 +60,34 @@ pub fn batches(transcripts: &[Transcript]) -> Vec<Records> {
     out
 }
 
+/// `t` written by the offline writer into a fresh workspace of its own,
+/// with its sample id (`conv-26`).
+pub fn written_offline(t: &Transcript) -> (String, tempfile::TempDir) {
+    let sample = t.session.strip_prefix("locomo/").unwrap_or(&t.session).to_owned();
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    scriptorium_transaction::layout::ensure(dir.path()).expect("a fresh workspace");
+    for b in batches(std::slice::from_ref(t)) {
+        write_batch(&mut scriptorium_writer::Offline::default(), dir.path(), &b);
+    }
+    (sample, dir)
+}
+
+/// Whether `--json` was asked for: the one flag the `locomo-*` programs
+/// take (anything else ends the program with its usage, exit 2).
+#[allow(clippy::print_stderr)]
+pub fn json_flag(program: &str) -> bool {
+    let mut json = false;
+    for a in std::env::args().skip(1) {
+        if a == "--json" {
+            json = true;
+        } else {
+            eprintln!("usage: {program} [--json] (unknown argument {a:?})");
+            std::process::exit(2);
+        }
+    }
+    json
+}
+
 /// Writes one batch into the workspace at `root` with `writer`.
 pub fn write_batch(writer: &mut dyn BatchWriter, root: &Path, (session, records): &Records) {
     let lines: Vec<String> = records.iter().map(|r| Turn::of_record(r).line).collect();

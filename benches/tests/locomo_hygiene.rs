@@ -8,19 +8,13 @@ use std::time::Duration;
 
 use scriptorium_benches::locomo::{self, hygiene};
 use scriptorium_writer::dream::hygiene as pass;
-use scriptorium_writer::Offline;
 
 #[test]
 fn hygiene_on_locomo_merges_the_copies_and_recall_at_5_does_not_drop() {
     let questions = locomo::questions();
     for t in locomo::transcripts() {
-        let sample = t.session.strip_prefix("locomo/").unwrap_or(&t.session).to_owned();
-        let dir = tempfile::tempdir().unwrap();
+        let (sample, dir) = locomo::written_offline(&t);
         let root = dir.path();
-        scriptorium_transaction::layout::ensure(root).unwrap();
-        for b in locomo::batches(std::slice::from_ref(&t)) {
-            locomo::write_batch(&mut Offline::default(), root, &b);
-        }
         let qs = &questions[&sample];
         let written = hygiene::pass(root, qs);
         assert_eq!((written.merged, written.blocks_after), (0, written.blocks_before), "{sample}");

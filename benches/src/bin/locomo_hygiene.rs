@@ -11,29 +11,14 @@
 
 use scriptorium_benches::locomo;
 use scriptorium_benches::locomo::hygiene::{self, Pass};
-use scriptorium_writer::Offline;
 
 fn main() {
-    let mut json = false;
-    for a in std::env::args().skip(1) {
-        match a.as_str() {
-            "--json" => json = true,
-            other => {
-                eprintln!("usage: locomo-hygiene [--json] (unknown argument {other:?})");
-                std::process::exit(2);
-            }
-        }
-    }
+    let json = locomo::json_flag("locomo-hygiene");
     let questions = locomo::questions();
     let (mut written, mut doubled) = (Pass::default(), Pass::default());
     let mut rows = Vec::new();
     for t in locomo::transcripts() {
-        let sample = t.session.strip_prefix("locomo/").unwrap_or(&t.session).to_owned();
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        scriptorium_transaction::layout::ensure(dir.path()).expect("a fresh workspace");
-        for b in locomo::batches(std::slice::from_ref(&t)) {
-            locomo::write_batch(&mut Offline::default(), dir.path(), &b);
-        }
+        let (sample, dir) = locomo::written_offline(&t);
         let qs = questions.get(&sample).map_or(&[][..], Vec::as_slice);
         let as_written = hygiene::pass(dir.path(), qs);
         hygiene::write_twins(dir.path());

@@ -18,29 +18,14 @@
 
 use scriptorium_benches::locomo::recall::RecallMeasured;
 use scriptorium_benches::locomo::{self, Measured};
-use scriptorium_writer::Offline;
 
 fn main() {
-    let mut json = false;
-    for a in std::env::args().skip(1) {
-        match a.as_str() {
-            "--json" => json = true,
-            other => {
-                eprintln!("usage: locomo-memory [--json] (unknown argument {other:?})");
-                std::process::exit(2);
-            }
-        }
-    }
+    let json = locomo::json_flag("locomo-memory");
     let questions = locomo::questions();
     let mut total = Measured::default();
     let mut rows = Vec::new();
     for t in locomo::transcripts() {
-        let sample = t.session.strip_prefix("locomo/").unwrap_or(&t.session).to_owned();
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        scriptorium_transaction::layout::ensure(dir.path()).expect("a fresh workspace");
-        for b in locomo::batches(std::slice::from_ref(&t)) {
-            locomo::write_batch(&mut Offline::default(), dir.path(), &b);
-        }
+        let (sample, dir) = locomo::written_offline(&t);
         let m = locomo::measure(dir.path(), questions.get(&sample).map_or(&[], Vec::as_slice));
         total.add(&m);
         rows.push((sample, m));
