@@ -99,30 +99,6 @@ impl<M: Model> ModelWriter<M> {
         self.run(&write_prompt(self.limits), user, &job)
     }
 
-    /// The dream pass's consolidation: the sleep prompt, then the topic
-    /// files, the selected conversations' records and the focus (both as
-    /// data, fenced: [`dream_request`]), and the same tools, `evidence`
-    /// citing those records; its edits are one transaction (writer `sleep`)
-    /// that archives nothing. Changing nothing is a valid answer.
-    pub fn dream(
-        &mut self,
-        root: &Path,
-        turns: &[Turn],
-        focus: Option<&str>,
-        lock_timeout: Duration,
-    ) -> Result<Written, WriteFailure> {
-        let user = dream_request(root, turns, focus)?;
-        let job = Job {
-            root,
-            turns,
-            archive: &[],
-            lock_timeout,
-            message: format!("dream pass ({}): {} records", self.model.name(), turns.len()),
-            provenance: Provenance::by("sleep"),
-        };
-        self.run(SLEEP_PROMPT, user, &job)
-    }
-
     fn run(&mut self, system: &str, user: String, job: &Job<'_>) -> Result<Written, WriteFailure> {
         self.tokens_sent.clear();
         let base = transaction::revision::compute(job.root)?.hex;
@@ -196,6 +172,11 @@ impl<M: Model> ModelWriter<M> {
 }
 
 impl<M: Model> Consolidate for ModelWriter<M> {
+    /// The dream pass's consolidation: the sleep prompt, then the topic
+    /// files, the selected conversations' records and the focus (both as
+    /// data, fenced: [`dream_request`]), and the same tools, `evidence`
+    /// citing those records; its edits are one transaction (writer `sleep`)
+    /// that archives nothing. Changing nothing is a valid answer.
     fn consolidate(
         &mut self,
         root: &Path,
@@ -203,7 +184,16 @@ impl<M: Model> Consolidate for ModelWriter<M> {
         focus: Option<&str>,
         lock_timeout: Duration,
     ) -> Result<Written, WriteFailure> {
-        self.dream(root, turns, focus, lock_timeout)
+        let user = dream_request(root, turns, focus)?;
+        let job = Job {
+            root,
+            turns,
+            archive: &[],
+            lock_timeout,
+            message: format!("dream pass ({}): {} records", self.model.name(), turns.len()),
+            provenance: Provenance::by("sleep"),
+        };
+        self.run(SLEEP_PROMPT, user, &job)
     }
 }
 

@@ -263,16 +263,19 @@ fn sleep_with_a_model_and_backfill() {
     assert!(!done["changed"].as_array().unwrap().is_empty());
     assert_eq!(ok_json(&["backfill", "--workspace", w, "--json"])["records"], 0);
     let server = Replay::start(vec![Scripted::tool_calls(&[("finish", json!({}))])]).unwrap();
-    let out = ok_json(&[
-        "sleep",
-        "--workspace",
-        w,
-        "--model-url",
-        &server.base_url,
-        "--model-name",
-        "scripted",
-        "--json",
-    ]);
+    let sleep = || {
+        ok_json(&[
+            "sleep",
+            "--workspace",
+            w,
+            "--model-url",
+            &server.base_url,
+            "--model-name",
+            "scripted",
+            "--json",
+        ])
+    };
+    let out = sleep();
     assert_eq!(
         out,
         json!({"selected": [{"conversation": "chat/team-1", "records": 3, "bytes": 70}], "changed": [],
@@ -286,16 +289,7 @@ fn sleep_with_a_model_and_backfill() {
         "{sent}"
     );
     // Reflected on: the next pass selects nothing and asks no model.
-    let out = ok_json(&[
-        "sleep",
-        "--workspace",
-        w,
-        "--model-url",
-        &server.base_url,
-        "--model-name",
-        "scripted",
-        "--json",
-    ]);
+    let out = sleep();
     assert_eq!((&out["selected"], &out["reason"]), (&json!([]), &json!("nothing selected")));
     assert_eq!(server.requests().len(), 1);
     let e = error_of(&run(&["backfill", "--workspace", w, "--batch", "0"], b""));
