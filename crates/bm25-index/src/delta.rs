@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::format::sec;
 use crate::search::View;
 use crate::segment::merge::{merge, Source};
 use crate::segment::{build, distinct_terms, Damaged, DeltaInfo, Kind, Segment, Unit, UnitInfo};
@@ -92,10 +91,10 @@ fn negative() -> Damaged {
 }
 
 fn length(seg: &Segment, d: u32) -> Result<u64, Damaged> {
-    let b = seg.section(sec::LENGTHS)?;
-    let at = d as usize * 4;
-    let l = b.get(at..at + 4).ok_or_else(|| Damaged("length out of range".into()))?;
-    Ok(u64::from(u32::from_le_bytes([l[0], l[1], l[2], l[3]])))
+    if d >= seg.len() {
+        return Err(Damaged("length out of range".into()));
+    }
+    Ok(u64::from(seg.lengths()?.get(d)))
 }
 
 /// Applies `changes` to `view` (later changes to a path win).

@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 6 (all integers little-endian). The
+//! The on-disk segment, format version 7 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -9,13 +9,13 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x06";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x07";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.
-pub const SECTIONS: usize = 25;
+pub const SECTIONS: usize = 24;
 /// Bytes of one section-table entry: offset u64, length u64.
 pub const SECTION_ENTRY: usize = 16;
 /// Bytes per checksummed chunk of the data area.
@@ -27,62 +27,71 @@ pub mod sec {
     pub const TERM_OFFS: usize = 0;
     /// The sorted term bytes (UTF-8).
     pub const TERM_BYTES: usize = 1;
-    /// Per term: first posting u32, document frequency u32, first block
-    /// u32, largest frequency u32, shortest document length u32.
+    /// Per term: its first byte in [`POSTINGS`] u64, document frequency
+    /// u32, its first entry in [`SKIPS`] u32, largest frequency u32,
+    /// shortest document length u32.
     pub const TERM_INFO: usize = 2;
-    /// Posting document numbers, u32, ascending within a term.
-    pub const POST_DOCS: usize = 3;
-    /// Posting frequencies, u32, parallel to [`POST_DOCS`].
-    pub const POST_TFS: usize = 4;
-    /// Per block of 128 postings: last document u32, largest frequency
-    /// u32, shortest document length u32.
-    pub const BLOCKS: usize = 5;
-    /// Per document: its length in terms, u32.
-    pub const LENGTHS: usize = 6;
+    /// Per term, its postings in blocks of 128 (the last may be shorter),
+    /// each decodable alone: a full block is the bit width of its document
+    /// gaps u8 and of its frequencies less one u8, then both bit-packed
+    /// (`bitpacking`'s `BitPacker4x` layout, documents strictly sorted
+    /// from the previous block's last); a shorter last block is a LEB128
+    /// document gap (from the previous block's last plus one) and
+    /// frequency less one per posting.
+    pub const POSTINGS: usize = 3;
+    /// Per block of a term that has more than one: its last document u32,
+    /// the offset of its bytes from the term's first byte u32, its largest
+    /// frequency u32 and shortest document length u32 (the block's score
+    /// bound and skip entry).
+    pub const SKIPS: usize = 4;
+    /// Per document: its length in terms, in 1, 2 or 4 bytes each (the
+    /// fewest that hold the longest; the section's length over the
+    /// document count gives the width).
+    pub const LENGTHS: usize = 5;
     /// Per document: its UTC day since 1970-01-01, i32 (`i32::MIN`: none).
-    pub const DAYS: usize = 7;
+    pub const DAYS: usize = 6;
     /// Per document: flags u8 (bit 0 source, bit 1 pending).
-    pub const FLAGS: usize = 8;
+    pub const FLAGS: usize = 7;
     /// `(speakers + 1)` u32 end offsets into [`SPK_BYTES`].
-    pub const SPK_OFFS: usize = 9;
+    pub const SPK_OFFS: usize = 8;
     /// The sorted speaker keys.
-    pub const SPK_BYTES: usize = 10;
+    pub const SPK_BYTES: usize = 9;
     /// `(speakers + 1)` u32 end offsets into [`SPK_DOCS`], in entries.
-    pub const SPK_POST: usize = 11;
+    pub const SPK_POST: usize = 10;
     /// Per speaker key: the documents that carry it, ascending u32.
-    pub const SPK_DOCS: usize = 12;
+    pub const SPK_DOCS: usize = 11;
     /// `(documents + 1)` u64 end offsets into [`STORED`].
-    pub const STORED_OFFS: usize = 13;
+    pub const STORED_OFFS: usize = 12;
     /// Per document, u32-length-prefixed strings: path, anchor, key, text,
     /// payload, then the speaker keys (u32 count first).
-    pub const STORED: usize = 14;
+    pub const STORED: usize = 13;
     /// `(units + 1)` u64 end offsets into [`UNITS`].
-    pub const UNITS_OFFS: usize = 15;
+    pub const UNITS_OFFS: usize = 14;
     /// Per unit: flags u8 (bit 0 source, bit 1 removed), path, size u64,
     /// modified i64 (ns), changed i64 (ns), inode u64, read i64 (ns), file
     /// hash u64, documents hash u64, first document u32, document count
     /// u32, dependencies.
-    pub const UNITS: usize = 16;
+    pub const UNITS: usize = 15;
     /// Delta only: per segment below it (in [`STACK`] order), one bit per
     /// document (LSB first, whole bytes per segment), set when it is deleted.
-    pub const TOMBS: usize = 17;
+    pub const TOMBS: usize = 16;
     /// Delta only: `(adjusted terms + 1)` u32 end offsets into [`ADJ_BYTES`].
-    pub const ADJ_OFFS: usize = 18;
+    pub const ADJ_OFFS: usize = 17;
     /// Delta only: the sorted terms whose frequency below the delta is
     /// adjusted.
-    pub const ADJ_BYTES: usize = 19;
+    pub const ADJ_BYTES: usize = 18;
     /// Delta only: per adjusted term, the i32 to add to the sum of its
     /// frequencies in the segments below.
-    pub const ADJ_VALS: usize = 20;
+    pub const ADJ_VALS: usize = 19;
     /// The distinct document days, ascending i32.
-    pub const DAY_KEYS: usize = 21;
+    pub const DAY_KEYS: usize = 20;
     /// `(days + 1)` u32 end offsets into [`DAY_DOCS`], in entries.
-    pub const DAY_POST: usize = 22;
+    pub const DAY_POST: usize = 21;
     /// Per day: its documents, ascending u32.
-    pub const DAY_DOCS: usize = 23;
+    pub const DAY_DOCS: usize = 22;
     /// Delta only: the segments below it, oldest (the base) first: id u64,
     /// documents u64 each.
-    pub const STACK: usize = 24;
+    pub const STACK: usize = 23;
 }
 
 /// Bytes before the first section: header, section table, chunk count u64,

@@ -124,7 +124,7 @@ impl View {
         for t in &terms {
             let mut f = 0i64;
             for seg in &self.segs {
-                f += i64::from(seg.postings(t)?.map_or(0, |p| p.len() as u32));
+                f += i64::from(seg.postings(t)?.map_or(0, |p| p.df));
             }
             if let Some(d) = self.delta() {
                 f += i64::from(d.adjustment(t)?);

@@ -14,8 +14,10 @@ use crate::tokenize::{Tokenizer, TokenizerConfig};
 
 mod build;
 pub mod merge;
+mod postings;
 mod tables;
 pub use build::build;
+pub(crate) use postings::{Lengths, PostingCursor, Postings};
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -315,11 +317,10 @@ impl Segment {
         let len = |k: usize| seg.sections[k].1 - seg.sections[k].0;
         let (n, t, un) = (seg.docs as usize, seg.terms as usize, seg.units as usize);
         let sizes_ok = len(sec::TERM_OFFS) == (t + 1) * 4
-            && len(sec::TERM_INFO) == t * 20
-            && len(sec::POST_DOCS) == len(sec::POST_TFS)
-            && len(sec::POST_DOCS) % 4 == 0
-            && len(sec::BLOCKS) % 12 == 0
-            && len(sec::LENGTHS) == n * 4
+            && len(sec::TERM_INFO) == t * 24
+            && len(sec::SKIPS) % postings::SKIP == 0
+            && (n == 0 || [1, 2, 4].iter().any(|w| len(sec::LENGTHS) == n * w))
+            && (n > 0 || len(sec::LENGTHS) == 0)
             && len(sec::DAYS) == n * 4
             && len(sec::FLAGS) == n
             && len(sec::SPK_OFFS) >= 4
@@ -498,21 +499,5 @@ impl Segment {
             }
         }
         Ok(None)
-    }
-}
-
-/// One term's postings in a segment.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Postings<'a> {
-    pub(crate) docs: &'a [u8],
-    pub(crate) tfs: &'a [u8],
-    pub(crate) blocks: &'a [u8],
-    pub(crate) max_tf: u32,
-    pub(crate) min_dl: u32,
-}
-
-impl Postings<'_> {
-    pub(crate) fn len(&self) -> usize {
-        self.docs.len() / 4
     }
 }

@@ -30,6 +30,7 @@ pub(crate) const ALLOWED: &[(&str, &str)] = &[
     ("nom", "the parser combinators of the archive and topic grammars"),
     ("memmap2", "memory-mapped archives, index files and the id and link table"),
     ("rayon", "parallel index builds"),
+    ("bitpacking", "SIMD bit-packed blocks of 128 postings in the BM25 index (the layout tantivy reads)"),
     ("parking_lot", "small fast locks inside a process"),
     ("fs4", "the cross-process write lock"),
     ("tiktoken-rs", "o200k_base token counts for budgets and batches"),

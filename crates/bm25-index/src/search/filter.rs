@@ -4,7 +4,7 @@
 
 use super::Filters;
 use crate::format::sec;
-use crate::segment::{Damaged, Kind, Segment};
+use crate::segment::{Damaged, Kind, Lengths, Segment};
 
 /// Document ranges of `seg` that the kind and path filters allow.
 pub(super) fn ranges(seg: &Segment, f: &Filters) -> Result<Vec<(u32, u32)>, Damaged> {
@@ -148,8 +148,8 @@ pub(super) fn drivers<'s>(seg: &'s Segment, f: &Filters) -> Result<Option<Vec<Dr
 
 /// The per-document facts a candidate is checked and scored with.
 pub(super) struct Docs<'s> {
-    /// Document lengths (`u32` each).
-    lengths: &'s [u8],
+    /// Document lengths.
+    lengths: Lengths<'s>,
     /// Document flags (bit 1: pending).
     flags: &'s [u8],
     /// Document days (`i32` each), when a date filter needs them.
@@ -175,7 +175,7 @@ impl<'s> Docs<'s> {
         f: &Filters,
         tomb_bits: Option<&'s [u8]>,
     ) -> Result<Docs<'s>, Damaged> {
-        let lengths = seg.section(sec::LENGTHS)?;
+        let lengths = seg.lengths()?;
         let flags = seg.section(sec::FLAGS)?;
         let days =
             if f.day_from.is_some() || f.day_to.is_some() { Some(seg.section(sec::DAYS)?) } else { None };
@@ -193,7 +193,7 @@ impl<'s> Docs<'s> {
     /// The length of document `d` (0 when unknown).
     #[inline]
     pub(super) fn length(&self, d: u32) -> u32 {
-        word(self.lengths, d).unwrap_or(0)
+        self.lengths.get(d)
     }
 
     /// True when document `d` is live and passes the pending and date

@@ -4,56 +4,54 @@
 
 use super::filter::{self, align, Docs, Driver};
 use super::{tf_part, Bm25, Filters};
-use crate::segment::{Damaged, Postings, Segment, BLOCK};
+use crate::segment::{Damaged, PostingCursor, Segment};
 
 struct Cursor<'a> {
     q: usize,
-    p: Postings<'a>,
-    pos: usize,
+    c: PostingCursor<'a>,
     idf: f64,
+    /// The bound of its score in any document.
     ub: f64,
+    /// The block whose bound was last asked for, from the skip entries
+    /// alone (never behind the block being read), and that bound.
+    shallow: usize,
+    shallow_ub: f64,
 }
 
 impl Cursor<'_> {
     #[inline]
     fn doc(&self) -> u32 {
-        let at = self.pos * 4;
-        match self.p.docs.get(at..at + 4) {
-            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-            None => u32::MAX,
-        }
+        self.c.doc()
     }
 
+    /// The bound of its score in document `target` (≥ every earlier
+    /// target asked since the last rewind): that of the block that would
+    /// hold it, 0 past the last block.
     #[inline]
-    fn tf(&self) -> u32 {
-        let at = self.pos * 4;
-        self.p.tfs.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    fn block_ub(&mut self, target: u32, q: &Query<'_>) -> f64 {
+        let p = *self.c.postings();
+        let from = self.shallow.max(self.c.block());
+        let mut b = from;
+        let nb = p.blocks();
+        while b < nb && p.last_doc(b) < target {
+            b += 1;
+        }
+        if b != self.shallow || self.shallow_ub.is_nan() {
+            self.shallow = b;
+            self.shallow_ub = if b < nb {
+                let (tf, dl) = p.block_maxima(b);
+                self.idf * tf_part(q.p, tf, dl, q.avgdl)
+            } else {
+                0.0
+            };
+        }
+        self.shallow_ub
     }
 
-    /// Moves to the first posting with document ≥ `target`.
-    fn seek(&mut self, target: u32) {
-        if self.doc() >= target {
-            return;
-        }
-        let n = self.p.len();
-        let mut blk = self.pos / BLOCK;
-        let nb = self.p.blocks.len() / 12;
-        while blk < nb {
-            let last = u32::from_le_bytes(self.p.blocks[blk * 12..blk * 12 + 4].try_into().unwrap_or([0; 4]));
-            if last >= target {
-                break;
-            }
-            blk += 1;
-        }
-        if blk >= nb {
-            self.pos = n;
-            return;
-        }
-        self.pos = self.pos.max(blk * BLOCK);
-        let end = ((blk + 1) * BLOCK).min(n);
-        while self.pos < end && self.doc() < target {
-            self.pos += 1;
-        }
+    fn rewind(&mut self) {
+        self.c.rewind();
+        self.shallow = 0;
+        self.shallow_ub = f64::NAN;
     }
 }
 
@@ -133,6 +131,11 @@ pub(super) fn segment_top(
     for (lo, hi) in filter::ranges(seg, f)? {
         run.range(lo, hi);
     }
+    for c in &mut run.cursors {
+        if let Some(e) = c.c.take_failure() {
+            return Err(e);
+        }
+    }
     Ok(run.top.items)
 }
 
@@ -143,7 +146,8 @@ fn term_cursors<'s>(seg: &'s Segment, q: &Query<'_>) -> Result<Vec<Cursor<'s>>, 
         if let Some(post) = seg.postings(t)? {
             let idf = super::idf(q.n, q.df[k]);
             let ub = idf * tf_part(q.p, post.max_tf, post.min_dl, q.avgdl);
-            cursors.push(Cursor { q: k, p: post, pos: 0, idf, ub });
+            let c = PostingCursor::new(post);
+            cursors.push(Cursor { q: k, c, idf, ub, shallow: 0, shallow_ub: f64::NAN });
         }
     }
     cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub).then(a.q.cmp(&b.q)));
@@ -195,8 +199,8 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, matched, top } = self;
         let mut terms = Terms { q, docs, contrib, matched };
         for c in cursors.iter_mut() {
-            c.pos = 0;
-            c.seek(lo);
+            c.rewind();
+            c.c.seek(lo);
         }
         // Cursors below `essential` cannot lift a document into the top k
         // on their own: they generate no candidates, and are only probed.
@@ -211,12 +215,25 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             }
             let (probed, generating) = cursors.split_at_mut(essential);
             let Some(d) = next_candidate(generating, drivers, hi) else { break };
-            let ok = terms.docs.passes(d);
+            // Block-max: the bounds of the blocks that hold or would hold
+            // `d`, before any frequency is decoded.
+            let mut ok = terms.docs.passes(d);
+            let mut probed_ub = 0.0;
+            if ok {
+                let mut bound = 0.0;
+                for c in generating.iter_mut().filter(|c| c.doc() == d) {
+                    bound += c.block_ub(d, q);
+                }
+                for c in probed.iter_mut() {
+                    probed_ub += c.block_ub(d, q);
+                }
+                ok = !below(bound + probed_ub, threshold);
+            }
             let partial = terms.score_generating(generating, d, ok);
             if !ok {
                 continue;
             }
-            let bound = partial + prefix_ub[essential];
+            let bound = partial + probed_ub;
             if let Some(score) = terms.complete(probed, d, bound, threshold) {
                 top.offer((score, d));
             }
@@ -236,7 +253,7 @@ fn next_candidate(generating: &mut [Cursor<'_>], drivers: &mut [Driver<'_>], hi:
             break;
         }
         for c in generating.iter_mut() {
-            c.seek(t);
+            c.c.seek(t);
         }
         d = generating.iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
     }
@@ -255,8 +272,8 @@ struct Terms<'a, 's> {
 impl Terms<'_, '_> {
     /// Scores the term of cursor `c` (which is at `d`) for `d`; returns it.
     #[inline]
-    fn score(&mut self, c: &Cursor<'_>, d: u32) -> f64 {
-        let s = c.idf * tf_part(self.q.p, c.tf(), self.docs.length(d), self.q.avgdl);
+    fn score(&mut self, c: &mut Cursor<'_>, d: u32) -> f64 {
+        let s = c.idf * tf_part(self.q.p, c.c.tf(), self.docs.length(d), self.q.avgdl);
         self.contrib[c.q] = s;
         self.matched[c.q] = true;
         s
@@ -272,22 +289,23 @@ impl Terms<'_, '_> {
                 if ok {
                     partial += self.score(c, d);
                 }
-                c.pos += 1;
+                c.c.advance();
             }
         }
         partial
     }
 
     /// Probes the `probed` cursors for `d`, best bound first, while its
-    /// `bound` can still reach `threshold`; its full score when it can.
+    /// `bound` (with their block bounds for `d`) can still reach
+    /// `threshold`; its full score when it can.
     #[inline]
     fn complete(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: f64) -> Option<f64> {
         for c in probed.iter_mut().rev() {
             if below(bound, threshold) {
                 return None;
             }
-            c.seek(d);
-            bound -= c.ub;
+            bound -= c.block_ub(d, self.q);
+            c.c.seek(d);
             if c.doc() == d {
                 bound += self.score(c, d);
             }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
-use super::{DeltaInfo, Document, Kind, Stamp, Unit, BLOCK};
+use super::postings;
+use super::{DeltaInfo, Document, Kind, Lengths, Stamp, Unit, BLOCK};
 use crate::format::{self, checksum, get_u64, put_str, put_u32, put_u64, sec};
 use crate::tokenize::{Tokenizer, TokenizerConfig};
 
@@ -220,7 +221,7 @@ pub(super) struct Sections {
     s: Vec<Vec<u8>>,
     lengths: Vec<u32>,
     term_ends: Vec<u32>,
-    n_post: u32,
+    /// Skip entries written so far.
     n_blocks: u32,
     stored_ends: Vec<u8>,
     stored: Vec<u8>,
@@ -237,7 +238,6 @@ impl Sections {
             s: vec![Vec::new(); format::SECTIONS],
             lengths,
             term_ends: vec![0],
-            n_post: 0,
             n_blocks: 0,
             stored_ends,
             stored: Vec::new(),
@@ -252,26 +252,18 @@ impl Sections {
         let s = &mut self.s;
         s[sec::TERM_BYTES].extend_from_slice(term);
         self.term_ends.push(s[sec::TERM_BYTES].len() as u32);
-        let (mut max_tf, mut min_dl) = (0u32, u32::MAX);
-        for block in list.chunks(BLOCK) {
-            let (mut b_tf, mut b_dl) = (0u32, u32::MAX);
-            for &(d, tf) in block {
-                put_u32(&mut s[sec::POST_DOCS], d);
-                put_u32(&mut s[sec::POST_TFS], tf);
-                b_tf = b_tf.max(tf);
-                b_dl = b_dl.min(self.lengths.get(d as usize).copied().unwrap_or(0));
-            }
-            put_u32(&mut s[sec::BLOCKS], block.last().map_or(0, |x| x.0));
-            put_u32(&mut s[sec::BLOCKS], b_tf);
-            put_u32(&mut s[sec::BLOCKS], b_dl);
-            max_tf = max_tf.max(b_tf);
-            min_dl = min_dl.min(b_dl);
-        }
-        for v in [self.n_post, list.len() as u32, self.n_blocks, max_tf, min_dl] {
+        let start = s[sec::POSTINGS].len() as u64;
+        let lengths = &self.lengths;
+        let length = |d: u32| lengths.get(d as usize).copied().unwrap_or(0);
+        let (data, skips) = two_mut(s, sec::POSTINGS, sec::SKIPS);
+        let m = postings::encode(list, length, data, skips);
+        put_u64(&mut s[sec::TERM_INFO], start);
+        for v in [list.len() as u32, self.n_blocks, m.max_tf, m.min_dl] {
             put_u32(&mut s[sec::TERM_INFO], v);
         }
-        self.n_post += list.len() as u32;
-        self.n_blocks += list.len().div_ceil(BLOCK) as u32;
+        if list.len() > BLOCK {
+            self.n_blocks += list.len().div_ceil(BLOCK) as u32;
+        }
     }
 
     /// The next document: its day (`i32::MIN`: none), flags and stored
@@ -316,7 +308,7 @@ impl Sections {
         let n_terms = self.term_ends.len() as u32 - 1;
         let s = &mut self.s;
         offsets32(&mut s[sec::TERM_OFFS], &self.term_ends);
-        offsets32(&mut s[sec::LENGTHS], &self.lengths);
+        Lengths::write(&self.lengths, &mut s[sec::LENGTHS]);
         let (mut day_post, mut day_docs) = (vec![0u32], Vec::new());
         for (day, list) in &self.by_day {
             s[sec::DAY_KEYS].extend_from_slice(&day.to_le_bytes());
@@ -391,6 +383,12 @@ impl Sections {
         };
         assemble(s, config, delta.is_some(), [n, n_terms, n_units], total, base_id, live_docs, live_total)
     }
+}
+
+/// Sections `a` and `b` (`a < b`), both mutable.
+fn two_mut(s: &mut [Vec<u8>], a: usize, b: usize) -> (&mut Vec<u8>, &mut Vec<u8>) {
+    let (lo, hi) = s.split_at_mut(b);
+    (&mut lo[a], &mut hi[0])
 }
 
 #[allow(clippy::too_many_arguments)]

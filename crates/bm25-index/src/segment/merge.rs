@@ -59,10 +59,10 @@ pub fn merge(
     let mut lengths = Vec::new();
     let mut next = 0u32;
     for (s, info) in &kept {
-        let src_lengths = sources[*s].seg.section(sec::LENGTHS)?;
+        let src_lengths = sources[*s].seg.lengths()?;
         for d in info.first..info.first + info.count {
             renumber[*s][d as usize] = next;
-            lengths.push(word(src_lengths, d));
+            lengths.push(src_lengths.get(d));
             next += 1;
         }
     }
@@ -137,7 +137,7 @@ fn merge_postings(
         }
     }
     let mut restored = Vec::new();
-    let mut list: Vec<(u32, u32)> = Vec::new();
+    let (mut list, mut all): (Vec<(u32, u32)>, Vec<(u32, u32)>) = (Vec::new(), Vec::new());
     while let Some(Reverse((term, _, _))) = heap.peek().copied() {
         list.clear();
         let (mut dead, mut contributors) = (0i32, 0);
@@ -149,10 +149,11 @@ fn merge_postings(
             let seg = sources[s].seg;
             let (_, p) = seg.term_at(k)?;
             let before = list.len();
-            for (db, tb) in p.docs.chunks_exact(4).zip(p.tfs.chunks_exact(4)) {
-                let d = u32::from_le_bytes([db[0], db[1], db[2], db[3]]);
+            all.clear();
+            p.decode_all(&mut all)?;
+            for &(d, tf) in &all {
                 match renumber[s].get(d as usize).copied().filter(|&n| n != u32::MAX) {
-                    Some(n) => list.push((n, u32::from_le_bytes([tb[0], tb[1], tb[2], tb[3]]))),
+                    Some(n) => list.push((n, tf)),
                     None if bit(sources[s].dead, d) => dead += 1,
                     None => {}
                 }

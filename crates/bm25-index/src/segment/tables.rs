@@ -2,7 +2,10 @@
 //! postings, a delta's stack and frequency adjustments, speaker keys,
 //! days, units and the stored fields of documents.
 
-use super::{damaged, Damaged, KeyDocs, Kind, Postings, Segment, Stamp, Stored, Unit, UnitInfo, BLOCK};
+use super::postings::SKIP;
+use super::{
+    damaged, Damaged, KeyDocs, Kind, Lengths, Postings, Segment, Stamp, Stored, Unit, UnitInfo, BLOCK,
+};
 use crate::format::{get_u32, get_u64, sec, Reader};
 
 impl Segment {
@@ -19,18 +22,28 @@ impl Segment {
     }
 
     fn postings_of(&self, t: usize) -> Result<Postings<'_>, Damaged> {
-        let info = self.slice(sec::TERM_INFO, t * 20, t * 20 + 20)?;
-        let f = |k: usize| get_u32(info, k * 4).unwrap_or(0) as usize;
-        let (start, df, blk, max_tf, min_dl) = (f(0), f(1), f(2), f(3) as u32, f(4) as u32);
-        let nb = df.div_ceil(BLOCK);
-        let end = start.checked_add(df).ok_or_else(|| Damaged("postings overflow".into()))?;
-        Ok(Postings {
-            docs: self.slice(sec::POST_DOCS, start * 4, end * 4)?,
-            tfs: self.slice(sec::POST_TFS, start * 4, end * 4)?,
-            blocks: self.slice(sec::BLOCKS, blk * 12, (blk + nb) * 12)?,
-            max_tf,
-            min_dl,
-        })
+        let info = self.slice(sec::TERM_INFO, t * 24, t * 24 + 24)?;
+        let start = get_u64(info, 0).unwrap_or(0) as usize;
+        let f = |k: usize| get_u32(info, 8 + k * 4).unwrap_or(0);
+        let (df, first_skip, max_tf, min_dl) = (f(0), f(1) as usize, f(2), f(3));
+        let end = if t + 1 < self.terms as usize {
+            get_u64(self.slice(sec::TERM_INFO, t * 24 + 24, t * 24 + 32)?, 0).unwrap_or(0) as usize
+        } else {
+            self.sections[sec::POSTINGS].1 - self.sections[sec::POSTINGS].0
+        };
+        if end < start || df == 0 {
+            return damaged(format!("term {t} has malformed postings"));
+        }
+        let nb = (df as usize).div_ceil(BLOCK);
+        let skips =
+            if nb > 1 { self.slice(sec::SKIPS, first_skip * SKIP, (first_skip + nb) * SKIP)? } else { &[] };
+        Ok(Postings { seg: self, data: (start, end), skips, df, max_tf, min_dl })
+    }
+
+    /// The documents' lengths.
+    pub(crate) fn lengths(&self) -> Result<Lengths<'_>, Damaged> {
+        Lengths::new(self.section(sec::LENGTHS)?, self.docs)
+            .ok_or_else(|| Damaged("malformed lengths".into()))
     }
 
     /// The segments a delta stands on, oldest (the base) first: id and
