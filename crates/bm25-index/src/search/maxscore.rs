@@ -12,10 +12,12 @@ struct Cursor<'a> {
     idf: f64,
     /// The bound of its score in any document.
     ub: f64,
-    /// The block whose bound was last asked for, from the skip entries
-    /// alone (never behind the block being read), and that bound.
+    /// The block whose bound was last asked for, found from the skip
+    /// entries alone, its bound, and the first document past it (0 before
+    /// the first is asked for; `u32::MAX` past the last block).
     shallow: usize,
     shallow_ub: f64,
+    shallow_end: u32,
 }
 
 impl Cursor<'_> {
@@ -29,29 +31,36 @@ impl Cursor<'_> {
     /// hold it, 0 past the last block.
     #[inline]
     fn block_ub(&mut self, target: u32, q: &Query<'_>) -> f64 {
+        if target < self.shallow_end {
+            return self.shallow_ub;
+        }
+        self.next_block_ub(target, q)
+    }
+
+    /// [`Cursor::block_ub`] past the block whose bound is known.
+    #[cold]
+    fn next_block_ub(&mut self, target: u32, q: &Query<'_>) -> f64 {
         let p = *self.c.postings();
-        let from = self.shallow.max(self.c.block());
-        let mut b = from;
         let nb = p.blocks();
+        let mut b = self.shallow.max(self.c.block());
         while b < nb && p.last_doc(b) < target {
             b += 1;
         }
-        if b != self.shallow || self.shallow_ub.is_nan() {
-            self.shallow = b;
-            self.shallow_ub = if b < nb {
-                let (tf, dl) = p.block_maxima(b);
-                self.idf * tf_part(q.p, tf, dl, q.avgdl)
-            } else {
-                0.0
-            };
-        }
+        self.shallow = b;
+        (self.shallow_ub, self.shallow_end) = if b < nb {
+            let (tf, dl) = p.block_maxima(b);
+            (self.idf * tf_part(q.p, tf, dl, q.avgdl), p.last_doc(b).saturating_add(1))
+        } else {
+            (0.0, u32::MAX)
+        };
         self.shallow_ub
     }
 
     fn rewind(&mut self) {
         self.c.rewind();
         self.shallow = 0;
-        self.shallow_ub = f64::NAN;
+        self.shallow_end = 0;
+        self.shallow_ub = 0.0;
     }
 }
 
@@ -89,10 +98,13 @@ impl TopK {
     }
 }
 
-/// Upper bounds are compared with a margin, so rounding in a partial sum
-/// can never prune a document that would enter.
+/// True when a document whose score is at most `bound` cannot enter the
+/// top k whose k-th score is `threshold`. Documents arrive in ascending
+/// number and a tie goes to the lower number, so a score equal to the
+/// k-th never enters. Bounds are compared with a margin, so rounding in a
+/// partial sum can never prune a document that would enter.
 fn below(bound: f64, threshold: f64) -> bool {
-    bound + bound.abs() * 1e-9 + 1e-12 < threshold
+    bound + bound.abs() * 1e-9 + 1e-12 <= threshold
 }
 
 /// A query with the statistics of the whole stack.
@@ -129,10 +141,14 @@ pub(super) fn segment_top(
     let docs = Docs::new(seg, f, tomb_bits)?;
     let mut run = MaxScore::new(q, cursors, drivers, docs, limit);
     for (lo, hi) in filter::ranges(seg, f)? {
-        run.range(lo, hi);
+        if run.drivers.is_empty() {
+            run.windows(lo, hi);
+        } else {
+            run.range(lo, hi);
+        }
     }
-    for c in &mut run.cursors {
-        if let Some(e) = c.c.take_failure() {
+    for c in run.cursors.iter_mut().map(|c| &mut c.c).chain(run.lagging.iter_mut()) {
+        if let Some(e) = c.take_failure() {
             return Err(e);
         }
     }
@@ -147,7 +163,7 @@ fn term_cursors<'s>(seg: &'s Segment, q: &Query<'_>) -> Result<Vec<Cursor<'s>>, 
             let idf = super::idf(q.n, q.df[k]);
             let ub = idf * tf_part(q.p, post.max_tf, post.min_dl, q.avgdl);
             let c = PostingCursor::new(post);
-            cursors.push(Cursor { q: k, c, idf, ub, shallow: 0, shallow_ub: f64::NAN });
+            cursors.push(Cursor { q: k, c, idf, ub, shallow: 0, shallow_ub: 0.0, shallow_end: 0 });
         }
     }
     cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub).then(a.q.cmp(&b.q)));
@@ -167,7 +183,13 @@ struct MaxScore<'s, 'q> {
     contrib: Vec<f64>,
     matched: Vec<bool>,
     top: TopK,
+    /// Per cursor, a second cursor on its postings that the windowed loop
+    /// moves to the documents it completes, for their exact score.
+    lagging: Vec<PostingCursor<'s>>,
 }
+
+/// Documents the windowed loop scores together.
+const WINDOW: usize = 2048;
 
 impl<'s, 'q> MaxScore<'s, 'q> {
     fn new(
@@ -181,7 +203,9 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         for (k, c) in cursors.iter().enumerate() {
             prefix_ub[k + 1] = prefix_ub[k] + c.ub;
         }
+        let lagging = cursors.iter().map(|c| PostingCursor::new(*c.c.postings())).collect();
         MaxScore {
+            lagging,
             q,
             cursors,
             prefix_ub,
@@ -196,7 +220,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
     /// Offers every candidate document of `lo..hi` that can still enter.
     fn range(&mut self, lo: u32, hi: u32) {
         // Borrowed field by field, so that the loop works on slices.
-        let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, matched, top } = self;
+        let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, matched, top, .. } = self;
         let mut terms = Terms { q, docs, contrib, matched };
         for c in cursors.iter_mut() {
             c.rewind();
@@ -215,29 +239,83 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             }
             let (probed, generating) = cursors.split_at_mut(essential);
             let Some(d) = next_candidate(generating, drivers, hi) else { break };
-            // Block-max: the bounds of the blocks that hold or would hold
-            // `d`, before any frequency is decoded.
-            let mut ok = terms.docs.passes(d);
-            let mut probed_ub = 0.0;
-            if ok {
-                let mut bound = 0.0;
-                for c in generating.iter_mut().filter(|c| c.doc() == d) {
-                    bound += c.block_ub(d, q);
-                }
-                for c in probed.iter_mut() {
-                    probed_ub += c.block_ub(d, q);
-                }
-                ok = !below(bound + probed_ub, threshold);
-            }
+            let ok = terms.docs.passes(d);
             let partial = terms.score_generating(generating, d, ok);
             if !ok {
                 continue;
             }
+            let mut probed_ub = 0.0;
+            for c in probed.iter_mut() {
+                probed_ub += c.block_ub(d, q);
+            }
             let bound = partial + probed_ub;
-            if let Some(score) = terms.complete(probed, d, bound, threshold) {
-                top.offer((score, d));
+            if terms.probe(probed, d, bound, threshold) {
+                top.offer((terms.total(), d));
             }
             terms.matched.iter_mut().for_each(|m| *m = false);
+        }
+    }
+
+    /// [`MaxScore::range`] when no filter drives the candidates: the
+    /// generating terms are scored a window of documents at a time into
+    /// accumulators (one tight loop per term), then every document they
+    /// hold is bounded, probed and completed in order, its exact score
+    /// summed in query-term order from the lagging cursors.
+    fn windows(&mut self, lo: u32, hi: u32) {
+        let MaxScore { q, cursors, prefix_ub, docs, contrib, matched, top, lagging, .. } = self;
+        let mut terms = Terms { q, docs, contrib, matched };
+        for (c, lag) in cursors.iter_mut().zip(lagging.iter_mut()) {
+            c.rewind();
+            c.c.seek(lo);
+            lag.rewind();
+        }
+        let (mut acc, mut bits) = (vec![0.0f64; WINDOW], [0u64; WINDOW / 64]);
+        let mut essential = 0usize;
+        loop {
+            while essential < cursors.len() && below(prefix_ub[essential + 1], top.threshold()) {
+                essential += 1;
+            }
+            let (probed, generating) = cursors.split_at_mut(essential);
+            let start = generating.iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+            if start >= hi {
+                break;
+            }
+            let end = hi.min(start.saturating_add(WINDOW as u32));
+            for c in generating.iter_mut() {
+                while c.doc() < end {
+                    let (d, i) = (c.doc(), (c.doc() - start) as usize);
+                    acc[i] += c.idf * tf_part(q.p, c.c.tf(), terms.docs.length(d), q.avgdl);
+                    bits[i / 64] |= 1 << (i % 64);
+                    c.c.advance();
+                }
+            }
+            for (w, word) in bits.iter_mut().enumerate() {
+                let mut word = std::mem::take(word);
+                while word != 0 {
+                    let i = w * 64 + word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    let (partial, d) = (std::mem::take(&mut acc[i]), start + i as u32);
+                    if !terms.docs.passes(d) {
+                        continue;
+                    }
+                    let mut bound = partial;
+                    for c in probed.iter_mut() {
+                        bound += c.block_ub(d, q);
+                    }
+                    if terms.probe(probed, d, bound, top.threshold()) {
+                        for (c, lag) in generating.iter().zip(&mut lagging[essential..]) {
+                            lag.seek(d);
+                            if lag.doc() == d {
+                                let s = c.idf * tf_part(q.p, lag.tf(), terms.docs.length(d), q.avgdl);
+                                terms.contrib[c.q] = s;
+                                terms.matched[c.q] = true;
+                            }
+                        }
+                        top.offer((terms.total(), d));
+                    }
+                    terms.matched.iter_mut().for_each(|m| *m = false);
+                }
+            }
         }
     }
 }
@@ -297,12 +375,12 @@ impl Terms<'_, '_> {
 
     /// Probes the `probed` cursors for `d`, best bound first, while its
     /// `bound` (with their block bounds for `d`) can still reach
-    /// `threshold`; its full score when it can.
+    /// `threshold`; true when it still can after all.
     #[inline]
-    fn complete(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: f64) -> Option<f64> {
+    fn probe(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: f64) -> bool {
         for c in probed.iter_mut().rev() {
             if below(bound, threshold) {
-                return None;
+                return false;
             }
             bound -= c.block_ub(d, self.q);
             c.c.seek(d);
@@ -310,15 +388,17 @@ impl Terms<'_, '_> {
                 bound += self.score(c, d);
             }
         }
-        if below(bound, threshold) {
-            return None;
-        }
+        !below(bound, threshold)
+    }
+
+    /// The sum of the matched terms' scores, in query-term order.
+    fn total(&self) -> f64 {
         let mut score = 0.0;
         for k in 0..self.contrib.len() {
             if self.matched[k] {
                 score += self.contrib[k];
             }
         }
-        Some(score)
+        score
     }
 }

@@ -101,6 +101,8 @@ fn query_heap_does_not_grow_with_the_index() {
             View::new(Segment::open_vec(build(corpus(n), config, None), config).unwrap(), None).unwrap();
         peaks.push(peak_of_queries(&view));
     }
-    assert!(peaks.iter().all(|&p| p < 16 * 1024), "{peaks:?}");
+    // What a query holds: per term two cursors, each with one decoded
+    // block (1 KiB), and the window's score accumulators (16 KiB).
+    assert!(peaks.iter().all(|&p| p < 48 * 1024), "{peaks:?}");
     assert!(peaks[1] <= peaks[0] + 1024, "heap grew with the index: {peaks:?}");
 }
