@@ -78,6 +78,8 @@ pub struct Plan {
     pub rounds: usize,
     /// Questions (and so runs) per first-answer figure.
     pub first_answers: usize,
+    /// Builds per engine and configuration; the median time is reported.
+    pub builds: usize,
     /// The program that answers as a child (this program).
     pub exe: std::path::PathBuf,
 }
@@ -85,8 +87,12 @@ pub struct Plan {
 /// Builds both engines' indexes of `c` under `dir` and measures them.
 pub fn measure_collection(c: &Collection, dir: &Path, plan: &Plan) -> CorpusReport {
     let tantivy_dir = dir.join("tantivy");
-    let tv = peer::build_into(&tantivy_dir, &c.docs(), &c.feed);
-    let mut setups: Vec<SetupReport> = Setup::ALL.iter().map(|&s| warm(c, &dir_of(dir, s), &tv.peer, s, plan)).collect();
+    let docs = c.docs();
+    let (tv, tv_seconds) =
+        repeat(plan.builds, &tantivy_dir, |d| peer::build_into(d, &docs, &c.feed), |b| b.seconds);
+    drop(docs);
+    let mut setups: Vec<SetupReport> =
+        Setup::ALL.iter().map(|&s| warm(c, &dir_of(dir, s), &tv.peer, s, plan)).collect();
     let tantivy_bytes = tv.peer.bytes(&tantivy_dir);
     // Nothing of the indexes may stay mapped here: a mapped page cannot be
     // evicted, and the children's cold runs would find it.
@@ -95,19 +101,37 @@ pub fn measure_collection(c: &Collection, dir: &Path, plan: &Plan) -> CorpusRepo
     for s in &mut setups {
         let ours_dir = dir_of(dir, s.setup);
         s.ours_first = first_answer::measure(&plan.exe, Engine::Ours, &ours_dir, s.setup, &questions);
-        s.tantivy_first = first_answer::measure(&plan.exe, Engine::Tantivy, &tantivy_dir, s.setup, &questions);
+        s.tantivy_first =
+            first_answer::measure(&plan.exe, Engine::Tantivy, &tantivy_dir, s.setup, &questions);
         std::fs::remove_dir_all(&ours_dir).expect("the index folder is removed");
     }
     CorpusReport {
         name: c.name.clone(),
         documents: c.len(),
         queries: c.queries.len(),
-        tantivy_build_seconds: tv.seconds,
+        tantivy_build_seconds: tv_seconds,
         tantivy_merge_seconds: tv.merge_seconds,
         tantivy_segments_before_merge: tv.segments_before_merge,
         tantivy_bytes,
         setups,
     }
+}
+
+/// The last of `n` builds into a fresh `dir` and the median of their times.
+fn repeat<B>(n: usize, dir: &Path, build: impl Fn(&Path) -> B, seconds: impl Fn(&B) -> f64) -> (B, f64) {
+    let mut times = Vec::with_capacity(n);
+    let mut last = None;
+    for _ in 0..n.max(1) {
+        drop(last.take());
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).expect("the old index is removed");
+        }
+        let b = build(dir);
+        times.push(seconds(&b));
+        last = Some(b);
+    }
+    times.sort_by(f64::total_cmp);
+    (last.expect("one build at least"), times[times.len() / 2])
 }
 
 fn dir_of(dir: &Path, setup: Setup) -> std::path::PathBuf {
@@ -118,7 +142,8 @@ fn dir_of(dir: &Path, setup: Setup) -> std::path::PathBuf {
 /// latency and agreement against `tv` (first answers are measured later,
 /// once nothing is mapped).
 fn warm(c: &Collection, dir: &Path, tv: &peer::Peer, setup: Setup, plan: &Plan) -> SetupReport {
-    let built = ours::build_into(dir, &c.units, setup);
+    let (built, build_seconds) =
+        repeat(plan.builds, dir, |d| ours::build_into(d, &c.units, setup), |b| b.seconds);
     let bytes = std::fs::read(&built.path).expect("the index file reads");
     let sections = ours::sections(&bytes);
     drop(bytes);
@@ -140,7 +165,7 @@ fn warm(c: &Collection, dir: &Path, tv: &peer::Peer, setup: Setup, plan: &Plan) 
     }));
     SetupReport {
         setup,
-        build_seconds: built.seconds,
+        build_seconds,
         sections,
         ours,
         tantivy,

@@ -67,12 +67,16 @@ fn main() {
     }
     let args = parse(raw);
     let plan = Plan {
-        rounds: 3,
-        first_answers: 7,
+        rounds: 5,
+        first_answers: 9,
+        builds: 3,
         exe: std::env::current_exe().expect("the program knows its path"),
     };
-    let mut corpora: Vec<Box<dyn Fn() -> Collection>> =
-        args.scales.iter().map(|&s| Box::new(move || Collection::locomo(s)) as Box<dyn Fn() -> Collection>).collect();
+    let mut corpora: Vec<Box<dyn Fn() -> Collection>> = args
+        .scales
+        .iter()
+        .map(|&s| Box::new(move || Collection::locomo(s)) as Box<dyn Fn() -> Collection>)
+        .collect();
     if let Some(n) = args.synthetic {
         corpora.push(Box::new(move || Collection::synthetic(n)));
     }
@@ -96,7 +100,8 @@ fn main() {
         });
         let out = serde_json::json!({
             "machine": machine, "k": scriptorium_benches::peer_index::K,
-            "rounds": plan.rounds, "first_answer_runs": plan.first_answers, "corpora": reports,
+            "rounds": plan.rounds, "first_answer_runs": plan.first_answers, "builds": plan.builds,
+            "corpora": reports,
         });
         println!("{out}");
     }

@@ -50,7 +50,13 @@ impl Collection {
                     path = record.id().v2_path();
                     docs.push(turn_document(&record));
                 }
-                units.push(Unit { kind: Kind::Source, path, stamp: Stamp::default(), deps: Vec::new(), docs });
+                units.push(Unit {
+                    kind: Kind::Source,
+                    path,
+                    stamp: Stamp::default(),
+                    deps: Vec::new(),
+                    docs,
+                });
             }
         }
         let (units, feed, identity) = arrange(units, |i| (i % turns) as u32);

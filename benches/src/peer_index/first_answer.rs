@@ -5,11 +5,12 @@
 //! from the page cache first and check that none of their pages remain;
 //! what is resident afterwards is what the run read.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::page_cache::{evict_tree, files_under, resident};
+use crate::page_cache::{evict_tree, files_under, page_size, resident};
 
 use super::{ours, peer, Setup};
 
@@ -64,7 +65,7 @@ pub fn child(args: &[String]) -> Result<f64, String> {
 }
 
 /// One child run.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Run {
     /// Open to answer inside the child, microseconds.
     pub answer_us: f64,
@@ -72,10 +73,13 @@ pub struct Run {
     pub process_ms: f64,
     /// Pages of the index resident after the run.
     pub pages: u64,
+    /// Bytes of the index resident after the run, by part: our section
+    /// groups, tantivy's file extensions.
+    pub parts: BTreeMap<String, u64>,
 }
 
 /// Medians over several questions, cold and warm.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FirstAnswer {
     /// Evicted before each run.
     pub cold: Run,
@@ -96,9 +100,40 @@ fn run(exe: &Path, engine: Engine, dir: &Path, setup: Setup, query: &str, files:
         .expect("the child runs");
     let process_ms = started.elapsed().as_secs_f64() * 1e3;
     assert!(out.status.success(), "the child failed: {}", String::from_utf8_lossy(&out.stderr));
-    let answer_us = String::from_utf8_lossy(&out.stdout).trim().parse().expect("the child prints microseconds");
+    let answer_us =
+        String::from_utf8_lossy(&out.stdout).trim().parse().expect("the child prints microseconds");
     let pages = resident(files).expect("residency is measured").resident;
-    Run { answer_us, process_ms, pages }
+    Run { answer_us, process_ms, pages, parts: parts(engine, dir, files) }
+}
+
+/// The index's resident bytes by part.
+fn parts(engine: Engine, dir: &Path, files: &[PathBuf]) -> BTreeMap<String, u64> {
+    match engine {
+        Engine::Ours => {
+            let s = ours::resident(&dir.join(ours::FILE));
+            [
+                ("postings_dictionary", s.postings_dictionary),
+                ("columns", s.columns),
+                ("stored", s.stored),
+                ("other", s.other),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect()
+        }
+        Engine::Tantivy => {
+            let mut out = BTreeMap::new();
+            for f in files {
+                let ext =
+                    f.extension().map_or_else(|| "other".to_owned(), |e| e.to_string_lossy().into_owned());
+                let pages = resident(std::slice::from_ref(f)).expect("residency is measured").resident;
+                if pages > 0 {
+                    *out.entry(ext).or_insert(0) += pages * page_size();
+                }
+            }
+            out
+        }
+    }
 }
 
 /// Drops `dir`'s files from the page cache and checks that none of their
@@ -134,12 +169,16 @@ pub fn measure(exe: &Path, engine: Engine, dir: &Path, setup: Setup, questions: 
         answer_us: median(runs.iter().map(|r| r.answer_us).collect()),
         process_ms: median(runs.iter().map(|r| r.process_ms).collect()),
         pages: median(runs.iter().map(|r| r.pages as f64).collect()) as u64,
+        parts: runs
+            .iter()
+            .flat_map(|r| r.parts.keys())
+            .map(|k| {
+                (
+                    k.clone(),
+                    median(runs.iter().map(|r| r.parts.get(k).copied().unwrap_or(0) as f64).collect()) as u64,
+                )
+            })
+            .collect(),
     };
     FirstAnswer { cold: summary(&cold), warm: summary(&warm), index_pages, runs: questions.len() }
-}
-
-/// The size of a page, bytes.
-pub fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1)
 }

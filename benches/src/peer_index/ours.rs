@@ -68,24 +68,34 @@ pub fn search(view: &View, q: &str, setup: Setup) -> Vec<Ranked> {
 /// The top [`K`] for `q` with their stored fields read: the bytes of the
 /// payloads handed back.
 pub fn answer(view: &View, q: &str, setup: Setup) -> usize {
-    search(view, q, setup)
-        .iter()
-        .map(|h| view.stored(h).expect("a hit is stored").payload.len())
-        .sum()
+    search(view, q, setup).iter().map(|h| view.stored(h).expect("a hit is stored").payload.len()).sum()
 }
 
-/// The bytes of a segment file by section group.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sections {
+/// A group of sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
     /// The term table, term information, postings and their blocks: every
     /// section before the document lengths.
-    pub postings_dictionary: u64,
+    PostingsDictionary,
     /// Per-document columns: lengths, days, flags.
-    pub columns: u64,
+    Columns,
     /// Stored fields: their offsets and the stored bytes.
-    pub stored: u64,
+    Stored,
     /// Everything else: the prefix (header, section table, checksums),
     /// speaker and day lists, units, delta sections.
+    Other,
+}
+
+/// Bytes by section group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sections {
+    /// [`Group::PostingsDictionary`].
+    pub postings_dictionary: u64,
+    /// [`Group::Columns`].
+    pub columns: u64,
+    /// [`Group::Stored`].
+    pub stored: u64,
+    /// [`Group::Other`].
     pub other: u64,
 }
 
@@ -94,25 +104,68 @@ impl Sections {
     pub fn total(&self) -> u64 {
         self.postings_dictionary + self.columns + self.stored + self.other
     }
-}
 
-/// The section groups of the segment `bytes` (a file built by
-/// `segment::build`), from the section table after its fixed header.
-pub fn sections(bytes: &[u8]) -> Sections {
-    let u64_at = |at: usize| {
-        let b: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
-        u64::from_le_bytes(b)
-    };
-    let mut s = Sections::default();
-    for k in 0..format::SECTIONS {
-        let len = u64_at(format::HEADER_LEN + k * format::SECTION_ENTRY + 8);
-        match k {
-            k if k < sec::LENGTHS => s.postings_dictionary += len,
-            sec::LENGTHS | sec::DAYS | sec::FLAGS => s.columns += len,
-            sec::STORED_OFFS | sec::STORED => s.stored += len,
-            _ => s.other += len,
+    fn add(&mut self, g: Group, n: u64) {
+        match g {
+            Group::PostingsDictionary => self.postings_dictionary += n,
+            Group::Columns => self.columns += n,
+            Group::Stored => self.stored += n,
+            Group::Other => self.other += n,
         }
     }
-    s.other += bytes.len() as u64 - s.total();
+}
+
+/// The byte ranges of a segment (a file built by `segment::build`) by
+/// group, from the section table after the fixed header in `prefix` (its
+/// first bytes), for a file of `len` bytes: the prefix, then each section.
+pub fn ranges(prefix: &[u8], len: u64) -> Vec<(Group, u64, u64)> {
+    let u64_at = |at: usize| {
+        let b: [u8; 8] = prefix[at..at + 8].try_into().expect("eight bytes");
+        u64::from_le_bytes(b)
+    };
+    let at = |k: usize| format::HEADER_LEN + k * format::SECTION_ENTRY;
+    let mut out = vec![(Group::Other, 0, u64_at(at(0)))];
+    for k in 0..format::SECTIONS {
+        let group = match k {
+            k if k < sec::LENGTHS => Group::PostingsDictionary,
+            sec::LENGTHS | sec::DAYS | sec::FLAGS => Group::Columns,
+            sec::STORED_OFFS | sec::STORED => Group::Stored,
+            _ => Group::Other,
+        };
+        let start = u64_at(at(k));
+        out.push((group, start, (start + u64_at(at(k) + 8)).min(len)));
+    }
+    out
+}
+
+/// Bytes of the prefix that hold the section table.
+pub const TABLE_END: usize = format::HEADER_LEN + format::SECTIONS * format::SECTION_ENTRY;
+
+/// The bytes of a segment by section group.
+pub fn sections(bytes: &[u8]) -> Sections {
+    let mut s = Sections::default();
+    for (g, start, end) in ranges(&bytes[..TABLE_END], bytes.len() as u64) {
+        s.add(g, end - start);
+    }
+    s
+}
+
+/// The bytes of the segment file at `path` in the page cache, by group
+/// (a page counts for the group its first byte belongs to).
+pub fn resident(path: &Path) -> Sections {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).expect("the index file opens");
+    let mut prefix = vec![0u8; TABLE_END];
+    file.read_exact(&mut prefix).expect("the section table reads");
+    let len = file.metadata().expect("the index file has a size").len();
+    let pages = crate::page_cache::resident_pages(&file).expect("residency is measured");
+    let page = crate::page_cache::page_size();
+    let ranges = ranges(&prefix, len);
+    let mut s = Sections::default();
+    for (k, _) in pages.iter().enumerate().filter(|p| *p.1) {
+        let at = k as u64 * page;
+        let g = ranges.iter().find(|r| r.1 <= at && at < r.2).map_or(Group::Other, |r| r.0);
+        s.add(g, page);
+    }
     s
 }

@@ -56,7 +56,8 @@ pub fn build_into(dir: &Path, docs: &[&Document], feed: &[u32]) -> Built {
     let mut schema = Schema::builder();
     let indexing =
         TextFieldIndexing::default().set_tokenizer("en_stem").set_index_option(IndexRecordOption::WithFreqs);
-    let text = schema.add_text_field("text", TextOptions::default().set_indexing_options(indexing).set_stored());
+    let text =
+        schema.add_text_field("text", TextOptions::default().set_indexing_options(indexing).set_stored());
     let ord = schema.add_u64_field("ord", FAST);
     let index = Index::create_in_dir(dir, schema.build()).expect("a tantivy index");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -89,11 +90,8 @@ pub fn open(dir: &Path) -> Peer {
 }
 
 fn open_index(index: Index) -> Peer {
-    let reader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .try_into()
-        .expect("a tantivy reader");
+    let reader =
+        index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().expect("a tantivy reader");
     let text = index.schema().get_field("text").expect("the text field");
     Peer { index, reader, text }
 }

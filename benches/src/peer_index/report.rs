@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::first_answer::{page_size, FirstAnswer, Run};
+use super::first_answer::{FirstAnswer, Run};
 use super::measure::{Agreement, Latency};
 use super::ours::Sections;
 use super::Setup;
+use crate::page_cache::page_size;
 
 /// One configuration on one corpus.
 #[derive(Debug, Clone)]
@@ -179,13 +180,16 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 fn run_text(r: &Run, of: u64) -> String {
-    format!("{:.0} µs (process {:.1} ms, {} of {} pages resident)", r.answer_us, r.process_ms, r.pages, of)
+    format!(
+        "{:.0} µs (process {:.1} ms, {} of {} pages resident: {:?})",
+        r.answer_us, r.process_ms, r.pages, of, r.parts
+    )
 }
 
 fn first_json(f: &FirstAnswer) -> Value {
     let run = |r: &Run| {
         json!({"answer_us": r.answer_us, "process_ms": r.process_ms, "resident_pages": r.pages,
-               "resident_bytes": r.pages * page_size()})
+               "resident_bytes": r.pages * page_size(), "resident_bytes_by_part": r.parts})
     };
     json!({"cold": run(&f.cold), "warm": run(&f.warm), "index_pages": f.index_pages, "runs": f.runs})
 }
