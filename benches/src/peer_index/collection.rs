@@ -48,7 +48,7 @@ impl Collection {
                     copy.thread = format!("{}-r{r}", node.thread);
                     let record = copy.record().expect("a LoCoMo turn is a valid record");
                     path = record.id().v2_path();
-                    docs.push(turn_document(&record));
+                    docs.push(turn_document(&record, node.speaker_display.as_deref().unwrap_or("")));
                 }
                 units.push(Unit {
                     kind: Kind::Source,
@@ -86,9 +86,10 @@ impl Collection {
     }
 }
 
-/// One turn as the archive indexes a v2 record: its attribution, a space,
-/// its body; its JSON record line as the payload.
-fn turn_document(record: &SourceRecord) -> Document {
+/// One turn: the speaker's name, a space, the body (the archive puts the
+/// attribution first, `Caroline [no id]` for these display-only speakers);
+/// the record's JSON line as the payload, as the archive stores it.
+fn turn_document(record: &SourceRecord, speaker: &str) -> Document {
     let id = record.id();
     Document {
         anchor: id.anchor(),
@@ -96,7 +97,7 @@ fn turn_document(record: &SourceRecord) -> Document {
         day: record.timestamp().get(..10).and_then(parse_day),
         pending: false,
         speakers: record.speaker().map(speaker::trusted_keys).unwrap_or_default(),
-        text: format!("{} {}", record.attribution(), record.content()),
+        text: format!("{speaker} {}", record.content()),
         payload: to_line(&RecordView::of_record(record)),
     }
 }
@@ -136,4 +137,50 @@ fn arrange(units: Vec<Unit>, identity_of: impl Fn(usize) -> u32) -> (Vec<Unit>, 
         identity.push(identity_of(p));
     }
     (tagged.into_iter().map(|t| t.0).collect(), number, identity)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use scriptorium_bm25_index::search::{Ranked, Seg, View};
+    use scriptorium_bm25_index::segment::{build, Segment};
+    use scriptorium_bm25_index::tokenize::TokenizerConfig;
+
+    use super::Collection;
+
+    #[test]
+    fn document_numbers_are_the_segments_and_replicas_share_an_identity() {
+        let c = Collection::locomo(2);
+        let turns = c.len() / 2;
+        let config = TokenizerConfig::default();
+        let bytes = build(c.units.clone(), config, None);
+        let view =
+            View::new(Segment::open(Arc::new(bytes), config).expect("it opens"), None).expect("a view");
+        let docs = c.docs();
+        assert_eq!(view.len() as usize, docs.len());
+        for (d, doc) in docs.iter().enumerate() {
+            let hit = Ranked { seg: Seg::BASE, doc: d as u32, score: 0.0 };
+            let stored = view.stored(&hit).expect("stored");
+            assert_eq!((stored.anchor, stored.text), (doc.anchor.as_str(), doc.text.as_str()));
+        }
+        let mut seen = c.feed.clone();
+        seen.sort_unstable();
+        assert!(seen.iter().enumerate().all(|(k, &n)| n as usize == k), "the feed is a permutation");
+        for i in 0..turns {
+            let (a, b) = (c.feed[i] as usize, c.feed[i + turns] as usize);
+            assert_ne!(a, b);
+            assert_eq!(c.identity[a], c.identity[b]);
+            assert_eq!(docs[a].text, docs[b].text);
+            assert!(
+                docs[b].payload.contains("-r1/") && !docs[a].payload.contains("-r1/"),
+                "{}",
+                docs[b].payload
+            );
+        }
+        let first = c.feed[0] as usize;
+        assert!(docs[first].text.starts_with("Caroline Hey Mel!"), "{}", docs[first].text);
+        assert!(docs[first].payload.contains(r#""content":"Hey Mel!"#), "{}", docs[first].payload);
+        assert_eq!(c.queries.len(), 999);
+    }
 }

@@ -169,3 +169,28 @@ pub fn resident(path: &Path) -> Sections {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use scriptorium_bm25_index::segment::build;
+    use scriptorium_bm25_index::tokenize::TokenizerConfig;
+
+    use super::*;
+    use crate::peer_index::collection::Collection;
+
+    #[test]
+    fn the_groups_cover_the_file_once() {
+        let c = Collection::synthetic(3_000);
+        let bytes = build(c.units.clone(), TokenizerConfig::default(), None);
+        let s = sections(&bytes);
+        assert_eq!(s.total(), bytes.len() as u64);
+        assert_eq!(s.columns, 3_000 * 9, "lengths and days u32, flags u8");
+        assert!(
+            s.postings_dictionary > 3_000 * 4
+                && s.stored > c.docs().iter().map(|d| d.text.len() as u64).sum()
+        );
+        let r = ranges(&bytes[..TABLE_END], bytes.len() as u64);
+        assert!(r.windows(2).all(|w| w[0].2 == w[1].1), "contiguous: {r:?}");
+        assert_eq!(r.last().map(|x| x.2), Some(bytes.len() as u64));
+    }
+}
