@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use scriptorium_benches::corpus::{self, units, Doc};
+use scriptorium_benches::peer_index::ours::MapBytes;
 use scriptorium_bm25_index::delta::{refresh, Change};
 use scriptorium_bm25_index::search::{Bm25, Filters, View};
 use scriptorium_bm25_index::segment::{build, Segment};
@@ -65,7 +66,7 @@ fn tantivy_query(t: &Tantivy, q: &str) -> usize {
     // Queries are plain words; strip what the query language would read as syntax.
     let clean: String = q.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
     let query = t.parser.parse_query(&clean).expect("a parsable query");
-    searcher.search(&query, &TopDocs::with_limit(K)).expect("tantivy searches").len()
+    searcher.search(&query, &TopDocs::with_limit(K).order_by_score()).expect("tantivy searches").len()
 }
 
 fn percentiles(mut v: Vec<Duration>) -> (f64, f64) {
@@ -277,15 +278,6 @@ fn index(c: &mut Criterion) {
         bench_build(c, &docs, config, &name);
         bench_open(c, &bytes, config, &name);
         bench_refresh(c, &view, &docs, &name);
-    }
-}
-
-#[derive(Debug)]
-struct MapBytes(memmap2::Mmap);
-
-impl AsRef<[u8]> for MapBytes {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
     }
 }
 

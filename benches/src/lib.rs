@@ -12,6 +12,7 @@ pub mod forced_write;
 pub mod locomo;
 pub mod long_history;
 pub mod page_cache;
+pub mod peer_index;
 pub mod sync_pair;
 pub mod workspace_gen;
 

@@ -111,14 +111,36 @@ pub fn resident(paths: &[PathBuf]) -> std::io::Result<Residency> {
     Ok(total)
 }
 
-#[cfg(target_os = "linux")]
 fn resident_in(file: &File) -> std::io::Result<Residency> {
+    let map = resident_pages(file)?;
+    let resident = map.iter().filter(|&&r| r).count();
+    Ok(Residency { resident: resident as u64, pages: map.len() as u64 })
+}
+
+/// The size of a page in bytes.
+#[cfg(target_os = "linux")]
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1)
+}
+
+/// The size of a page in bytes (assumed off Linux).
+#[cfg(not(target_os = "linux"))]
+pub fn page_size() -> u64 {
+    4096
+}
+
+/// Per page of `file`, in order, whether it is in the page cache (an empty
+/// file has no page).
+#[cfg(target_os = "linux")]
+pub fn resident_pages(file: &File) -> std::io::Result<Vec<bool>> {
+    if file.metadata()?.len() == 0 {
+        return Ok(Vec::new());
+    }
     // SAFETY: the mapping is read-only and never read through: only its
     // address range is given to mincore.
     let map = unsafe { memmap2::Mmap::map(file) }?;
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1);
-    let pages = map.len().div_ceil(page);
+    let pages = map.len().div_ceil(page_size() as usize);
     let mut vec = vec![0u8; pages];
     // SAFETY: the range is the whole live mapping (page-aligned by mmap)
     // and `vec` holds one byte per page of it.
@@ -126,11 +148,12 @@ fn resident_in(file: &File) -> std::io::Result<Residency> {
     if rc != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
-    Ok(Residency { resident: resident as u64, pages: pages as u64 })
+    Ok(vec.iter().map(|&b| b & 1 == 1).collect())
 }
 
+/// Per page of `file`: nothing is reported resident off Linux.
 #[cfg(not(target_os = "linux"))]
-fn resident_in(_file: &File) -> std::io::Result<Residency> {
-    Ok(Residency::default())
+pub fn resident_pages(file: &File) -> std::io::Result<Vec<bool>> {
+    let pages = file.metadata()?.len().div_ceil(page_size());
+    Ok(vec![false; pages as usize])
 }
