@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use scriptorium_benches::corpus::{self, units, Doc};
-use scriptorium_benches::peer_index::ours::MapBytes;
 use scriptorium_bm25_index::delta::{refresh, Change};
 use scriptorium_bm25_index::search::{Bm25, Filters, View};
-use scriptorium_bm25_index::segment::{build, Segment};
+use scriptorium_bm25_index::segment::{build, MappedFile, Segment};
 use scriptorium_bm25_index::speaker::id_key;
 use scriptorium_bm25_index::tokenize::TokenizerConfig;
 use tantivy::collector::TopDocs;
@@ -239,9 +238,8 @@ fn bench_open(c: &mut Criterion, bytes: &[u8], config: TokenizerConfig, name: &s
     g.bench_function("ours_map_and_open", |b| {
         b.iter(|| {
             let f = std::fs::File::open(&file).expect("the file opens");
-            // SAFETY: the file is private to this benchmark and never modified.
-            let map = unsafe { memmap2::Mmap::map(&f) }.expect("the file maps");
-            let seg = Segment::open(Arc::new(MapBytes(map)), config).expect("it opens");
+            let map = MappedFile::map(&f).expect("the file maps");
+            let seg = Segment::open(Arc::new(map), config).expect("it opens");
             View::new(seg, None).expect("a base").len()
         })
     });

@@ -8,30 +8,18 @@ use std::time::Instant;
 
 use scriptorium_bm25_index::format::{self, sec};
 use scriptorium_bm25_index::search::{Filters, Ranked, View};
-use scriptorium_bm25_index::segment::{build, Segment, Unit};
+use scriptorium_bm25_index::segment::{build, MappedFile, Segment, Unit};
 
 use super::{Setup, K};
 
 /// The file a segment is written to in its folder.
 pub const FILE: &str = "base.idx";
 
-/// A memory map as the bytes of a segment.
-#[derive(Debug)]
-pub struct MapBytes(pub memmap2::Mmap);
-
-impl AsRef<[u8]> for MapBytes {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
 /// The segment of `dir` ([`FILE`]), memory-mapped and opened as a view.
 pub fn open(dir: &Path, setup: Setup) -> View {
     let file = std::fs::File::open(dir.join(FILE)).expect("the index file opens");
-    // SAFETY: the file is private to the benchmark and never modified
-    // while it is mapped.
-    let map = unsafe { memmap2::Mmap::map(&file) }.expect("the index file maps");
-    let seg = Segment::open(Arc::new(MapBytes(map)), setup.tokenizer()).expect("a built index opens");
+    let map = MappedFile::map(&file).expect("the index file maps");
+    let seg = Segment::open(Arc::new(map), setup.tokenizer()).expect("a built index opens");
     View::new(seg, None).expect("a base segment makes a view")
 }
 

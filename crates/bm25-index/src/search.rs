@@ -54,10 +54,25 @@ pub fn idf(n: u32, df: u32) -> f64 {
 /// The saturated, length-normalised frequency part of a term's score.
 #[inline]
 pub fn tf_part(p: Bm25, tf: u32, dl: u32, avgdl: f64) -> f64 {
-    let (tf, dl) = (f64::from(tf), f64::from(dl));
-    let norm = if avgdl > 0.0 { dl / avgdl } else { 0.0 };
-    (tf * (p.k1 + 1.0)) / (tf + p.k1 * (1.0 - p.b + p.b * norm))
+    saturate(p, tf, length_part(p, dl, avgdl))
 }
+
+/// The part of [`tf_part`] that depends on the document's length alone.
+#[inline]
+fn length_part(p: Bm25, dl: u32, avgdl: f64) -> f64 {
+    let norm = if avgdl > 0.0 { f64::from(dl) / avgdl } else { 0.0 };
+    p.k1 * (1.0 - p.b + p.b * norm)
+}
+
+/// [`tf_part`] from the frequency and the [`length_part`].
+#[inline]
+fn saturate(p: Bm25, tf: u32, length_part: f64) -> f64 {
+    let tf = f64::from(tf);
+    (tf * (p.k1 + 1.0)) / (tf + length_part)
+}
+
+/// Lengths below this have their [`length_part`] computed once per query.
+const SHORT: usize = 256;
 
 /// One term's contribution to a document's score.
 pub fn term_score(p: Bm25, n: u32, df: u32, tf: u32, dl: u32, avgdl: f64) -> f64 {
@@ -131,7 +146,8 @@ impl View {
             }
             df.push(u32::try_from(f).map_err(|_| Damaged("negative document frequency".into()))?);
         }
-        let q = Query { terms: &terms, df: &df, n, avgdl, p };
+        let short = std::array::from_fn(|dl| length_part(p, dl as u32, avgdl));
+        let q = Query { terms: &terms, df: &df, n, avgdl, p, short: &short };
         let mut hits = Vec::new();
         for (k, seg) in self.segs.iter().enumerate() {
             let top = maxscore::segment_top(seg, self.tombstones(k)?, &q, filters, limit)?;

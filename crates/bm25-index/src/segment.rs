@@ -15,9 +15,11 @@ use crate::tokenize::{Tokenizer, TokenizerConfig};
 mod build;
 pub mod merge;
 mod postings;
+mod storage;
 mod tables;
 pub use build::build;
 pub(crate) use postings::{Lengths, PostingCursor, Postings};
+pub use storage::{MappedFile, Storage};
 
 /// Postings per block (the unit of skipping).
 pub const BLOCK: usize = 128;
@@ -205,8 +207,9 @@ impl Stored<'_> {
     }
 }
 
-/// The bytes a segment reads: a memory map, a `Vec<u8>`, anything.
-pub type Bytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
+/// The bytes a segment reads: a [`MappedFile`], a `Vec<u8>`, any
+/// [`Storage`].
+pub type Bytes = std::sync::Arc<dyn Storage>;
 
 /// A speaker key and its documents (u32, ascending), as stored.
 pub(crate) type KeyDocs<'a> = (&'a [u8], &'a [u8]);
@@ -430,6 +433,14 @@ impl Segment {
         }
         let first = (lo - self.data_start) / format::CHUNK;
         let last = (hi - 1 - self.data_start) / format::CHUNK;
+        let unverified = |c: usize| self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) == 0;
+        if let (Some(a), Some(b)) =
+            ((first..=last).find(|&c| unverified(c)), (first..=last).rfind(|&c| unverified(c)))
+        {
+            // One request for every chunk about to be read for the first time.
+            let start = self.data_start + a * format::CHUNK;
+            self.bytes.will_need(start..self.data_start + (b + 1) * format::CHUNK);
+        }
         for c in first..=last {
             let (word, bit) = (&self.verified[c / 64], 1u64 << (c % 64));
             if word.load(Ordering::Relaxed) & bit != 0 {

@@ -3,7 +3,7 @@
 //! only the terms that can still lift a document into the top k generate.
 
 use super::filter::{self, align, Docs, Driver};
-use super::{tf_part, Bm25, Filters};
+use super::{length_part, saturate, tf_part, Bm25, Filters, SHORT};
 use crate::segment::{Damaged, PostingCursor, Segment};
 
 struct Cursor<'a> {
@@ -119,6 +119,20 @@ pub(super) struct Query<'q> {
     pub(super) avgdl: f64,
     /// The BM25 parameters.
     pub(super) p: Bm25,
+    /// The [`length_part`] of every length below [`SHORT`].
+    pub(super) short: &'q [f64; SHORT],
+}
+
+impl Query<'_> {
+    /// [`tf_part`], the length part of short documents computed once.
+    #[inline]
+    fn tf_part(&self, tf: u32, dl: u32) -> f64 {
+        let lp = match self.short.get(dl as usize) {
+            Some(&lp) => lp,
+            None => length_part(self.p, dl, self.avgdl),
+        };
+        saturate(self.p, tf, lp)
+    }
 }
 
 /// The best `limit` `(score, document)` of `seg` for `q` that pass `f`,
@@ -282,12 +296,12 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             }
             let end = hi.min(start.saturating_add(WINDOW as u32));
             for c in generating.iter_mut() {
-                while c.doc() < end {
-                    let (d, i) = (c.doc(), (c.doc() - start) as usize);
-                    acc[i] += c.idf * tf_part(q.p, c.c.tf(), terms.docs.length(d), q.avgdl);
+                let (idf, docs) = (c.idf, &*terms.docs);
+                c.c.for_each_before(end, |d, tf| {
+                    let i = (d - start) as usize;
+                    acc[i] += idf * q.tf_part(tf, docs.length(d));
                     bits[i / 64] |= 1 << (i % 64);
-                    c.c.advance();
-                }
+                });
             }
             for (w, word) in bits.iter_mut().enumerate() {
                 let mut word = std::mem::take(word);
@@ -306,7 +320,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
                         for (c, lag) in generating.iter().zip(&mut lagging[essential..]) {
                             lag.seek(d);
                             if lag.doc() == d {
-                                let s = c.idf * tf_part(q.p, lag.tf(), terms.docs.length(d), q.avgdl);
+                                let s = c.idf * q.tf_part(lag.tf(), terms.docs.length(d));
                                 terms.contrib[c.q] = s;
                                 terms.matched[c.q] = true;
                             }
@@ -351,7 +365,7 @@ impl Terms<'_, '_> {
     /// Scores the term of cursor `c` (which is at `d`) for `d`; returns it.
     #[inline]
     fn score(&mut self, c: &mut Cursor<'_>, d: u32) -> f64 {
-        let s = c.idf * tf_part(self.q.p, c.c.tf(), self.docs.length(d), self.q.avgdl);
+        let s = c.idf * self.q.tf_part(c.c.tf(), self.docs.length(d));
         self.contrib[c.q] = s;
         self.matched[c.q] = true;
         s

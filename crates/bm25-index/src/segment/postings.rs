@@ -339,6 +339,39 @@ impl<'a> PostingCursor<'a> {
         }
     }
 
+    /// Calls `f(document, frequency)` for every posting before document
+    /// `end`, a decoded block at a time, and moves past them.
+    #[inline]
+    pub(crate) fn for_each_before(&mut self, end: u32, mut f: impl FnMut(u32, u32)) {
+        while self.doc < end {
+            if !self.tfs_ready {
+                match self.p.decode_tfs(self.block, &mut self.tfs) {
+                    Ok(()) => self.tfs_ready = true,
+                    Err(e) => {
+                        self.failed.get_or_insert(e);
+                        self.enter(self.p.blocks());
+                        return;
+                    }
+                }
+            }
+            let (docs, tfs) = (&self.docs[self.pos..self.n], &self.tfs[self.pos..self.n]);
+            let take = if docs.last().is_some_and(|&d| d < end) {
+                docs.len()
+            } else {
+                docs.partition_point(|&d| d < end)
+            };
+            for (&d, &tf) in docs[..take].iter().zip(&tfs[..take]) {
+                f(d, tf);
+            }
+            self.pos += take;
+            if self.pos < self.n {
+                self.doc = self.docs[self.pos];
+            } else {
+                self.enter(self.block + 1);
+            }
+        }
+    }
+
     /// The block that would hold `target` (from the current one on),
     /// found from the skip entries alone; the block count when none does.
     #[inline]

@@ -14,15 +14,6 @@ use crate::search::View;
 use crate::segment::{self, Segment};
 use crate::tokenize::TokenizerConfig;
 
-#[derive(Debug)]
-struct Mapped(memmap2::Mmap);
-
-impl AsRef<[u8]> for Mapped {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
 pub(super) fn index_dir(root: &Path) -> PathBuf {
     root.join(DIR)
 }
@@ -33,12 +24,8 @@ pub(super) fn map(path: &Path) -> Result<Option<segment::Bytes>, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(e, "cannot open", path)),
     };
-    // SAFETY: the map is read-only, and index files are only ever replaced
-    // by rename, never written in place, so the mapped bytes do not change
-    // while mapped (a person truncating the file in place is the usual
-    // obligation of memory-mapped I/O, as for archive files).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(e, "cannot map", path))?;
-    Ok(Some(Arc::new(Mapped(map))))
+    let map = segment::MappedFile::map(&file).map_err(|e| Error::io(e, "cannot map", path))?;
+    Ok(Some(Arc::new(map)))
 }
 
 /// The file of an older delta the head stands on.
