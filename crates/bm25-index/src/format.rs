@@ -1,4 +1,4 @@
-//! The on-disk segment, format version 6 (all integers little-endian). The
+//! The on-disk segment, format version 7 (all integers little-endian). The
 //! byte layout is specified in the crate's `README.md`; this module holds
 //! its constants, the checksum, and the integer helpers.
 //!
@@ -9,9 +9,9 @@
 //! caller answers by rebuilding, never a wrong answer.
 
 /// The first eight bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"SCRBM25\x06";
+pub const MAGIC: &[u8; 8] = b"SCRBM25\x07";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 72;
 /// Number of sections.
@@ -53,8 +53,11 @@ pub mod sec {
     pub const SPK_DOCS: usize = 12;
     /// `(documents + 1)` u64 end offsets into [`STORED`].
     pub const STORED_OFFS: usize = 13;
-    /// Per document, u32-length-prefixed strings: path, anchor, key, text,
-    /// payload, then the speaker keys (u32 count first).
+    /// Per document: u32-length-prefixed anchor and key; then either tag
+    /// u8 0 and the text and payload, or tag u8 1 or 2 and the span of its
+    /// unit's file (offset u64, length u32, checksum u64), after tag 2 a
+    /// block's time (u8 0, or u8 1 and the string) and aliases line; then
+    /// the speaker keys (u32 count first). The path is the unit's.
     pub const STORED: usize = 14;
     /// `(units + 1)` u64 end offsets into [`UNITS`].
     pub const UNITS_OFFS: usize = 15;

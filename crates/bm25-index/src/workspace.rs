@@ -36,10 +36,12 @@ mod documents;
 mod files;
 mod fold;
 mod listing;
+mod reread;
 mod unsaved;
 pub use documents::parse_day;
 use documents::{legacy_unit, source_parts, topic_units, v2_unit, Sources};
 pub use files::open_existing;
+pub use reread::{unit_documents, Reread};
 use files::{index_dir, record_promoted, record_revision, save_base, save_refreshed};
 use fold::{refresh, Folded, RefreshError};
 use listing::{list_files, read};
@@ -156,17 +158,17 @@ pub fn snippet(tok: &crate::tokenize::Tokenizer, found: &Found, indexed: &str, t
     }
 }
 
-/// The [`Hit`] of a ranked document: the stored block or record, with its
-/// kind, score and snippet.
-pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
+/// The [`Hit`] of a ranked document of the index of the workspace at
+/// `root`: the block or record (stored, or read back from its file, which
+/// must still hold the bytes indexed), with its kind, score and snippet.
+pub fn hit(root: &Path, view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
     let stored = view.stored(ranked)?;
-    let found = Found::decode(stored.kind, stored.payload)
-        .map_err(|e| Damaged(format!("a stored document does not decode: {e}")))?;
+    let read = reread::Files::spans(root).read(&stored)?;
     let tok = crate::tokenize::Tokenizer::new(view.base().config());
-    let snippet = snippet(&tok, &found, stored.text, terms);
+    let snippet = snippet(&tok, &read.found, &read.indexed, terms);
     Ok(Hit {
         kind: stored.kind,
-        found,
+        found: read.found,
         score: ranked.score,
         snippet,
         bm25_rank: None,
@@ -181,8 +183,9 @@ pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Res
 /// a name several identities have is `INVALID_ARGUMENT` listing their
 /// attributions, and it replaces any speaker key `filters` holds. An index
 /// found damaged while answering (a chunk read for the first time fails its
-/// checksum) is rebuilt and the search run again: never a wrong answer,
-/// never a stuck index.
+/// checksum, or a file no longer holds the bytes a hit was indexed from)
+/// is rebuilt and the search run again: never a wrong answer, never a
+/// stuck index.
 pub fn search(
     root: &Path,
     config: TokenizerConfig,
@@ -203,7 +206,7 @@ pub fn search(
         }
         let terms = view.query_terms(query);
         let hits = view.search(query, &filters, limit, bm25)?;
-        hits.iter().map(|h| hit(view, h, &terms)).collect::<Result<_, _>>().map(Ok)
+        hits.iter().map(|h| hit(root, view, h, &terms)).collect::<Result<_, _>>().map(Ok)
     };
     let opened = open(root, config)?;
     let why = match answer(&opened.view) {
@@ -234,7 +237,7 @@ pub fn search_as_is(
         let terms = view.query_terms(query);
         let answered = view
             .search(query, filters, limit, bm25)
-            .and_then(|hits| hits.iter().map(|h| hit(&view, h, &terms)).collect::<Result<Vec<_>, _>>());
+            .and_then(|hits| hits.iter().map(|h| hit(root, &view, h, &terms)).collect::<Result<Vec<_>, _>>());
         if let Ok(hits) = answered {
             return Ok(hits);
         }

@@ -59,7 +59,7 @@ proptest! {
         prop_assert_eq!(view.len(), fresh.len());
         for u in &units {
             let info = view.units().unwrap().into_iter().find(|i| i.path == u.path).unwrap();
-            let mut docs = u.docs.clone();
+            let mut docs: Vec<Document> = u.docs.iter().map(Document::stored_form).collect();
             docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
             prop_assert_eq!(view.unit_docs(&info).unwrap(), docs);
         }

@@ -97,8 +97,9 @@ pub(crate) fn doc_strategy() -> impl Strategy<Value = Document> {
         any::<bool>(),
         proptest::collection::vec(prop::sample::select(vec!["7391", "ada", "ada (7391)", "bo"]), 0..2),
         proptest::collection::vec(words, 0..12),
+        any::<bool>(),
     )
-        .prop_map(|(anchor, day, pending, speakers, words)| Document {
+        .prop_map(|(anchor, day, pending, speakers, words, spanned)| Document {
             anchor,
             key: String::new(),
             day,
@@ -106,6 +107,11 @@ pub(crate) fn doc_strategy() -> impl Strategy<Value = Document> {
             speakers: speakers.into_iter().map(str::to_owned).collect(),
             text: words.join(" "),
             payload: String::new(),
+            // A document whose text is not stored: a refresh deleting it
+            // takes its terms from the postings.
+            span: spanned.then_some(crate::segment::Span { offset: 0, len: 1, hash: 1 }),
+            time: None,
+            aliases: String::new(),
         })
 }
 
@@ -194,6 +200,9 @@ pub(crate) fn doc(anchor: &str, text: &str) -> Document {
         speakers: Vec::new(),
         text: text.into(),
         payload: String::new(),
+        span: None,
+        time: None,
+        aliases: String::new(),
     }
 }
 

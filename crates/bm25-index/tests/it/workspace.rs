@@ -43,7 +43,7 @@ fn answers(root: &Path) -> Vec<String> {
         let terms = view.query_terms(q);
         for f in &filters {
             for h in view.search(q, f, 10, Bm25::default()).unwrap() {
-                out.push(scriptorium_source_archive::json::to_line(&hit(view, &h, &terms).unwrap()));
+                out.push(scriptorium_source_archive::json::to_line(&hit(root, view, &h, &terms).unwrap()));
             }
             out.push("--".into());
         }
