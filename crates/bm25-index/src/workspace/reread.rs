@@ -158,3 +158,6 @@ pub fn unit_documents(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;
