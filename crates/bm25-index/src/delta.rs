@@ -17,7 +17,9 @@ use std::collections::{BTreeMap, HashSet};
 use crate::format::sec;
 use crate::search::View;
 use crate::segment::merge::{merge, Source};
-use crate::segment::{build, distinct_terms, Damaged, DeltaInfo, Kind, Origin, Segment, Stored, Unit, UnitInfo};
+use crate::segment::{
+    build, distinct_terms, Damaged, DeltaInfo, Kind, Origin, Segment, Stored, Unit, UnitInfo,
+};
 use crate::tokenize::{Tokenizer, TokenizerConfig};
 
 /// One changed file: its new unit, or its removal.
@@ -124,7 +126,11 @@ pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> 
 
 /// [`refresh`], reading the text of deleted documents with a span from
 /// `texts` where it can.
-pub fn refresh_reading(view: &View, changes: Vec<Change>, texts: &mut dyn DeletedText) -> Result<Refreshed, Damaged> {
+pub fn refresh_reading(
+    view: &View,
+    changes: Vec<Change>,
+    texts: &mut dyn DeletedText,
+) -> Result<Refreshed, Damaged> {
     refresh_using(view, changes, (MERGE_MIN, MERGE_MIN_BYTES), texts)
 }
 

@@ -252,7 +252,9 @@ impl Stored<'_> {
     /// The owned document ([`Document::stored_form`]).
     pub fn to_document(&self) -> Document {
         let (text, payload, span, time, aliases) = match self.origin {
-            Origin::Inline { text, payload } => (text.to_owned(), payload.to_owned(), None, None, String::new()),
+            Origin::Inline { text, payload } => {
+                (text.to_owned(), payload.to_owned(), None, None, String::new())
+            }
             Origin::Span { span, time, aliases } => {
                 (String::new(), String::new(), Some(span), time.map(str::to_owned), aliases.to_owned())
             }

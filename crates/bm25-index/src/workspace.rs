@@ -41,10 +41,10 @@ mod unsaved;
 pub use documents::parse_day;
 use documents::{legacy_unit, source_parts, topic_units, v2_unit, Sources};
 pub use files::open_existing;
-pub use reread::{unit_documents, Reread};
 use files::{index_dir, record_promoted, record_revision, save_base, save_refreshed};
 use fold::{refresh, Folded, RefreshError};
 use listing::{list_files, read};
+pub use reread::{unit_documents, Reread};
 use unsaved::Save;
 
 /// The index folder, relative to the workspace.
@@ -161,7 +161,12 @@ pub fn snippet(tok: &crate::tokenize::Tokenizer, found: &Found, indexed: &str, t
 /// The [`Hit`] of a ranked document of the index of the workspace at
 /// `root`: the block or record (stored, or read back from its file, which
 /// must still hold the bytes indexed), with its kind, score and snippet.
-pub fn hit(root: &Path, view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
+pub fn hit(
+    root: &Path,
+    view: &View,
+    ranked: &crate::search::Ranked,
+    terms: &[String],
+) -> Result<Hit, Damaged> {
     let stored = view.stored(ranked)?;
     let read = reread::Files::spans(root).read(&stored)?;
     let tok = crate::tokenize::Tokenizer::new(view.base().config());

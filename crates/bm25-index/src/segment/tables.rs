@@ -2,7 +2,9 @@
 //! postings, a delta's stack and frequency adjustments, speaker keys,
 //! days, units and the stored fields of documents.
 
-use super::{damaged, Damaged, KeyDocs, Kind, Origin, Postings, Segment, Span, Stamp, Stored, Unit, UnitInfo, BLOCK};
+use super::{
+    damaged, Damaged, KeyDocs, Kind, Origin, Postings, Segment, Span, Stamp, Stored, Unit, UnitInfo, BLOCK,
+};
 use crate::format::{get_u32, get_u64, sec, Reader};
 
 impl Segment {
@@ -257,7 +259,9 @@ impl Segment {
 
     /// The anchor of document `d` (the first of its stored fields).
     fn anchor(&self, d: u32) -> Result<&str, Damaged> {
-        Reader { b: self.stored_raw(d)?, at: 0 }.str().ok_or_else(|| Damaged(format!("document {d} is malformed")))
+        Reader { b: self.stored_raw(d)?, at: 0 }
+            .str()
+            .ok_or_else(|| Damaged(format!("document {d} is malformed")))
     }
 
     /// The unit holding document `d`: the last unit whose first document
@@ -285,7 +289,8 @@ impl Segment {
 
     /// The length of document `d` in terms.
     pub fn doc_length(&self, d: u32) -> Result<u32, Damaged> {
-        get_u32(self.section(sec::LENGTHS)?, d as usize * 4).ok_or_else(|| Damaged("length out of range".into()))
+        get_u32(self.section(sec::LENGTHS)?, d as usize * 4)
+            .ok_or_else(|| Damaged("length out of range".into()))
     }
 
     /// The stored fields of document `d`.

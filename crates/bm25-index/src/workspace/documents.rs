@@ -15,8 +15,8 @@ use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolutio
 use serde::Serialize;
 
 use super::listing::{read, Listing};
-use crate::search::View;
 use crate::format::checksum;
+use crate::search::View;
 use crate::segment::{Damaged, Document, Kind, Span, Stamp, Unit};
 use crate::tokenize::Tokenizer;
 

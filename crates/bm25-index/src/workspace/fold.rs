@@ -328,7 +328,10 @@ impl<'a> Index<'a> {
             if !put.contains(&(u.kind, u.path.to_owned())) {
                 // The file holds the bytes it was indexed from: its
                 // documents are read back to be indexed again.
-                let docs = super::reread::unit_documents(self.root, self.view, u)?.into_iter().map(|(d, _)| d).collect();
+                let docs = super::reread::unit_documents(self.root, self.view, u)?
+                    .into_iter()
+                    .map(|(d, _)| d)
+                    .collect();
                 let deps = u.deps.iter().map(|d| (*d).to_owned()).collect();
                 changes.push(Change::Put(Unit { kind: u.kind, path: u.path.to_owned(), stamp, deps, docs }));
             }

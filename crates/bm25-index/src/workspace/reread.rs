@@ -94,7 +94,6 @@ impl Files {
             }
         }
     }
-
 }
 
 impl crate::delta::DeletedText for Files {
@@ -111,7 +110,8 @@ fn rederive(stored: &Stored<'_>, bytes: &[u8], time: Option<&str>, aliases: &str
     match stored.kind {
         Kind::Source => {
             let (p, t, true) = source_parts(stored.path)? else { return None };
-            let (p, t) = (pct::decode_canonical(p.as_bytes()).ok()?, pct::decode_canonical(t.as_bytes()).ok()?);
+            let (p, t) =
+                (pct::decode_canonical(p.as_bytes()).ok()?, pct::decode_canonical(t.as_bytes()).ok()?);
             let frame = v2::parse_frame(bytes, v2::Expect { provider: &p, thread: &t })?;
             let r = frame.to_record();
             let id = r.id();

@@ -26,7 +26,12 @@ fn workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path();
     let lines = [
-        rec("g1", "m1", r#","speaker_id":"7391","speaker_display":"Ada""#, "the budget is 50k for the garden"),
+        rec(
+            "g1",
+            "m1",
+            r#","speaker_id":"7391","speaker_display":"Ada""#,
+            "the budget is 50k for the garden",
+        ),
         rec("g1", "m2", r#","pending":true"#, "a pending note\r\nwith a CRLF and 東京"),
         rec("g1", "m3", r#","pending":true,"speaker_display":"Bo""#, "promoted later"),
         rec("g2", "m1", "", "tea at five"),
@@ -53,7 +58,10 @@ fn workspace() -> tempfile::TempDir {
     fs::write(root.join("topics/people/ada.md"), card).unwrap();
     fs::write(
         root.join("topics/plain.md"),
-        format!("# Plain\n\nA plain note about tea.[^e-3375dea39c] ^p1\n\n{}\n", def("e-3375dea39c", "m3").replace("../../sources", "../sources")),
+        format!(
+            "# Plain\n\nA plain note about tea.[^e-3375dea39c] ^p1\n\n{}\n",
+            def("e-3375dea39c", "m3").replace("../../sources", "../sources")
+        ),
     )
     .unwrap();
     ws
@@ -90,7 +98,12 @@ fn documents_read_back_equal_what_was_built() {
     for u in &units {
         for doc in &u.docs {
             let stored = view.find(u.kind, &u.path, &doc.anchor).unwrap().expect("indexed");
-            assert!(matches!(stored.origin, Origin::Span { .. }), "{} {}: no text stored", u.path, doc.anchor);
+            assert!(
+                matches!(stored.origin, Origin::Span { .. }),
+                "{} {}: no text stored",
+                u.path,
+                doc.anchor
+            );
             for mut files in [Files::spans(root), Files::whole(root)] {
                 let read = files.read(&stored).unwrap();
                 assert_eq!(read.indexed, doc.text, "{} {}", u.path, doc.anchor);
@@ -108,7 +121,10 @@ fn documents_read_back_equal_what_was_built() {
     for u in view.units().unwrap() {
         let docs = unit_documents(root, view, &u).unwrap();
         let want = units.iter().find(|b| b.path == u.path).unwrap();
-        assert_eq!(docs.iter().map(|(d, _)| d.text.clone()).collect::<Vec<_>>(), want.docs.iter().map(|d| d.text.clone()).collect::<Vec<_>>());
+        assert_eq!(
+            docs.iter().map(|(d, _)| d.text.clone()).collect::<Vec<_>>(),
+            want.docs.iter().map(|d| d.text.clone()).collect::<Vec<_>>()
+        );
     }
 }
 
