@@ -59,7 +59,11 @@ fn by_path(view: &View, changes: Vec<Change>) -> Result<BTreeMap<(Kind, String),
     let mut changed = BTreeMap::new();
     for c in changes {
         match c {
-            Change::Put(u) => changed.insert((u.kind, u.path.clone()), Some(u)),
+            Change::Put(mut u) => {
+                // In anchor order, as the segment numbers them.
+                u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+                changed.insert((u.kind, u.path.clone()), Some(u))
+            }
             Change::Remove(k, p) => changed.insert((k, p), None),
         };
     }
@@ -278,11 +282,8 @@ fn head(
                     live_docs = live_docs.checked_sub(1).ok_or_else(negative)?;
                     live_total = live_total.checked_sub(length(&segs[k], d)?).ok_or_else(negative)?;
                     let stored = segs[k].stored_in(info.path, d)?;
-                    let text = match stored.origin {
-                        Origin::Inline { text, .. } => Some(text.to_owned()),
-                        Origin::Span { .. } => texts.text(&stored),
-                    };
-                    match text {
+                    let new = changed.get(&(*kind, path.clone())).and_then(Option::as_ref);
+                    match deleted_text(&stored, new, texts) {
                         Some(text) => {
                             for t in distinct_terms(&tok, &text) {
                                 *adjust.entry(t).or_default() -= 1;
@@ -319,6 +320,27 @@ fn head(
         removed,
     };
     merge(&sources, config, Some(info), view.delta())
+}
+
+/// The indexed text of a document being deleted: stored; or, for one with
+/// a span, the text of the unit's new document with the same anchor and
+/// bytes (the checksum and length of its span), with the old document's
+/// aliases line (the only part not derived from those bytes: a moved or
+/// unchanged frame or block); or read back by `texts`; `None` when none
+/// of these has it.
+fn deleted_text(stored: &Stored<'_>, new: Option<&Unit>, texts: &mut dyn DeletedText) -> Option<String> {
+    let (span, aliases) = match stored.origin {
+        Origin::Inline { text, .. } => return Some(text.to_owned()),
+        Origin::Span { span, aliases, .. } => (span, aliases),
+    };
+    let same = new.and_then(|u| {
+        let k = u.docs.partition_point(|d| d.anchor.as_str() < stored.anchor);
+        let doc = u.docs.get(k).filter(|d| d.anchor == stored.anchor)?;
+        let own = doc.text.strip_suffix(doc.aliases.as_str())?;
+        let bytes = doc.span.map(|s| (s.len, s.hash));
+        (bytes == Some((span.len, span.hash))).then(|| format!("{own}{aliases}"))
+    });
+    same.or_else(|| texts.text(stored))
 }
 
 /// Adds document `d` (ascending) to sorted ranges `lo..hi`.

@@ -107,7 +107,7 @@ impl View {
     pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
         match self.locate(kind, path)? {
             Some((k, unit)) => match self.segs[k].find_doc(&unit, anchor)? {
-                Some(doc) => Ok(Some(self.segs[k].stored(doc)?)),
+                Some(doc) => Ok(Some(self.segs[k].stored_in(unit.path, doc)?)),
                 None => Ok(None),
             },
             None => Ok(None),
@@ -141,6 +141,8 @@ impl View {
                 None => return Ok(Vec::new()),
             },
         };
-        (found.first..found.first + found.count).map(|d| Ok(self.segs[k].stored(d)?.to_document())).collect()
+        (found.first..found.first + found.count)
+            .map(|d| Ok(self.segs[k].stored_in(found.path, d)?.to_document()))
+            .collect()
     }
 }

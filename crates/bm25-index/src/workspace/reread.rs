@@ -34,8 +34,8 @@ pub(crate) struct Files {
     /// Read each file whole, once (for reading many documents of a unit),
     /// rather than each document's span alone.
     whole: bool,
-    /// The last file read whole.
-    last: Option<(String, Vec<u8>)>,
+    /// The last file read whole (`None`: it could not be read).
+    last: Option<(String, Option<Vec<u8>>)>,
 }
 
 impl Files {
@@ -54,19 +54,23 @@ impl Files {
     /// checksum.
     fn bytes(&mut self, path: &str, span: Span) -> Result<Vec<u8>, Damaged> {
         let stale = |why: String| Damaged(format!("{path} changed since it was indexed: {why}"));
-        fsio::check_no_links(&self.root, path).map_err(|e| stale(e.to_string()))?;
         let full = self.root.join(path);
         let (start, len) = (span.offset, span.len as usize);
         let bytes = if self.whole {
             if self.last.as_ref().is_none_or(|(p, _)| p != path) {
-                let all = std::fs::read(&full).map_err(|e| stale(e.to_string()))?;
+                let all =
+                    fsio::check_no_links(&self.root, path).ok().and_then(|()| std::fs::read(&full).ok());
                 self.last = Some((path.to_owned(), all));
             }
-            let all = self.last.as_ref().map_or(&[][..], |(_, b)| b.as_slice());
+            let all = match &self.last {
+                Some((_, Some(all))) => all.as_slice(),
+                _ => return Err(stale("it cannot be read".into())),
+            };
             let at = usize::try_from(start).map_err(|_| stale("a span past the end".into()))?;
             let part = at.checked_add(len).and_then(|end| all.get(at..end));
             part.ok_or_else(|| stale("a span past the end".into()))?.to_vec()
         } else {
+            fsio::check_no_links(&self.root, path).map_err(|e| stale(e.to_string()))?;
             let file = std::fs::File::open(&full).map_err(|e| stale(e.to_string()))?;
             let mut buf = vec![0u8; len];
             file.read_exact_at(&mut buf, start).map_err(|e| stale(e.to_string()))?;
