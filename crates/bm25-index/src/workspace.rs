@@ -158,6 +158,13 @@ pub fn snippet(tok: &crate::tokenize::Tokenizer, found: &Found, indexed: &str, t
     }
 }
 
+/// A ranked document's indexed text and what a hit shows of it: stored,
+/// or read back from its file under `root`, which must still hold the
+/// bytes indexed (else [`Damaged`]).
+pub fn reread(root: &Path, view: &View, ranked: &crate::search::Ranked) -> Result<Reread, Damaged> {
+    reread::Files::spans(root).read(&view.stored(ranked)?)
+}
+
 /// The [`Hit`] of a ranked document of the index of the workspace at
 /// `root`: the block or record (stored, or read back from its file, which
 /// must still hold the bytes indexed), with its kind, score and snippet.
