@@ -235,8 +235,10 @@ pub fn search(
 /// milliseconds whatever happened since (a coding agent's prompt hook)
 /// and can live with what a hand edit changed since the last write showing
 /// up at the next one. Writers refresh the index as part of every commit,
-/// so what memory wrote is there. Falls back to [`search`] (which refreshes,
-/// or builds) when there is no usable index or a chunk reads damaged.
+/// so what memory wrote is there. Only the files its hits are read from
+/// are read. Falls back to [`search`] (which refreshes, or builds) when
+/// there is no usable index, a chunk reads damaged, or a hit's file no
+/// longer holds the bytes it was indexed from (a hand edit since).
 pub fn search_as_is(
     root: &Path,
     config: TokenizerConfig,

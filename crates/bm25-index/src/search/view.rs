@@ -130,7 +130,9 @@ impl View {
         Ok(out)
     }
 
-    /// The documents of a live unit (as [`View::units`] gives it), owned.
+    /// The documents of a live unit (as [`View::units`] gives it), owned,
+    /// as stored ([`crate::segment::Document::stored_form`]: a document
+    /// with a span has no text; `workspace::unit_documents` reads it back).
     pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
         // A unit read from one of these segments borrows its path from that
         // segment's bytes, which names the segment without a lookup.
