@@ -150,3 +150,28 @@ fn changed_bytes_are_never_read_back_as_the_document() {
         assert!(unit_documents(root, view, unit).is_ok());
     }
 }
+
+#[test]
+fn only_workspace_files_are_read() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().join("ws");
+    fs::create_dir_all(root.join("topics")).unwrap();
+    fs::write(ws.path().join("secret.md"), "x ^a1").unwrap();
+    let span = Span { offset: 0, len: 5, hash: crate::format::checksum(b"x ^a1") };
+    for path in ["topics/../../secret.md", "/etc/passwd", "secret.md", "topics//a.md"] {
+        let stored = Stored {
+            kind: Kind::Topic,
+            pending: false,
+            day: None,
+            path,
+            anchor: "a1",
+            key: "",
+            origin: Origin::Span { span, time: None, aliases: "" },
+            speakers: Vec::new(),
+        };
+        for mut files in [Files::spans(&root), Files::whole(&root)] {
+            let err = files.read(&stored).unwrap_err();
+            assert!(err.0.contains("not a workspace file"), "{path}: {err}");
+        }
+    }
+}
