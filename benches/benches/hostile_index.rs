@@ -53,6 +53,9 @@ fn unit(body: &str) -> Vec<Unit> {
             speakers: vec!["7391".to_owned()],
             text: format!("Ada (7391) {body}"),
             payload: String::new(),
+            span: None,
+            time: None,
+            aliases: String::new(),
         }],
     }]
 }

@@ -173,6 +173,9 @@ pub fn units(docs: &[Doc]) -> Vec<Unit> {
                 speakers,
                 text: d.text.clone(),
                 payload: String::new(),
+                span: None,
+                time: None,
+                aliases: String::new(),
             });
         }
     }

@@ -247,7 +247,7 @@ pub fn measure(root: &Path, questions: &[Question]) -> Measured {
             if unfolded.len() < scriptorium::recall::RECALL_LIMIT {
                 let text = match s.kind {
                     Kind::Source => content.get(s.key).copied().unwrap_or("").to_owned(),
-                    Kind::Topic => s.text.to_owned(),
+                    Kind::Topic => workspace::reread(root, &view, h).expect("the block reads back").indexed,
                 };
                 unfolded.push((text, shown.last().cloned().unwrap_or_default()));
             }

@@ -3,7 +3,7 @@
 //! this crate's tests.
 
 use crate::search::{Bm25, Filters, View};
-use crate::segment::{build, Document, Kind, Segment, Stamp, Unit};
+use crate::segment::{build, Document, Kind, Segment, Span, Stamp, Unit};
 use crate::tokenize::{Tokenizer, TokenizerConfig, MAX_WORD_CHARS};
 
 fn small_index() -> Vec<u8> {
@@ -21,16 +21,20 @@ fn small_index() -> Vec<u8> {
                 speakers: vec!["ada".into()],
                 text: format!("budget {i} tea ada"),
                 payload: format!("{{\"n\":{i}}}"),
+                // Half the documents point into their file instead.
+                span: (i % 2 == 1).then_some(Span { offset: i as u64, len: 7, hash: 42 }),
+                time: (i == 1).then(|| "2026-01-02".to_owned()),
+                aliases: if i == 1 { "\n(aliases: Ada)".to_owned() } else { String::new() },
             }],
         })
         .collect();
     build(units, TokenizerConfig::default(), None)
 }
 
-fn answers(view: &View) -> Option<Vec<(u32, f64, String)>> {
+fn answers(view: &View) -> Option<Vec<(u32, f64, Document)>> {
     let f = Filters { include_pending: true, ..Filters::default() };
     let hits = view.search("budget tea", &f, 5, Bm25::default()).ok()?;
-    hits.iter().map(|h| Some((h.doc, h.score, view.stored(h).ok()?.payload.to_owned()))).collect()
+    hits.iter().map(|h| Some((h.doc, h.score, view.stored(h).ok()?.to_document()))).collect()
 }
 
 /// `index_open`: arbitrary bytes, and a small valid index with arbitrary

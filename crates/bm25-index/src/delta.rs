@@ -16,7 +16,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::search::View;
 use crate::segment::merge::{merge, Source};
-use crate::segment::{build, distinct_terms, Damaged, DeltaInfo, Kind, Segment, Unit, UnitInfo};
+use crate::segment::{
+    build, distinct_terms, Damaged, DeltaInfo, Kind, Origin, PostingCursor, Segment, Stored, Unit, UnitInfo,
+};
 use crate::tokenize::{Tokenizer, TokenizerConfig};
 
 /// One changed file: its new unit, or its removal.
@@ -56,7 +58,11 @@ fn by_path(view: &View, changes: Vec<Change>) -> Result<BTreeMap<(Kind, String),
     let mut changed = BTreeMap::new();
     for c in changes {
         match c {
-            Change::Put(u) => changed.insert((u.kind, u.path.clone()), Some(u)),
+            Change::Put(mut u) => {
+                // In anchor order, as the segment numbers them.
+                u.docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
+                changed.insert((u.kind, u.path.clone()), Some(u))
+            }
             Change::Remove(k, p) => changed.insert((k, p), None),
         };
     }
@@ -97,9 +103,38 @@ fn length(seg: &Segment, d: u32) -> Result<u64, Damaged> {
     Ok(u64::from(seg.lengths()?.get(d)))
 }
 
+/// The indexed text of a document a refresh deletes whose text the index
+/// does not store (it has a span of its file): read back when the file
+/// still holds those bytes, `None` when it does not (the terms are then
+/// taken from the segment's postings).
+pub trait DeletedText {
+    /// The text `stored` was indexed with, if it can still be read.
+    fn text(&mut self, stored: &Stored<'_>) -> Option<String>;
+}
+
+/// Reads no text back: every deleted document with a span has its terms
+/// taken from the postings.
+struct FromPostings;
+
+impl DeletedText for FromPostings {
+    fn text(&mut self, _: &Stored<'_>) -> Option<String> {
+        None
+    }
+}
+
 /// Applies `changes` to `view` (later changes to a path win).
 pub fn refresh(view: &View, changes: Vec<Change>) -> Result<Refreshed, Damaged> {
     refresh_with(view, changes, MERGE_MIN, MERGE_MIN_BYTES)
+}
+
+/// [`refresh`], reading the text of deleted documents with a span from
+/// `texts` where it can.
+pub fn refresh_reading(
+    view: &View,
+    changes: Vec<Change>,
+    texts: &mut dyn DeletedText,
+) -> Result<Refreshed, Damaged> {
+    refresh_using(view, changes, (MERGE_MIN, MERGE_MIN_BYTES), texts)
 }
 
 /// [`refresh`] with other floors than [`MERGE_MIN`] and [`MERGE_MIN_BYTES`]
@@ -109,6 +144,15 @@ pub fn refresh_with(
     changes: Vec<Change>,
     merge_min: u64,
     merge_min_bytes: u64,
+) -> Result<Refreshed, Damaged> {
+    refresh_using(view, changes, (merge_min, merge_min_bytes), &mut FromPostings)
+}
+
+fn refresh_using(
+    view: &View,
+    changes: Vec<Change>,
+    (merge_min, merge_min_bytes): (u64, u64),
+    texts: &mut dyn DeletedText,
 ) -> Result<Refreshed, Damaged> {
     let segs = view.segments();
     let base = view.base();
@@ -140,7 +184,7 @@ pub fn refresh_with(
         keep -= 1;
         acc += u64::from(segs[keep].len());
     }
-    head(view, &changed, &fresh, keep, config).map(Refreshed::Delta)
+    head(view, &changed, &fresh, keep, config, texts).map(Refreshed::Delta)
 }
 
 /// The sources of a merge and the removal records among their newest.
@@ -196,6 +240,7 @@ fn head(
     fresh: &Segment,
     keep: usize,
     config: TokenizerConfig,
+    texts: &mut dyn DeletedText,
 ) -> Result<Vec<u8>, Damaged> {
     let segs = view.segments();
     let below = &segs[..keep];
@@ -226,6 +271,8 @@ fn head(
     // … and so do the ones this change deletes below.
     let tok = Tokenizer::new(config);
     let mut removed = Vec::new();
+    // Per segment, the deleted documents whose text is not at hand.
+    let mut unread: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
     for (kind, path) in changed.keys() {
         if let Some((k, info)) = view.locate(*kind, path)? {
             if k < keep && !info.removed {
@@ -233,11 +280,23 @@ fn head(
                 for d in info.first..info.first + info.count {
                     live_docs = live_docs.checked_sub(1).ok_or_else(negative)?;
                     live_total = live_total.checked_sub(length(&segs[k], d)?).ok_or_else(negative)?;
-                    for t in distinct_terms(&tok, segs[k].stored(d)?.text) {
-                        *adjust.entry(t).or_default() -= 1;
+                    let stored = segs[k].stored_in(info.path, d)?;
+                    let new = changed.get(&(*kind, path.clone())).and_then(Option::as_ref);
+                    match deleted_text(&stored, new, texts) {
+                        Some(text) => {
+                            for t in distinct_terms(&tok, &text) {
+                                *adjust.entry(t).or_default() -= 1;
+                            }
+                        }
+                        None => add_to_ranges(unread.entry(k).or_default(), d),
                     }
                 }
             }
+        }
+    }
+    for (k, docs) in &unread {
+        for (t, n) in frequencies_in(&segs[*k], docs)? {
+            *adjust.entry(t).or_default() -= n;
         }
     }
     let (sources, removals) = newest(view, changed, fresh, keep)?;
@@ -260,6 +319,63 @@ fn head(
         removed,
     };
     merge(&sources, config, Some(info), view.delta())
+}
+
+/// The indexed text of a document being deleted: stored; or, for one with
+/// a span, the text of the unit's new document with the same anchor and
+/// bytes (the checksum and length of its span), with the old document's
+/// aliases line (the only part not derived from those bytes: a moved or
+/// unchanged frame or block); or read back by `texts`; `None` when none
+/// of these has it.
+fn deleted_text(stored: &Stored<'_>, new: Option<&Unit>, texts: &mut dyn DeletedText) -> Option<String> {
+    let (span, aliases) = match stored.origin {
+        Origin::Inline { text, .. } => return Some(text.to_owned()),
+        Origin::Span { span, aliases, .. } => (span, aliases),
+    };
+    let same = new.and_then(|u| {
+        let k = u.docs.partition_point(|d| d.anchor.as_str() < stored.anchor);
+        let doc = u.docs.get(k).filter(|d| d.anchor == stored.anchor)?;
+        let own = doc.text.strip_suffix(doc.aliases.as_str())?;
+        let bytes = doc.span.map(|s| (s.len, s.hash));
+        (bytes == Some((span.len, span.hash))).then(|| format!("{own}{aliases}"))
+    });
+    same.or_else(|| texts.text(stored))
+}
+
+/// Adds document `d` (ascending) to sorted ranges `lo..hi`.
+fn add_to_ranges(ranges: &mut Vec<(u32, u32)>, d: u32) {
+    match ranges.last_mut() {
+        Some((_, hi)) if *hi == d => *hi = d + 1,
+        _ => ranges.push((d, d + 1)),
+    }
+}
+
+/// Per term of `seg`, how many of its postings fall in `ranges` (sorted,
+/// disjoint document ranges): one pass over the term table, a binary
+/// seek per term and range. The terms of documents whose text cannot be
+/// read back, whatever happened to their files.
+fn frequencies_in(seg: &Segment, ranges: &[(u32, u32)]) -> Result<Vec<(String, i32)>, Damaged> {
+    let mut out = Vec::new();
+    for t in 0..seg.term_count() as usize {
+        let (term, p) = seg.term_at(t)?;
+        let mut c = PostingCursor::new(p);
+        let mut n = 0usize;
+        for &(lo, hi) in ranges {
+            c.seek(lo);
+            while c.doc() < hi {
+                n += 1;
+                c.advance();
+            }
+        }
+        if let Some(e) = c.take_failure() {
+            return Err(e);
+        }
+        if n > 0 {
+            let term = String::from_utf8(term.to_vec()).map_err(|_| Damaged("a term is not UTF-8".into()))?;
+            out.push((term, i32::try_from(n).map_err(|_| negative())?));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -62,8 +62,11 @@ pub mod sec {
     pub const SPK_DOCS: usize = 11;
     /// `(documents + 1)` u64 end offsets into [`STORED`].
     pub const STORED_OFFS: usize = 12;
-    /// Per document, u32-length-prefixed strings: path, anchor, key, text,
-    /// payload, then the speaker keys (u32 count first).
+    /// Per document: u32-length-prefixed anchor and key; then either tag
+    /// u8 0 and the text and payload, or tag u8 1 or 2 and the span of its
+    /// unit's file (offset u64, length u32, checksum u64), after tag 2 a
+    /// block's time (u8 0, or u8 1 and the string) and aliases line; then
+    /// the speaker keys (u32 count first). The path is the unit's.
     pub const STORED: usize = 13;
     /// `(units + 1)` u64 end offsets into [`UNITS`].
     pub const UNITS_OFFS: usize = 14;

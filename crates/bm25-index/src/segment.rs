@@ -62,10 +62,50 @@ pub struct Document {
     pub pending: bool,
     /// Speaker keys a filter may match, already NFC + case folded.
     pub speakers: Vec<String>,
-    /// The text to index.
+    /// The text to index. Stored only when the document has no
+    /// [`span`](Document::span); read back empty otherwise.
     pub text: String,
-    /// Opaque bytes handed back with a hit (the facade stores JSON fields).
+    /// What a hit shows of it (the block's or record's JSON fields). Stored
+    /// only when the document has no [`span`](Document::span); read back
+    /// empty otherwise.
     pub payload: String,
+    /// Where in its unit's file the document's text can be read again:
+    /// then its text and payload are not stored, only the span.
+    pub span: Option<Span>,
+    /// A topic block's newest evidence time, stored with its span (the
+    /// block's bytes do not hold it); `None` for every other document.
+    pub time: Option<String>,
+    /// What a topic block's text is indexed with after the text its bytes
+    /// give (its file's `(aliases: …)` line, from the front matter), stored
+    /// with its span; empty for every other document.
+    pub aliases: String,
+}
+
+impl Document {
+    /// The document as a segment gives it back: with a span, its text
+    /// and payload empty; without one, no time.
+    pub fn stored_form(&self) -> Document {
+        let mut d = self.clone();
+        if d.span.is_some() {
+            d.text.clear();
+            d.payload.clear();
+        } else {
+            d.time = None;
+            d.aliases.clear();
+        }
+        d
+    }
+}
+
+/// A byte range of a unit's file and the checksum of those bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// The first byte.
+    pub offset: u64,
+    /// How many bytes.
+    pub len: u32,
+    /// [`checksum`](crate::format::checksum) of exactly those bytes.
+    pub hash: u64,
 }
 
 /// A file's identity on disk when it was indexed.
@@ -184,25 +224,56 @@ pub struct Stored<'a> {
     pub anchor: &'a str,
     /// Source id text, or empty.
     pub key: &'a str,
-    /// The indexed text.
-    pub text: &'a str,
-    /// The payload.
-    pub payload: &'a str,
+    /// Its text and payload, or where they are.
+    pub origin: Origin<'a>,
     /// Speaker keys.
     pub speakers: Vec<&'a str>,
 }
 
+/// Where a stored document's text and payload are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin<'a> {
+    /// In the segment.
+    Inline {
+        /// The indexed text.
+        text: &'a str,
+        /// The payload.
+        payload: &'a str,
+    },
+    /// In the unit's file, at this span (the workspace layer reads them
+    /// back).
+    Span {
+        /// Where.
+        span: Span,
+        /// A topic block's newest evidence time.
+        time: Option<&'a str>,
+        /// A topic block's indexed text after its own ([`Document::aliases`]).
+        aliases: &'a str,
+    },
+}
+
 impl Stored<'_> {
-    /// The owned document.
+    /// The owned document ([`Document::stored_form`]).
     pub fn to_document(&self) -> Document {
+        let (text, payload, span, time, aliases) = match self.origin {
+            Origin::Inline { text, payload } => {
+                (text.to_owned(), payload.to_owned(), None, None, String::new())
+            }
+            Origin::Span { span, time, aliases } => {
+                (String::new(), String::new(), Some(span), time.map(str::to_owned), aliases.to_owned())
+            }
+        };
         Document {
             anchor: self.anchor.to_owned(),
             key: self.key.to_owned(),
             day: self.day,
             pending: self.pending,
             speakers: self.speakers.iter().map(|s| (*s).to_owned()).collect(),
-            text: self.text.to_owned(),
-            payload: self.payload.to_owned(),
+            text,
+            payload,
+            span,
+            time,
+            aliases,
         }
     }
 }

@@ -36,6 +36,7 @@ mod documents;
 mod files;
 mod fold;
 mod listing;
+mod reread;
 mod unsaved;
 pub use documents::parse_day;
 use documents::{legacy_unit, source_parts, topic_units, v2_unit, Sources};
@@ -43,6 +44,7 @@ pub use files::open_existing;
 use files::{index_dir, record_promoted, record_revision, save_base, save_refreshed};
 use fold::{refresh, Folded, RefreshError};
 use listing::{list_files, read};
+pub use reread::{unit_documents, Reread};
 use unsaved::Save;
 
 /// The index folder, relative to the workspace.
@@ -156,17 +158,29 @@ pub fn snippet(tok: &crate::tokenize::Tokenizer, found: &Found, indexed: &str, t
     }
 }
 
-/// The [`Hit`] of a ranked document: the stored block or record, with its
-/// kind, score and snippet.
-pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Result<Hit, Damaged> {
+/// A ranked document's indexed text and what a hit shows of it: stored,
+/// or read back from its file under `root`, which must still hold the
+/// bytes indexed (else [`Damaged`]).
+pub fn reread(root: &Path, view: &View, ranked: &crate::search::Ranked) -> Result<Reread, Damaged> {
+    reread::Files::spans(root).read(&view.stored(ranked)?)
+}
+
+/// The [`Hit`] of a ranked document of the index of the workspace at
+/// `root`: the block or record (stored, or read back from its file, which
+/// must still hold the bytes indexed), with its kind, score and snippet.
+pub fn hit(
+    root: &Path,
+    view: &View,
+    ranked: &crate::search::Ranked,
+    terms: &[String],
+) -> Result<Hit, Damaged> {
     let stored = view.stored(ranked)?;
-    let found = Found::decode(stored.kind, stored.payload)
-        .map_err(|e| Damaged(format!("a stored document does not decode: {e}")))?;
+    let read = reread::Files::spans(root).read(&stored)?;
     let tok = crate::tokenize::Tokenizer::new(view.base().config());
-    let snippet = snippet(&tok, &found, stored.text, terms);
+    let snippet = snippet(&tok, &read.found, &read.indexed, terms);
     Ok(Hit {
         kind: stored.kind,
-        found,
+        found: read.found,
         score: ranked.score,
         snippet,
         bm25_rank: None,
@@ -181,8 +195,9 @@ pub fn hit(view: &View, ranked: &crate::search::Ranked, terms: &[String]) -> Res
 /// a name several identities have is `INVALID_ARGUMENT` listing their
 /// attributions, and it replaces any speaker key `filters` holds. An index
 /// found damaged while answering (a chunk read for the first time fails its
-/// checksum) is rebuilt and the search run again: never a wrong answer,
-/// never a stuck index.
+/// checksum, or a file no longer holds the bytes a hit was indexed from)
+/// is rebuilt and the search run again: never a wrong answer, never a
+/// stuck index.
 pub fn search(
     root: &Path,
     config: TokenizerConfig,
@@ -203,7 +218,7 @@ pub fn search(
         }
         let terms = view.query_terms(query);
         let hits = view.search(query, &filters, limit, bm25)?;
-        hits.iter().map(|h| hit(view, h, &terms)).collect::<Result<_, _>>().map(Ok)
+        hits.iter().map(|h| hit(root, view, h, &terms)).collect::<Result<_, _>>().map(Ok)
     };
     let opened = open(root, config)?;
     let why = match answer(&opened.view) {
@@ -220,8 +235,10 @@ pub fn search(
 /// milliseconds whatever happened since (a coding agent's prompt hook)
 /// and can live with what a hand edit changed since the last write showing
 /// up at the next one. Writers refresh the index as part of every commit,
-/// so what memory wrote is there. Falls back to [`search`] (which refreshes,
-/// or builds) when there is no usable index or a chunk reads damaged.
+/// so what memory wrote is there. Only the files its hits are read from
+/// are read. Falls back to [`search`] (which refreshes, or builds) when
+/// there is no usable index, a chunk reads damaged, or a hit's file no
+/// longer holds the bytes it was indexed from (a hand edit since).
 pub fn search_as_is(
     root: &Path,
     config: TokenizerConfig,
@@ -234,7 +251,7 @@ pub fn search_as_is(
         let terms = view.query_terms(query);
         let answered = view
             .search(query, filters, limit, bm25)
-            .and_then(|hits| hits.iter().map(|h| hit(&view, h, &terms)).collect::<Result<Vec<_>, _>>());
+            .and_then(|hits| hits.iter().map(|h| hit(root, &view, h, &terms)).collect::<Result<Vec<_>, _>>());
         if let Ok(hits) = answered {
             return Ok(hits);
         }

@@ -148,7 +148,7 @@ struct Candidate {
     kind: Kind,
     key: Key,
     text: String,
-    payload: String,
+    found: Found,
 }
 
 /// The top `limit` documents by cosine similarity to `query`, as search
@@ -176,7 +176,7 @@ pub fn search(
     for unit in view.units().map_err(damaged)? {
         let wanted_unit = filters.kind.is_none_or(|k| k == unit.kind)
             && unit.path.as_bytes().starts_with(prefix.as_bytes());
-        for doc in view.unit_docs(&unit).map_err(damaged)? {
+        for (doc, found) in index_ws::unit_documents(root, view, &unit).map_err(damaged)? {
             let k = key(&doc.text);
             all_keys.insert(k);
             let dated = |bound: Option<i32>, ok: fn(i32, i32) -> bool| {
@@ -187,7 +187,7 @@ pub fn search(
                 && dated(filters.day_from, |d, b| d >= b)
                 && dated(filters.day_to, |d, b| d <= b)
             {
-                candidates.push(Candidate { kind: unit.kind, key: k, text: doc.text, payload: doc.payload });
+                candidates.push(Candidate { kind: unit.kind, key: k, text: doc.text, found });
             }
         }
     }
@@ -261,21 +261,18 @@ fn rank(q: &[f32], candidates: &[Candidate], store: &Store, limit: usize, query:
     let terms = scriptorium_bm25_index::segment::distinct_terms(&tok, query);
     scored
         .into_iter()
-        .filter_map(|(score, i)| {
+        .map(|(score, i)| {
             let c = &candidates[i];
-            // A stored document that does not decode is left out, as a
-            // damaged index chunk would be.
-            let found = Found::decode(c.kind, &c.payload).ok()?;
-            let snippet = index_ws::snippet(&tok, &found, &c.text, &terms);
-            Some(Hit {
+            let snippet = index_ws::snippet(&tok, &c.found, &c.text, &terms);
+            Hit {
                 kind: c.kind,
-                found,
+                found: c.found.clone(),
                 score,
                 snippet,
                 bm25_rank: None,
                 embedding_rank: None,
                 tampered: false,
-            })
+            }
         })
         .collect()
 }

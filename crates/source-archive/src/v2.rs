@@ -27,7 +27,7 @@ pub(crate) mod sample;
 mod write;
 
 pub use frame::{Diagnostic, Expect, Frame, Parsed};
-pub use parser::{parse, parse_prefix};
+pub use parser::{parse, parse_frame, parse_prefix};
 pub use write::{write_file, write_frame};
 
 /// The first line of every v2 file (without its LF).

@@ -246,6 +246,22 @@ pub struct ParseProblem {
     pub message: String,
 }
 
+/// A block's text from its bytes as [`TopicFile::block_source`] gives them:
+/// its lines' contents (each without the CR before its LF) joined by LF.
+pub fn block_text_of(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut lines = source.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        if lines.peek().is_some() {
+            out.push_str(line.strip_suffix('\r').unwrap_or(line));
+            out.push('\n');
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// A parsed topic file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicFile {
@@ -293,6 +309,15 @@ impl TopicFile {
     /// The text of a block: its lines' contents joined by LF.
     pub fn block_text(&self, block: &Block) -> String {
         (block.first_line..=block.last_line).map(|k| self.line(k)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Where a block stands in the file: the byte offset of its first line
+    /// and its bytes up to the end of its last line's content (without
+    /// that line's ending). [`block_text_of`] gives its
+    /// [`block_text`](TopicFile::block_text) back from those bytes alone.
+    pub fn block_source(&self, block: &Block) -> (usize, &str) {
+        let start = self.lines[block.first_line].start;
+        (start, &self.text[start..self.lines[block.last_line].end.max(start)])
     }
 
     /// The definition of `label`, if any (the first, when defined twice).

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::search::tests::{brute, doc, filter_strategy, rows, unit, unit_strategy, units_strategy, QUERY};
 use crate::search::{Bm25, Filters, View};
-use crate::segment::{Document, Kind, Segment};
+use crate::segment::{Document, Kind, Segment, Stored};
 use proptest::prelude::*;
 
 proptest! {
@@ -59,7 +59,7 @@ proptest! {
         prop_assert_eq!(view.len(), fresh.len());
         for u in &units {
             let info = view.units().unwrap().into_iter().find(|i| i.path == u.path).unwrap();
-            let mut docs = u.docs.clone();
+            let mut docs: Vec<Document> = u.docs.iter().map(Document::stored_form).collect();
             docs.sort_by(|a, b| a.anchor.cmp(&b.anchor));
             prop_assert_eq!(view.unit_docs(&info).unwrap(), docs);
         }
@@ -162,5 +162,57 @@ fn small_refreshes_copy_little_and_keep_few_deltas() {
     let p = Bm25::default();
     for q in ["budget paris", "tea 7", "code dog travel"] {
         assert_eq!(rows(&view, q, &Filters::default(), 10, p), rows(&fresh, q, &Filters::default(), 10, p));
+    }
+}
+
+/// Counts the deleted documents whose text the refresh asks for.
+struct Asked(Vec<String>);
+
+impl DeletedText for Asked {
+    fn text(&mut self, stored: &Stored<'_>) -> Option<String> {
+        self.0.push(stored.anchor.to_owned());
+        None
+    }
+}
+
+#[test]
+fn deleted_documents_without_text_give_back_exactly_their_terms() {
+    let config = TokenizerConfig::default();
+    let spanned = |anchor: &str, own: &str, aliases: &str| {
+        let hash = crate::format::checksum(own.as_bytes());
+        Document {
+            span: Some(crate::segment::Span { offset: 7, len: own.len() as u32, hash }),
+            aliases: aliases.to_owned(),
+            ..doc(anchor, &format!("{own}{aliases}"))
+        }
+    };
+    let before = vec![
+        spanned("a", "tea in the garden", "\n(aliases: Ada Lovelace)"),
+        spanned("b", "the budget plan", ""),
+        spanned("c", "gone soon: music", ""),
+    ];
+    let other = unit(Kind::Topic, "topics/z.md", vec![doc("z", "tea budget music lovelace plan trip")]);
+    let base = build(vec![unit(Kind::Topic, "topics/a.md", before), other.clone()], config, None);
+    // `a` keeps its bytes (moved: another offset), `b` changed, `c` is gone.
+    let mut moved = spanned("a", "tea in the garden", "\n(aliases: Ada Lovelace)");
+    moved.span = moved.span.map(|s| crate::segment::Span { offset: 99, ..s });
+    let after = vec![moved, spanned("b", "the budget trip", ""), spanned("d", "new paris note", "")];
+    let put = unit(Kind::Topic, "topics/a.md", after);
+    let view = View::new(Segment::open_vec(base, config).unwrap(), None).unwrap();
+    let mut asked = Asked(Vec::new());
+    let out = refresh_using(&view, vec![Change::Put(put.clone())], (u64::MAX / 2, u64::MAX / 2), &mut asked);
+    let Refreshed::Delta(head) = out.unwrap() else { panic!("a delta") };
+    assert_eq!(asked.0, ["b", "c"], "the moved block's text comes from its new document");
+    let view =
+        View::stack(vec![view.base().reopen().unwrap(), Segment::open_vec(head, config).unwrap()]).unwrap();
+    let fresh =
+        View::new(Segment::open_vec(build(vec![put, other], config, None), config).unwrap(), None).unwrap();
+    let p = Bm25::default();
+    for q in ["lovelace", "ada", "tea garden", "budget plan", "music", "trip paris"] {
+        assert_eq!(
+            rows(&view, q, &Filters::default(), 10, p),
+            rows(&fresh, q, &Filters::default(), 10, p),
+            "{q}"
+        );
     }
 }

@@ -97,15 +97,32 @@ pub(crate) fn doc_strategy() -> impl Strategy<Value = Document> {
         any::<bool>(),
         proptest::collection::vec(prop::sample::select(vec!["7391", "ada", "ada (7391)", "bo"]), 0..2),
         proptest::collection::vec(words, 0..12),
+        any::<bool>(),
     )
-        .prop_map(|(anchor, day, pending, speakers, words)| Document {
-            anchor,
-            key: String::new(),
-            day,
-            pending,
-            speakers: speakers.into_iter().map(str::to_owned).collect(),
-            text: words.join(" "),
-            payload: String::new(),
+        .prop_map(|(anchor, day, pending, speakers, words, spanned)| {
+            // A document whose text is not stored: its span's checksum is
+            // that of its own text; a pending one also has an aliases line.
+            // A refresh deleting it takes its terms from the new document
+            // with the same bytes, or from the postings.
+            let own = words.join(" ");
+            let aliases = if spanned && pending { "\n(aliases: ada, cat)".to_owned() } else { String::new() };
+            let span = spanned.then(|| crate::segment::Span {
+                offset: 0,
+                len: own.len() as u32,
+                hash: crate::format::checksum(own.as_bytes()),
+            });
+            Document {
+                anchor,
+                key: String::new(),
+                day,
+                pending,
+                speakers: speakers.into_iter().map(str::to_owned).collect(),
+                text: format!("{own}{aliases}"),
+                payload: String::new(),
+                span,
+                time: None,
+                aliases,
+            }
         })
 }
 
@@ -194,6 +211,9 @@ pub(crate) fn doc(anchor: &str, text: &str) -> Document {
         speakers: Vec::new(),
         text: text.into(),
         payload: String::new(),
+        span: None,
+        time: None,
+        aliases: String::new(),
     }
 }
 

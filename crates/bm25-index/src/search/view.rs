@@ -107,7 +107,7 @@ impl View {
     pub fn find(&self, kind: Kind, path: &str, anchor: &str) -> Result<Option<Stored<'_>>, Damaged> {
         match self.locate(kind, path)? {
             Some((k, unit)) => match self.segs[k].find_doc(&unit, anchor)? {
-                Some(doc) => Ok(Some(self.segs[k].stored(doc)?)),
+                Some(doc) => Ok(Some(self.segs[k].stored_in(unit.path, doc)?)),
                 None => Ok(None),
             },
             None => Ok(None),
@@ -130,7 +130,9 @@ impl View {
         Ok(out)
     }
 
-    /// The documents of a live unit (as [`View::units`] gives it), owned.
+    /// The documents of a live unit (as [`View::units`] gives it), owned,
+    /// as stored ([`crate::segment::Document::stored_form`]: a document
+    /// with a span has no text; `workspace::unit_documents` reads it back).
     pub fn unit_docs(&self, unit: &UnitInfo<'_>) -> Result<Vec<crate::segment::Document>, Damaged> {
         // A unit read from one of these segments borrows its path from that
         // segment's bytes, which names the segment without a lookup.
@@ -141,6 +143,8 @@ impl View {
                 None => return Ok(Vec::new()),
             },
         };
-        (found.first..found.first + found.count).map(|d| Ok(self.segs[k].stored(d)?.to_document())).collect()
+        (found.first..found.first + found.count)
+            .map(|d| Ok(self.segs[k].stored_in(found.path, d)?.to_document()))
+            .collect()
     }
 }

@@ -141,9 +141,7 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
     let mut speakers: BTreeMap<&[u8], Vec<u32>> = BTreeMap::new();
     for (d, (unit, doc)) in docs.iter().enumerate() {
         let mut stored = Vec::new();
-        for f in [&unit.path, &doc.anchor, &doc.key, &doc.text, &doc.payload] {
-            put_str(&mut stored, f);
-        }
+        stored_fields(&mut stored, doc);
         put_u32(&mut stored, doc.speakers.len() as u32);
         for k in &doc.speakers {
             put_str(&mut stored, k);
@@ -170,6 +168,38 @@ pub fn build(mut units: Vec<Unit>, config: TokenizerConfig, delta: Option<&Delta
         .collect();
     entries.extend(removed.iter().map(|(k, p)| Entry::removal(*k, p)));
     s.finish(entries, config, delta, &[])
+}
+
+/// A document's stored fields before its speakers: anchor, key, then its
+/// text and payload (tag 0) or, when they can be read again from its file,
+/// its span (tag 1), and for a block its time and aliases line (tag 2).
+fn stored_fields(out: &mut Vec<u8>, doc: &Document) {
+    put_str(out, &doc.anchor);
+    put_str(out, &doc.key);
+    match doc.span {
+        None => {
+            out.push(0);
+            put_str(out, &doc.text);
+            put_str(out, &doc.payload);
+        }
+        Some(span) => {
+            let block = doc.time.is_some() || !doc.aliases.is_empty();
+            out.push(if block { 2 } else { 1 });
+            put_u64(out, span.offset);
+            put_u32(out, span.len);
+            put_u64(out, span.hash);
+            if block {
+                match &doc.time {
+                    None => out.push(0),
+                    Some(t) => {
+                        out.push(1);
+                        put_str(out, t);
+                    }
+                }
+                put_str(out, &doc.aliases);
+            }
+        }
+    }
 }
 
 /// Two lists sorted by term, summed per term; zeros left out.

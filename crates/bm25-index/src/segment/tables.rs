@@ -4,7 +4,8 @@
 
 use super::postings::SKIP;
 use super::{
-    damaged, Damaged, KeyDocs, Kind, Lengths, Postings, Segment, Stamp, Stored, Unit, UnitInfo, BLOCK,
+    damaged, Damaged, KeyDocs, Kind, Lengths, Origin, Postings, Segment, Span, Stamp, Stored, Unit, UnitInfo,
+    BLOCK,
 };
 use crate::format::{get_u32, get_u64, sec, Reader};
 
@@ -255,45 +256,102 @@ impl Segment {
         let (mut lo, mut hi) = (unit.first, unit.first + unit.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.stored(mid)?.anchor < anchor {
+            if self.anchor(mid)? < anchor {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        if lo < unit.first + unit.count && self.stored(lo)?.anchor == anchor {
+        if lo < unit.first + unit.count && self.anchor(lo)? == anchor {
             Ok(Some(lo))
         } else {
             Ok(None)
         }
     }
 
+    /// The anchor of document `d` (the first of its stored fields).
+    fn anchor(&self, d: u32) -> Result<&str, Damaged> {
+        Reader { b: self.stored_raw(d)?, at: 0 }
+            .str()
+            .ok_or_else(|| Damaged(format!("document {d} is malformed")))
+    }
+
+    /// The unit holding document `d`: the last unit whose first document
+    /// is at most `d` (units cover the documents in order; an empty unit
+    /// before it shares its first document).
+    pub fn unit_of(&self, d: u32) -> Result<UnitInfo<'_>, Damaged> {
+        let (mut lo, mut hi) = (0u32, self.units);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.unit(mid)?.first <= d {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let info = match lo.checked_sub(1) {
+            Some(u) => self.unit(u)?,
+            None => return damaged(format!("document {d} is in no unit")),
+        };
+        if d >= info.first + info.count {
+            return damaged(format!("document {d} is in no unit"));
+        }
+        Ok(info)
+    }
+
+    /// The length of document `d` in terms.
+    pub fn doc_length(&self, d: u32) -> Result<u32, Damaged> {
+        get_u32(self.section(sec::LENGTHS)?, d as usize * 4)
+            .ok_or_else(|| Damaged("length out of range".into()))
+    }
+
     /// The stored fields of document `d`.
     pub fn stored(&self, d: u32) -> Result<Stored<'_>, Damaged> {
+        let path = self.unit_of(d)?.path;
+        self.stored_in(path, d)
+    }
+
+    /// The stored fields of document `d` of the unit at `path`.
+    pub(crate) fn stored_in<'s>(&'s self, path: &'s str, d: u32) -> Result<Stored<'s>, Damaged> {
         let bad = || Damaged(format!("document {d} is malformed"));
         if d >= self.docs {
             return Err(bad());
         }
-        let (s, e) =
-            (self.u64_at(sec::STORED_OFFS, d as usize)?, self.u64_at(sec::STORED_OFFS, d as usize + 1)?);
-        if e < s {
-            return Err(bad());
-        }
-        let b = self.slice(sec::STORED, s as usize, e as usize)?;
+        let b = self.stored_raw(d)?;
         let flags = *self.section(sec::FLAGS)?.get(d as usize).ok_or_else(bad)?;
         let day = self.day(d)?;
         let mut r = Reader { b, at: 0 };
-        fn parse<'b>(r: &mut Reader<'b>, flags: u8, day: Option<i32>) -> Option<Stored<'b>> {
-            let (path, anchor, key, text, payload) = (r.str()?, r.str()?, r.str()?, r.str()?, r.str()?);
+        fn parse<'b>(r: &mut Reader<'b>) -> Option<(&'b str, &'b str, Origin<'b>, Vec<&'b str>)> {
+            let (anchor, key) = (r.str()?, r.str()?);
+            let origin = match r.u8()? {
+                0 => Origin::Inline { text: r.str()?, payload: r.str()? },
+                tag @ (1 | 2) => {
+                    let span = Span { offset: r.u64()?, len: r.u32()?, hash: r.u64()? };
+                    let (time, aliases) = match tag {
+                        1 => (None, ""),
+                        _ => {
+                            let time = match r.u8()? {
+                                0 => None,
+                                1 => Some(r.str()?),
+                                _ => return None,
+                            };
+                            (time, r.str()?)
+                        }
+                    };
+                    Origin::Span { span, time, aliases }
+                }
+                _ => return None,
+            };
             let n = r.u32()?;
             let mut speakers = Vec::new();
             for _ in 0..n {
                 speakers.push(r.str()?);
             }
-            let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
-            Some(Stored { kind, pending: flags & 2 != 0, day, path, anchor, key, text, payload, speakers })
+            (r.at == r.b.len()).then_some((anchor, key, origin, speakers))
         }
-        parse(&mut r, flags, day).ok_or_else(bad)
+        let (anchor, key, origin, speakers) = parse(&mut r).ok_or_else(bad)?;
+        let kind = if flags & 1 == 1 { Kind::Source } else { Kind::Topic };
+        Ok(Stored { kind, pending: flags & 2 != 0, day, path, anchor, key, origin, speakers })
     }
 
     pub(crate) fn day(&self, d: u32) -> Result<Option<i32>, Damaged> {
@@ -307,7 +365,7 @@ impl Segment {
         let info = self.unit(u)?;
         let mut docs = Vec::with_capacity(info.count as usize);
         for d in info.first..info.first + info.count {
-            docs.push(self.stored(d)?.to_document());
+            docs.push(self.stored_in(info.path, d)?.to_document());
         }
         Ok(Unit {
             kind: info.kind,

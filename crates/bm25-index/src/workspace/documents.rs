@@ -15,8 +15,9 @@ use scriptorium_topic_markdown::validate::{self, dir_of, join, Loaded, Resolutio
 use serde::Serialize;
 
 use super::listing::{read, Listing};
+use crate::format::checksum;
 use crate::search::View;
-use crate::segment::{Damaged, Document, Kind, Stamp, Unit};
+use crate::segment::{Damaged, Document, Kind, Span, Stamp, Unit};
 use crate::tokenize::Tokenizer;
 
 /// Days since 1970-01-01 of a timestamp's UTC day.
@@ -34,16 +35,29 @@ pub fn parse_day(s: &str) -> Option<i32> {
     day_of(s)
 }
 
-pub(super) fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Document {
+/// A v2 record's indexed text: who said it as people read it (FORMAT.md
+/// §2.3), so a snippet never shows an impostor's label like the person it
+/// imitates, a space, the body.
+pub(super) fn record_text(r: &SourceRecord) -> String {
+    format!("{} {}", r.attribution(), r.content())
+}
+
+/// What a hit shows of a v2 record indexed as `pending` or not: a
+/// promoted record is trusted from then on, as recall treats it.
+pub(super) fn record_view(r: &SourceRecord, pending: bool) -> RecordView {
+    let mut view = RecordView::of_record(r);
+    if !pending {
+        view.trust = Trust::Trusted;
+    }
+    view
+}
+
+/// The document of a v2 record whose frame is at `span` of its file.
+pub(super) fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>, span: Option<Span>) -> Document {
     let id = r.id();
     let sp = r.speaker();
     let key = id.text();
     let pending = r.is_pending() && !promoted.contains(&key);
-    let mut view = RecordView::of_record(r);
-    if !pending {
-        // Promoted by the owner: trusted from now on, as recall treats it.
-        view.trust = Trust::Trusted;
-    }
     Document {
         anchor: id.anchor(),
         day: day_of(r.timestamp()),
@@ -53,11 +67,18 @@ pub(super) fn v2_document(r: &SourceRecord, promoted: &BTreeSet<String>) -> Docu
             Some(s) => crate::speaker::trusted_keys(s),
             None => Vec::new(),
         },
-        // Who said it as people read it (FORMAT.md §2.3), so a snippet
-        // never shows an impostor's label like the person it imitates.
-        text: format!("{} {}", r.attribution(), r.content()),
-        payload: to_line(&view),
+        text: record_text(r),
+        payload: to_line(&record_view(r, pending)),
+        span,
+        time: None,
+        aliases: String::new(),
     }
+}
+
+/// The span of `bytes[offset..offset + len]`, when its length fits.
+pub(super) fn span_of(bytes: &[u8], offset: usize, len: usize) -> Option<Span> {
+    let part = bytes.get(offset..offset.checked_add(len)?)?;
+    Some(Span { offset: offset as u64, len: u32::try_from(len).ok()?, hash: checksum(part) })
 }
 
 pub(super) fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&str, &str)>) -> Document {
@@ -73,6 +94,9 @@ pub(super) fn legacy_document(r: &LegacyRecord, rel: &str, fallback: Option<(&st
         // The role: a hint is text of the body, which holds it already.
         text: format!("{} {}", r.role.as_str(), r.content),
         payload: to_line(&RecordView::of_legacy(r, rel, fallback)),
+        span: None,
+        time: None,
+        aliases: String::new(),
     }
 }
 
@@ -91,7 +115,11 @@ pub(super) fn v2_unit(rel: &str, bytes: &[u8], stamp: Stamp, promoted: &BTreeSet
     if let Some((p, t, true)) = source_parts(rel) {
         if let (Ok(p), Ok(t)) = (pct::decode_canonical(p.as_bytes()), pct::decode_canonical(t.as_bytes())) {
             let parsed = v2::parse_prefix(bytes, Some(Expect { provider: &p, thread: &t }));
-            docs = parsed.frames.iter().map(|f| v2_document(&f.to_record(), promoted)).collect();
+            docs = parsed
+                .frames
+                .iter()
+                .map(|f| v2_document(&f.to_record(), promoted, span_of(bytes, f.offset, f.len)))
+                .collect();
         }
     }
     Unit { kind: Kind::Source, path: rel.to_owned(), stamp, deps: Vec::new(), docs }
@@ -291,9 +319,11 @@ pub(super) fn topic_units(
         let (Some(id), true) = (&state.id, state.valid) else { continue };
         let Some(l) = by_path.get(state.path.as_str()) else { continue };
         let Some(block) = l.file.blocks.get(state.index) else { continue };
+        let (offset, source) = l.file.block_source(block);
         let text = search_text(&l.file.block_text(block), Some(id));
         let newest = state.newest();
         let trust = Trust::of(state.pending);
+        let span = span_of(source.as_bytes(), 0, source.len()).map(|s| Span { offset: offset as u64, ..s });
         let payload = to_line(&TopicPayload {
             path: &state.path,
             block_id: id,
@@ -303,6 +333,7 @@ pub(super) fn topic_units(
         });
         // The file's names find each of its blocks; the hit's text stays
         // the block's own.
+        let own = text.len();
         let indexed = match aliases.get(state.path.as_str()) {
             Some(names) => with_aliases(text, names, tok),
             None => text,
@@ -313,8 +344,11 @@ pub(super) fn topic_units(
             day: newest.and_then(|n| i32::try_from(n.1.seconds.div_euclid(86_400)).ok()),
             pending: state.pending,
             speakers: Vec::new(),
+            aliases: indexed[own..].to_owned(),
             text: indexed,
             payload,
+            span,
+            time: newest.map(|n| n.0.clone()),
         };
         if let Some(u) = units.get_mut(&state.path) {
             u.docs.push(doc);

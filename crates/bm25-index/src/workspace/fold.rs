@@ -13,7 +13,7 @@ use super::listing::{list_files, listing_after, read, Listed, Listing};
 use super::{same_file, Action, Commit, Report, TopicScope};
 use crate::delta::{self, Change, Refreshed};
 use crate::search::View;
-use crate::segment::{Damaged, Kind, Stamp, Unit, UnitInfo};
+use crate::segment::{Damaged, Document, Kind, Stamp, Unit, UnitInfo};
 
 /// What [`refresh`] found.
 pub(super) enum Folded {
@@ -84,7 +84,7 @@ pub(super) fn refresh(
     index.record_settled(work.settled, &mut changes)?;
     changes.extend(gone.into_iter().map(|(k, p)| Change::Remove(k, p)));
     let units_changed = changes.len();
-    let refreshed = delta::refresh(view, changes)?;
+    let refreshed = delta::refresh_reading(view, changes, &mut super::reread::Files::whole(root))?;
     let action = match refreshed {
         Refreshed::Delta(_) => Action::Refreshed,
         Refreshed::Base(_) => Action::Merged,
@@ -300,7 +300,7 @@ impl<'a> Index<'a> {
                 Some(u) => {
                     same_file(&u.stamp, &unit.stamp)
                         && u.deps.iter().copied().eq(unit.deps.iter().map(String::as_str))
-                        && self.view.unit_docs(u)? == unit.docs
+                        && self.view.unit_docs(u)?.into_iter().eq(unit.docs.iter().map(Document::stored_form))
                 }
                 None => false,
             };
@@ -326,7 +326,12 @@ impl<'a> Index<'a> {
             .collect();
         for (u, stamp) in settled {
             if !put.contains(&(u.kind, u.path.to_owned())) {
-                let docs = self.view.unit_docs(u)?;
+                // The file holds the bytes it was indexed from: its
+                // documents are read back to be indexed again.
+                let docs = super::reread::unit_documents(self.root, self.view, u)?
+                    .into_iter()
+                    .map(|(d, _)| d)
+                    .collect();
                 let deps = u.deps.iter().map(|d| (*d).to_owned()).collect();
                 changes.push(Change::Put(Unit { kind: u.kind, path: u.path.to_owned(), stamp, deps, docs }));
             }

@@ -61,6 +61,9 @@ fn corpus(n: usize) -> Vec<Unit> {
                         speakers: vec![format!("s{}", i % 10)],
                         text: text.join(" "),
                         payload: String::new(),
+                        span: None,
+                        time: None,
+                        aliases: String::new(),
                     }
                 })
                 .collect(),

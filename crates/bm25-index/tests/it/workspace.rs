@@ -43,7 +43,7 @@ fn answers(root: &Path) -> Vec<String> {
         let terms = view.query_terms(q);
         for f in &filters {
             for h in view.search(q, f, 10, Bm25::default()).unwrap() {
-                out.push(scriptorium_source_archive::json::to_line(&hit(view, &h, &terms).unwrap()));
+                out.push(scriptorium_source_archive::json::to_line(&hit(root, view, &h, &terms).unwrap()));
             }
             out.push("--".into());
         }
@@ -368,4 +368,42 @@ fn a_writer_word_replaces_the_walk_only_while_the_index_describes_its_revision()
     assert_eq!(answers(root), rebuilt(root));
     workspace::build(root, config).unwrap();
     assert!(!revision.exists());
+}
+
+#[test]
+fn a_file_changed_under_the_index_is_never_read_as_the_hit() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    append(root, &[&rec("g1", "m1", 9, Some(("7391", "Ada")), "the budget is 50k for the garden")]);
+    let anchor = scriptorium_source_archive::SourceId::new("chat", "g1", "m1").unwrap().anchor();
+    fs::create_dir_all(root.join("topics/people")).unwrap();
+    fs::write(root.join("topics/people/ada.md"), topic(&anchor, "")).unwrap();
+    let config = TokenizerConfig::default();
+    let view = workspace::open(root, config).unwrap().view;
+    let q = "budget garden";
+    let terms = view.query_terms(q);
+    let ranked = view.search(q, &Filters::default(), 10, Bm25::default()).unwrap();
+    assert_eq!(ranked.len(), 2);
+    // Same-size edits of the record's body and of the block, which the
+    // index (not refreshed) does not know of.
+    let archive = root.join("sources/chat/_v2/g1.md");
+    let card = root.join("topics/people/ada.md");
+    for (file, from, to) in [(&archive, "50k", "90k"), (&card, "50k", "70k")] {
+        let text = fs::read_to_string(file).unwrap();
+        fs::write(file, text.replace(from, to)).unwrap();
+    }
+    for h in &ranked {
+        let err = hit(root, &view, h, &terms).unwrap_err();
+        assert!(err.0.contains("changed since it was indexed"), "{err}");
+    }
+    drop(view);
+    // Searching without a refresh finds the stale index unusable, refreshes
+    // and answers from the files as they are now.
+    let f = Filters::default();
+    let hits = workspace::search_as_is(root, config, q, &f, 10, Bm25::default()).unwrap();
+    let lines: Vec<String> = hits.iter().map(scriptorium_source_archive::json::to_line).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains("50k")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("90k")) && lines.iter().any(|l| l.contains("70k")), "{lines:?}");
+    assert_eq!(answers(root), rebuilt(root));
 }

@@ -358,6 +358,29 @@ pub fn parse_prefix<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Parsed<'
     parsed
 }
 
+/// Parses `bytes` as exactly one frame, as it stands in a file for the
+/// conversation `expect` (the bytes [`Frame::offset`] .. `+ len` of a frame
+/// [`parse_prefix`] gave); `None` unless they are one valid frame and
+/// nothing else. The frame's `offset` is 0 and its `line` 2. What a frame
+/// is (its record) depends on its own bytes only, so it equals the frame
+/// parsed in its file.
+pub fn parse_frame<'a>(bytes: &'a [u8], expect: Expect<'_>) -> Option<Frame<'a>> {
+    let expect = (pct::encode(expect.provider), pct::encode(expect.thread));
+    check_encoded("provider", expect.0.as_bytes(), true).ok()?;
+    check_encoded("thread", expect.1.as_bytes(), true).ok()?;
+    let mut parser = Parser {
+        bytes,
+        valid_to: 0,
+        invalid_utf8: false,
+        expect: Some(expect),
+        expect_error: None,
+        keys: Vec::with_capacity(1),
+        speakers: Vec::new(),
+    };
+    let (frame, _) = parser.frame(0, 2, &[]).ok()?;
+    (frame.len == bytes.len()).then_some(frame)
+}
+
 /// Parses a whole v2 file strictly: every byte must belong to a valid frame.
 pub fn parse<'a>(bytes: &'a [u8], expect: Option<Expect<'_>>) -> Result<Vec<Frame<'a>>, Diagnostic> {
     let parsed = parse_prefix(bytes, expect);

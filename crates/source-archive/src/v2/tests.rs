@@ -295,3 +295,24 @@ fn a_record_lines_count_that_is_too_small_stops_at_the_line_left_over() {
     let two = memchr::memmem::find(&bytes, b"two\n").unwrap();
     assert_eq!(d.offset, two);
 }
+
+#[test]
+fn a_frame_parses_alone_from_its_bytes_and_nothing_else_does() {
+    let bytes = sample_archive();
+    let frames = parse(&bytes, None).unwrap();
+    let expect = Expect { provider: "chat", thread: "team-1" };
+    for f in &frames {
+        let own = &bytes[f.offset..f.offset + f.len];
+        let alone = parse_frame(own, expect).expect("a frame of the file parses alone");
+        assert_eq!(alone.to_record(), f.to_record());
+        assert_eq!((alone.offset, alone.len), (0, f.len));
+        assert_eq!(parse_frame(&own[..own.len() - 1], expect), None, "a cut frame");
+        let mut longer = own.to_vec();
+        longer.push(b'\n');
+        assert_eq!(parse_frame(&longer, expect), None, "a frame and more");
+        assert_eq!(parse_frame(own, Expect { provider: "chat", thread: "team-2" }), None, "another thread");
+    }
+    let two = &bytes[frames[0].offset..frames[1].offset + frames[1].len];
+    assert_eq!(parse_frame(two, expect), None, "two frames");
+    assert_eq!(parse_frame(b"", expect), None);
+}

@@ -251,3 +251,27 @@ fn a_people_card_may_set_its_own_limits() {
         assert_eq!(codes(&format!("---\n{bad}\n---\n")), [(Code::BadFrontMatter, 2)], "{bad}");
     }
 }
+
+#[test]
+fn a_block_text_comes_back_from_its_bytes() {
+    let text = "---\naliases: [Ada]\n---\n# Notes\r\n\r\nOne line\r\nand a CR\r\r\nlast ^b1\r\n\n- item ^b2\n\nx ^b3";
+    let f = TopicFile::parse_lenient(text).0;
+    assert_eq!(f.blocks.len(), 3, "{:?}", f.blocks);
+    for b in &f.blocks {
+        let (at, source) = f.block_source(b);
+        assert!(text[at..].starts_with(source));
+        assert_eq!(block_text_of(source), f.block_text(b), "{source:?}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_block_text_comes_back_from_its_bytes(text in "([a-c ^\\[\\]-]{0,6}(\r|\n|\r\n)?){0,14}") {
+        let f = TopicFile::parse_lenient(&text).0;
+        for b in &f.blocks {
+            let (at, source) = f.block_source(b);
+            prop_assert!(text[at..].starts_with(source));
+            prop_assert_eq!(block_text_of(source), f.block_text(b));
+        }
+    }
+}

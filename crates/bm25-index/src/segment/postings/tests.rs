@@ -28,6 +28,9 @@ fn segment_with(list: &[(u32, u32)], n: u32, filler: usize) -> Segment {
                 speakers: Vec::new(),
                 text: words.join(" "),
                 payload: String::new(),
+                span: None,
+                time: None,
+                aliases: String::new(),
             }
         })
         .collect();
