@@ -33,7 +33,7 @@ fn locomo_index(c: &mut Criterion) {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let tv = peer::build_into(&dir.path().join("tantivy"), &corpus.docs(), &corpus.feed);
         for setup in Setup::ALL {
-            let built = ours::build_into(&dir.path().join(setup.name()), &corpus.units, setup);
+            let built = ours::build_into(&dir.path().join(setup.name()), &corpus, setup);
             let mut g = c.benchmark_group(format!("locomo_x{scale}_{}", setup.name()));
             g.throughput(Throughput::Elements(1));
             let mut k = 0;

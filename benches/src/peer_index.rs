@@ -142,8 +142,7 @@ fn dir_of(dir: &Path, setup: Setup) -> std::path::PathBuf {
 /// latency and agreement against `tv` (first answers are measured later,
 /// once nothing is mapped).
 fn warm(c: &Collection, dir: &Path, tv: &peer::Peer, setup: Setup, plan: &Plan) -> SetupReport {
-    let (built, build_seconds) =
-        repeat(plan.builds, dir, |d| ours::build_into(d, &c.units, setup), |b| b.seconds);
+    let (built, build_seconds) = repeat(plan.builds, dir, |d| ours::build_into(d, c, setup), |b| b.seconds);
     let bytes = std::fs::read(&built.path).expect("the index file reads");
     let sections = ours::sections(&bytes);
     drop(bytes);

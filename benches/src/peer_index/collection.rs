@@ -4,11 +4,12 @@
 //! the corpus order (replica 0, then replica 1 …) is kept as the order
 //! tantivy receives them in.
 
-use scriptorium_bm25_index::segment::{Document, Kind, Stamp, Unit};
+use scriptorium_bm25_index::format::checksum;
+use scriptorium_bm25_index::segment::{Document, Kind, Span, Stamp, Unit};
 use scriptorium_bm25_index::speaker;
 use scriptorium_bm25_index::workspace::parse_day;
 use scriptorium_source_archive::json::{to_line, RecordView};
-use scriptorium_source_archive::SourceRecord;
+use scriptorium_source_archive::{v2, SourceRecord};
 
 use crate::{corpus, locomo};
 
@@ -28,6 +29,10 @@ pub struct Collection {
     pub identity: Vec<u32>,
     /// The questions asked.
     pub queries: Vec<String>,
+    /// The archive files the documents' texts live in (path under the
+    /// workspace, bytes): an index reads its hits back from them. Empty for
+    /// the generated corpus, whose texts the index stores.
+    pub archives: Vec<(String, Vec<u8>)>,
 }
 
 impl Collection {
@@ -39,17 +44,26 @@ impl Collection {
         let transcripts = locomo::transcripts();
         let turns: usize = transcripts.iter().map(|t| t.nodes.len()).sum();
         let mut units = Vec::with_capacity(transcripts.len() * scale);
+        let mut archives = Vec::with_capacity(units.capacity());
         for r in 0..scale {
             for t in &transcripts {
                 let mut docs = Vec::with_capacity(t.nodes.len());
                 let mut path = String::new();
+                let mut file = format!("{}\n", v2::MARKER).into_bytes();
                 for node in &t.nodes {
                     let mut copy = node.clone();
                     copy.thread = format!("{}-r{r}", node.thread);
                     let record = copy.record().expect("a LoCoMo turn is a valid record");
                     path = record.id().v2_path();
-                    docs.push(turn_document(&record, node.speaker_display.as_deref().unwrap_or("")));
+                    let mut doc = turn_document(&record, node.speaker_display.as_deref().unwrap_or(""));
+                    let offset = file.len();
+                    v2::write_frame(&record, &mut file);
+                    let frame = &file[offset..];
+                    doc.span =
+                        Some(Span { offset: offset as u64, len: frame.len() as u32, hash: checksum(frame) });
+                    docs.push(doc);
                 }
+                archives.push((path.clone(), file));
                 units.push(Unit {
                     kind: Kind::Source,
                     path,
@@ -60,14 +74,16 @@ impl Collection {
             }
         }
         let (units, feed, identity) = arrange(units, |i| (i % turns) as u32);
-        Collection { name: format!("locomo x{scale}"), units, feed, identity, queries: locomo_questions() }
+        let queries = locomo_questions();
+        Collection { name: format!("locomo x{scale}"), units, feed, identity, queries, archives }
     }
 
     /// `n` documents of the generated corpus ([`corpus::docs`], 1,000 to a
     /// thread file) and its 1,000 questions.
     pub fn synthetic(n: usize) -> Collection {
         let (units, feed, identity) = arrange(corpus::units(&corpus::docs(n)), |i| i as u32);
-        Collection { name: format!("synthetic {n}"), units, feed, identity, queries: corpus::queries(1_000) }
+        let queries = corpus::queries(1_000);
+        Collection { name: format!("synthetic {n}"), units, feed, identity, queries, archives: Vec::new() }
     }
 
     /// The documents, by document number.
@@ -88,7 +104,8 @@ impl Collection {
 
 /// One turn: the speaker's name, a space, the body (the archive puts the
 /// attribution first, `Caroline [no id]` for these display-only speakers);
-/// the record's JSON line as the payload, as the archive stores it.
+/// the record's JSON line as the payload, which an index stores only for a
+/// document without a span in its archive file.
 fn turn_document(record: &SourceRecord, speaker: &str) -> Document {
     let id = record.id();
     Document {
@@ -99,6 +116,9 @@ fn turn_document(record: &SourceRecord, speaker: &str) -> Document {
         speakers: record.speaker().map(speaker::trusted_keys).unwrap_or_default(),
         text: format!("{speaker} {}", record.content()),
         payload: to_line(&RecordView::of_record(record)),
+        span: None,
+        time: None,
+        aliases: String::new(),
     }
 }
 

@@ -56,7 +56,7 @@ pub fn child(args: &[String]) -> Result<f64, String> {
     let query = get("--query")?;
     let started = Instant::now();
     let bytes = match engine {
-        Engine::Ours => ours::answer(&ours::open(&dir, setup), &query, setup),
+        Engine::Ours => ours::answer(&ours::open(&dir, setup), &dir, &query, setup),
         Engine::Tantivy => peer::open(&dir).answer(&query),
     };
     let elapsed = started.elapsed().as_secs_f64() * 1e6;

@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use scriptorium_bm25_index::format::{self, sec};
 use scriptorium_bm25_index::search::{Filters, Ranked, View};
-use scriptorium_bm25_index::segment::{build, MappedFile, Segment, Unit};
+use scriptorium_bm25_index::segment::{build, MappedFile, Segment};
+use scriptorium_bm25_index::workspace;
 
+use super::collection::Collection;
 use super::{Setup, K};
 
 /// The file a segment is written to in its folder.
@@ -34,11 +36,17 @@ pub struct Built {
     pub path: PathBuf,
 }
 
-/// Builds `units` (on all cores) into `dir`/[`FILE`] with `setup`'s
-/// tokenizer, timing the build and the write.
-pub fn build_into(dir: &Path, units: &[Unit], setup: Setup) -> Built {
+/// Writes `c`'s archive files under `dir`, then builds its units (on all
+/// cores) into `dir`/[`FILE`] with `setup`'s tokenizer, timing the build
+/// and the write of the index.
+pub fn build_into(dir: &Path, c: &Collection, setup: Setup) -> Built {
+    for (path, bytes) in &c.archives {
+        let file = dir.join(path);
+        std::fs::create_dir_all(file.parent().unwrap_or(dir)).expect("the archive folder is made");
+        std::fs::write(&file, bytes).expect("the archive file is written");
+    }
     std::fs::create_dir_all(dir).expect("the index folder is made");
-    let units = units.to_vec();
+    let units = c.units.clone();
     let path = dir.join(FILE);
     let started = Instant::now();
     let bytes = build(units, setup.tokenizer(), None);
@@ -53,10 +61,15 @@ pub fn search(view: &View, q: &str, setup: Setup) -> Vec<Ranked> {
     view.search(q, &Filters::default(), K, setup.bm25()).expect("an intact index")
 }
 
-/// The top [`K`] for `q` with their stored fields read: the bytes of the
-/// payloads handed back.
-pub fn answer(view: &View, q: &str, setup: Setup) -> usize {
-    search(view, q, setup).iter().map(|h| view.stored(h).expect("a hit is stored").payload.len()).sum()
+/// The top [`K`] hits for `q` as a search shows them (each record read back
+/// from its archive file under `dir`, with its snippet): the bytes of
+/// their snippets.
+pub fn answer(view: &View, dir: &Path, q: &str, setup: Setup) -> usize {
+    let terms = view.query_terms(q);
+    search(view, q, setup)
+        .iter()
+        .map(|h| workspace::hit(dir, view, h, &terms).expect("a hit reads back").snippet.len())
+        .sum()
 }
 
 /// A group of sections.

@@ -177,4 +177,5 @@ mod filter;
 mod maxscore;
 #[cfg(test)]
 pub(crate) mod tests;
+mod topk;
 mod view;

@@ -3,6 +3,7 @@
 //! only the terms that can still lift a document into the top k generate.
 
 use super::filter::{self, align, Docs, Driver};
+use super::topk::{Threshold, TopK};
 use super::{length_part, saturate, tf_part, Bm25, Filters, SHORT};
 use crate::segment::{Damaged, PostingCursor, Segment};
 
@@ -64,49 +65,6 @@ impl Cursor<'_> {
     }
 }
 
-/// The k best `(score, doc)` so far, best first; ties by document number.
-struct TopK {
-    k: usize,
-    items: Vec<(f64, u32)>,
-}
-
-impl TopK {
-    fn better(a: (f64, u32), b: (f64, u32)) -> bool {
-        a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
-    }
-
-    fn offer(&mut self, item: (f64, u32)) {
-        if self.items.len() == self.k {
-            match self.items.last() {
-                Some(&worst) if TopK::better(item, worst) => {
-                    self.items.pop();
-                }
-                _ => return,
-            }
-        }
-        let at = self.items.partition_point(|&x| TopK::better(x, item));
-        self.items.insert(at, item);
-    }
-
-    /// Scores strictly below this can never enter.
-    fn threshold(&self) -> f64 {
-        if self.items.len() == self.k {
-            self.items.last().map_or(f64::NEG_INFINITY, |x| x.0)
-        } else {
-            f64::NEG_INFINITY
-        }
-    }
-}
-
-/// True when a document whose score is at most `bound` cannot enter the
-/// top k whose k-th score is `threshold`. Documents arrive in ascending
-/// number and a tie goes to the lower number, so a score equal to the
-/// k-th never enters. Bounds are compared with a margin, so rounding in a
-/// partial sum can never prune a document that would enter.
-fn below(bound: f64, threshold: f64) -> bool {
-    bound + bound.abs() * 1e-9 + 1e-12 <= threshold
-}
-
 /// A query with the statistics of the whole stack.
 pub(super) struct Query<'q> {
     /// The distinct terms, in query order.
@@ -156,10 +114,14 @@ pub(super) fn segment_top(
     let mut run = MaxScore::new(q, cursors, drivers, docs, limit);
     for (lo, hi) in filter::ranges(seg, f)? {
         if run.drivers.is_empty() {
+            run.seed(lo, hi);
             run.windows(lo, hi);
         } else {
             run.range(lo, hi);
         }
+    }
+    if let Some(e) = run.failed.take() {
+        return Err(e);
     }
     for c in run.cursors.iter_mut().map(|c| &mut c.c).chain(run.lagging.iter_mut()) {
         if let Some(e) = c.take_failure() {
@@ -200,6 +162,8 @@ struct MaxScore<'s, 'q> {
     /// Per cursor, a second cursor on its postings that the windowed loop
     /// moves to the documents it completes, for their exact score.
     lagging: Vec<PostingCursor<'s>>,
+    /// Damage met by a cursor of [`MaxScore::seed`].
+    failed: Option<Damaged>,
 }
 
 /// Documents the windowed loop scores together.
@@ -219,6 +183,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         }
         let lagging = cursors.iter().map(|c| PostingCursor::new(*c.c.postings())).collect();
         MaxScore {
+            failed: None,
             lagging,
             q,
             cursors,
@@ -227,7 +192,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             docs,
             contrib: vec![0.0f64; q.terms.len()],
             matched: vec![false; q.terms.len()],
-            top: TopK { k: limit, items: Vec::new() },
+            top: TopK::new(limit),
         }
     }
 
@@ -242,10 +207,10 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         }
         // Cursors below `essential` cannot lift a document into the top k
         // on their own: they generate no candidates, and are only probed.
-        let mut essential = 0usize;
+        let (mut essential, mut from) = (0usize, lo);
         loop {
             let threshold = top.threshold();
-            while essential < cursors.len() && below(prefix_ub[essential + 1], threshold) {
+            while essential < cursors.len() && threshold.excludes(prefix_ub[essential + 1], from) {
                 essential += 1;
             }
             if essential == cursors.len() {
@@ -253,6 +218,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             }
             let (probed, generating) = cursors.split_at_mut(essential);
             let Some(d) = next_candidate(generating, drivers, hi) else { break };
+            from = d + 1;
             let ok = terms.docs.passes(d);
             let partial = terms.score_generating(generating, d, ok);
             if !ok {
@@ -270,6 +236,51 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         }
     }
 
+    /// Offers, scored in full, the first documents of `lo..hi` that hold
+    /// both terms of the two highest bounds: the k-th score then starts
+    /// near the best answers' wherever in the segment they lie, and the
+    /// loop prunes from its first window.
+    fn seed(&mut self, lo: u32, hi: u32) {
+        let n = self.cursors.len();
+        if n < 2 {
+            return;
+        }
+        let fresh = |c: &Cursor<'s>| PostingCursor::new(*c.c.postings());
+        let (mut a, mut b) = (fresh(&self.cursors[n - 1]), fresh(&self.cursors[n - 2]));
+        let mut found = Vec::new();
+        let (mut x, mut y) = (lo, lo);
+        while x < hi && y < hi && found.len() < self.top.k.saturating_mul(4).clamp(16, 256) {
+            a.seek(x.max(y));
+            b.seek(a.doc());
+            (x, y) = (a.doc(), b.doc());
+            if x == y && x < hi {
+                if self.docs.passes(x) {
+                    found.push(x);
+                }
+                x += 1;
+            }
+        }
+        let mut full: Vec<PostingCursor<'s>> = self.cursors.iter().map(fresh).collect();
+        let terms =
+            Terms { q: self.q, docs: &self.docs, contrib: &mut self.contrib, matched: &mut self.matched };
+        for d in found {
+            for (c, f) in self.cursors.iter().zip(full.iter_mut()) {
+                f.seek(d);
+                if f.doc() == d {
+                    terms.contrib[c.q] = c.idf * self.q.tf_part(f.tf(), terms.docs.length(d));
+                    terms.matched[c.q] = true;
+                }
+            }
+            self.top.offer((terms.total(), d));
+            terms.matched.iter_mut().for_each(|m| *m = false);
+        }
+        for c in full.iter_mut().chain([&mut a, &mut b]) {
+            if let Some(e) = c.take_failure() {
+                self.failed.get_or_insert(e);
+            }
+        }
+    }
+
     /// [`MaxScore::range`] when no filter drives the candidates: the
     /// generating terms are scored a window of documents at a time into
     /// accumulators (one tight loop per term), then every document they
@@ -284,9 +295,9 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             lag.rewind();
         }
         let (mut acc, mut bits) = (vec![0.0f64; WINDOW], [0u64; WINDOW / 64]);
-        let mut essential = 0usize;
+        let (mut essential, mut from) = (0usize, lo);
         loop {
-            while essential < cursors.len() && below(prefix_ub[essential + 1], top.threshold()) {
+            while essential < cursors.len() && top.threshold().excludes(prefix_ub[essential + 1], from) {
                 essential += 1;
             }
             let (probed, generating) = cursors.split_at_mut(essential);
@@ -295,6 +306,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
                 break;
             }
             let end = hi.min(start.saturating_add(WINDOW as u32));
+            from = end;
             for c in generating.iter_mut() {
                 let (idf, docs) = (c.idf, &*terms.docs);
                 c.c.for_each_before(end, |d, tf| {
@@ -391,9 +403,9 @@ impl Terms<'_, '_> {
     /// `bound` (with their block bounds for `d`) can still reach
     /// `threshold`; true when it still can after all.
     #[inline]
-    fn probe(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: f64) -> bool {
+    fn probe(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: Threshold) -> bool {
         for c in probed.iter_mut().rev() {
-            if below(bound, threshold) {
+            if threshold.excludes(bound, d) {
                 return false;
             }
             bound -= c.block_ub(d, self.q);
@@ -402,7 +414,7 @@ impl Terms<'_, '_> {
                 bound += self.score(c, d);
             }
         }
-        !below(bound, threshold)
+        !threshold.excludes(bound, d)
     }
 
     /// The sum of the matched terms' scores, in query-term order.

@@ -312,3 +312,41 @@ fn pruning_keeps_the_exact_top_k_on_a_larger_corpus() {
         }
     }
 }
+
+#[test]
+fn replicated_documents_tie_and_keep_the_lowest_numbers() {
+    // Thirty copies of every text: every score ties thirty ways, and the
+    // documents holding the rarest terms lie anywhere in the segment.
+    let texts = [
+        "budget tea plan",
+        "ada garden tea",
+        "music travel paris dog",
+        "code budget",
+        "tea tea plan ada",
+        "paris paris dog code music",
+        "garden",
+        "plan budget ada travel",
+        "dog",
+        "tea garden music code",
+    ];
+    let mut units = Vec::new();
+    for u in 0..30 {
+        let docs = (0..40).map(|i| doc(&format!("b{i:03}"), texts[(i * 7 + u) % texts.len()])).collect();
+        units.push(unit(Kind::Source, &format!("sources/p/_v2/t{u:02}.md"), docs));
+    }
+    let config = TokenizerConfig { stem: true, stop_words: false };
+    let bytes = build(units.clone(), config, None);
+    let view = View::new(Segment::open_vec(bytes, config).unwrap(), None).unwrap();
+    for p in [Bm25::default(), Bm25 { k1: 1.2, b: 0.75 }] {
+        for q in ["budget paris", "tea plan ada", "dog music code travel", "garden tea", "paris"] {
+            for limit in [1, 5, 31, 100] {
+                let f = Filters::default();
+                assert_eq!(
+                    rows(&view, q, &f, limit, p),
+                    brute(&units, q, &f, limit, p, config),
+                    "{q} {limit}"
+                );
+            }
+        }
+    }
+}
