@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use scriptorium_bm25_index::format::{self, sec};
 use scriptorium_bm25_index::search::{Filters, Ranked, View};
-use scriptorium_bm25_index::segment::{build, MappedFile, Segment};
+use scriptorium_bm25_index::segment::{build, MappedFile, Origin, Segment};
 use scriptorium_bm25_index::workspace;
 
 use super::collection::Collection;
@@ -61,14 +61,20 @@ pub fn search(view: &View, q: &str, setup: Setup) -> Vec<Ranked> {
     view.search(q, &Filters::default(), K, setup.bm25()).expect("an intact index")
 }
 
-/// The top [`K`] hits for `q` as a search shows them (each record read back
-/// from its archive file under `dir`, with its snippet): the bytes of
-/// their snippets.
+/// The top [`K`] hits for `q` as a search shows them: a record with a span
+/// read back from its archive file under `dir`, with its snippet (the
+/// bytes counted), a document without one (the generated corpus) from its
+/// stored text.
 pub fn answer(view: &View, dir: &Path, q: &str, setup: Setup) -> usize {
     let terms = view.query_terms(q);
     search(view, q, setup)
         .iter()
-        .map(|h| workspace::hit(dir, view, h, &terms).expect("a hit reads back").snippet.len())
+        .map(|h| match view.stored(h).expect("a hit is stored").origin {
+            Origin::Inline { text, .. } => text.len(),
+            Origin::Span { .. } => {
+                workspace::hit(dir, view, h, &terms).expect("a hit reads back").snippet.len()
+            }
+        })
         .sum()
 }
 
