@@ -15,6 +15,8 @@ use crate::tokenize::{Tokenizer, TokenizerConfig};
 mod build;
 pub mod merge;
 mod postings;
+#[cfg(test)]
+mod postings_tests;
 mod storage;
 mod tables;
 pub use build::build;

@@ -310,9 +310,13 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             for c in generating.iter_mut() {
                 let (idf, docs) = (c.idf, &*terms.docs);
                 c.c.for_each_before(end, |d, tf| {
-                    let i = (d - start) as usize;
-                    acc[i] += idf * q.tf_part(tf, docs.length(d));
-                    bits[i / 64] |= 1 << (i % 64);
+                    // Within the window in any intact segment; a damaged
+                    // one that decodes out of order is skipped, not a panic.
+                    let i = d.wrapping_sub(start) as usize;
+                    if let (Some(a), Some(w)) = (acc.get_mut(i), bits.get_mut(i / 64)) {
+                        *a += idf * q.tf_part(tf, docs.length(d));
+                        *w |= 1 << (i % 64);
+                    }
                 });
             }
             for (w, word) in bits.iter_mut().enumerate() {

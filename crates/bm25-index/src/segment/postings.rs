@@ -14,7 +14,7 @@ use crate::format::{get_u32, put_u32, sec};
 pub(crate) const SKIP: usize = 16;
 
 /// Appends `v` as LEB128.
-fn put_vint(out: &mut Vec<u8>, mut v: u32) {
+pub(super) fn put_vint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -24,7 +24,7 @@ fn put_vint(out: &mut Vec<u8>, mut v: u32) {
 
 /// Reads a LEB128 `u32` at `*at`, moving past it; `None` when damaged.
 #[inline]
-fn get_vint(b: &[u8], at: &mut usize) -> Option<u32> {
+pub(super) fn get_vint(b: &[u8], at: &mut usize) -> Option<u32> {
     let mut v = 0u32;
     for shift in (0..35).step_by(7) {
         let byte = *b.get(*at)?;
@@ -358,7 +358,9 @@ impl<'a> PostingCursor<'a> {
             let take = if docs.last().is_some_and(|&d| d < end) {
                 docs.len()
             } else {
-                docs.partition_point(|&d| d < end)
+                // At least the current posting (it is before `end`), so a
+                // block decoded out of order still moves on.
+                docs.partition_point(|&d| d < end).max(1)
             };
             for (&d, &tf) in docs[..take].iter().zip(&tfs[..take]) {
                 f(d, tf);
@@ -458,6 +460,3 @@ impl<'a> Lengths<'a> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -5,7 +5,8 @@
 
 use proptest::prelude::*;
 
-use super::*;
+use super::postings::{get_vint, put_vint};
+use super::{Lengths, PostingCursor, Segment, BLOCK};
 use crate::segment::{build, Document, Kind, Stamp, Unit};
 use crate::tokenize::TokenizerConfig;
 
