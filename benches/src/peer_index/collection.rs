@@ -163,8 +163,9 @@ fn arrange(units: Vec<Unit>, identity_of: impl Fn(usize) -> u32) -> (Vec<Unit>, 
 mod tests {
     use std::sync::Arc;
 
+    use scriptorium_bm25_index::format::checksum;
     use scriptorium_bm25_index::search::{Ranked, Seg, View};
-    use scriptorium_bm25_index::segment::{build, Segment};
+    use scriptorium_bm25_index::segment::{build, Origin, Segment};
     use scriptorium_bm25_index::tokenize::TokenizerConfig;
 
     use super::Collection;
@@ -182,7 +183,13 @@ mod tests {
         for (d, doc) in docs.iter().enumerate() {
             let hit = Ranked { seg: Seg::BASE, doc: d as u32, score: 0.0 };
             let stored = view.stored(&hit).expect("stored");
-            assert_eq!((stored.anchor, stored.text), (doc.anchor.as_str(), doc.text.as_str()));
+            assert_eq!(stored.anchor, doc.anchor.as_str());
+            // The index keeps the frame's span, and the archive holds it.
+            let Origin::Span { span, .. } = stored.origin else { panic!("document {d} stores its text") };
+            assert_eq!(Some(span), doc.span);
+            let file = &c.archives.iter().find(|a| a.0 == stored.path).expect("its archive file").1;
+            let frame = &file[span.offset as usize..span.offset as usize + span.len as usize];
+            assert_eq!(checksum(frame), span.hash);
         }
         let mut seen = c.feed.clone();
         seen.sort_unstable();

@@ -308,7 +308,7 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             let end = hi.min(start.saturating_add(WINDOW as u32));
             from = end;
             for c in generating.iter_mut() {
-                let (idf, docs) = (c.idf, &*terms.docs);
+                let (idf, docs) = (c.idf, terms.docs);
                 c.c.for_each_before(end, |d, tf| {
                     // Within the window in any intact segment; a damaged
                     // one that decodes out of order is skipped, not a panic.

@@ -137,7 +137,8 @@ fn merge_postings(
         }
     }
     let mut restored = Vec::new();
-    let (mut list, mut all): (Vec<(u32, u32)>, Vec<(u32, u32)>) = (Vec::new(), Vec::new());
+    let mut list: Vec<(u32, u32)> = Vec::new();
+    let mut all: Vec<(u32, u32)> = Vec::new();
     while let Some(Reverse((term, _, _))) = heap.peek().copied() {
         list.clear();
         let (mut dead, mut contributors) = (0i32, 0);
