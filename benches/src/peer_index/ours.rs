@@ -191,7 +191,7 @@ mod tests {
         let bytes = build(c.units.clone(), TokenizerConfig::default(), None);
         let s = sections(&bytes);
         assert_eq!(s.total(), bytes.len() as u64);
-        assert_eq!(s.columns, 3_000 * 9, "lengths and days u32, flags u8");
+        assert_eq!(s.columns, 3_000 * 6, "lengths u8 (all under 256 terms), days u32, flags u8");
         assert!(
             s.postings_dictionary > 3_000 * 4
                 && s.stored > c.docs().iter().map(|d| d.text.len() as u64).sum()
