@@ -1,7 +1,8 @@
-//! Top-k BM25 over a base segment and an optional delta (FORMAT.md §7),
-//! document-at-a-time with MaxScore pruning: terms whose combined upper
-//! bound cannot reach the current k-th score stop generating candidates
-//! and are only probed (by skipping) for documents that still can.
+//! Top-k BM25 over a base segment and its deltas (FORMAT.md §7), with
+//! block-max MaxScore pruning: terms whose combined upper bound cannot
+//! reach the current k-th score stop generating candidates and are only
+//! probed (by skipping, bounded by their block maxima) for documents that
+//! still can.
 //!
 //! Scores are exactly those of a brute-force BM25 over the live documents:
 //! each is summed in query-term order from the same per-term expression,

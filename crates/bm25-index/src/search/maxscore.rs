@@ -1,6 +1,9 @@
-//! Top-k of one segment, document at a time with MaxScore pruning: the
-//! term cursors sorted by their score's upper bound, and the candidates
-//! only the terms that can still lift a document into the top k generate.
+//! Top-k of one segment with block-max MaxScore pruning: the term cursors
+//! sorted by their score's upper bound, and the candidates only the terms
+//! that can still lift a document into the top k generate, scored a window
+//! of documents at a time (or document at a time behind a filter's
+//! document lists), each bounded by the block maxima of the other terms
+//! before they are probed.
 
 use super::filter::{self, align, Docs, Driver};
 use super::topk::{Threshold, TopK};
