@@ -184,10 +184,9 @@ impl<'s, 'q> MaxScore<'s, 'q> {
         for (k, c) in cursors.iter().enumerate() {
             prefix_ub[k + 1] = prefix_ub[k] + c.ub;
         }
-        let lagging = cursors.iter().map(|c| PostingCursor::new(*c.c.postings())).collect();
         MaxScore {
             failed: None,
-            lagging,
+            lagging: Vec::new(),
             q,
             cursors,
             prefix_ub,
@@ -263,6 +262,10 @@ impl<'s, 'q> MaxScore<'s, 'q> {
                 x += 1;
             }
         }
+        if found.is_empty() {
+            self.keep_failures([&mut a, &mut b]);
+            return;
+        }
         let mut full: Vec<PostingCursor<'s>> = self.cursors.iter().map(fresh).collect();
         let terms =
             Terms { q: self.q, docs: &self.docs, contrib: &mut self.contrib, matched: &mut self.matched };
@@ -277,7 +280,15 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             self.top.offer((terms.total(), d));
             terms.matched.iter_mut().for_each(|m| *m = false);
         }
-        for c in full.iter_mut().chain([&mut a, &mut b]) {
+        self.keep_failures(full.iter_mut().chain([&mut a, &mut b]));
+    }
+
+    /// Keeps the first damage these cursors met.
+    fn keep_failures<'c>(&mut self, cursors: impl IntoIterator<Item = &'c mut PostingCursor<'s>>)
+    where
+        's: 'c,
+    {
+        for c in cursors {
             if let Some(e) = c.take_failure() {
                 self.failed.get_or_insert(e);
             }
@@ -292,10 +303,15 @@ impl<'s, 'q> MaxScore<'s, 'q> {
     fn windows(&mut self, lo: u32, hi: u32) {
         let MaxScore { q, cursors, prefix_ub, docs, contrib, matched, top, lagging, .. } = self;
         let mut terms = Terms { q, docs, contrib, matched };
-        for (c, lag) in cursors.iter_mut().zip(lagging.iter_mut()) {
+        for c in cursors.iter_mut() {
             c.rewind();
             c.c.seek(lo);
-            lag.rewind();
+        }
+        // Made on first use: the driven loop never needs them.
+        if lagging.is_empty() {
+            *lagging = cursors.iter().map(|c| PostingCursor::new(*c.c.postings())).collect();
+        } else {
+            lagging.iter_mut().for_each(PostingCursor::rewind);
         }
         let (mut acc, mut bits) = (vec![0.0f64; WINDOW], [0u64; WINDOW / 64]);
         let (mut essential, mut from) = (0usize, lo);
