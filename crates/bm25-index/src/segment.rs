@@ -500,12 +500,25 @@ impl Segment {
         bytes.len()
     }
 
+    #[inline]
     fn verify_chunks(&self, lo: usize, hi: usize) -> Result<(), Damaged> {
         if hi <= lo {
             return Ok(());
         }
         let first = (lo - self.data_start) / format::CHUNK;
         let last = (hi - 1 - self.data_start) / format::CHUNK;
+        let unverified = |c: usize| self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) == 0;
+        if (first..=last).any(unverified) {
+            self.verify_new_chunks(first, last)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Verifies chunks `first..=last` that were not yet, asking for them
+    /// first in one request.
+    #[cold]
+    fn verify_new_chunks(&self, first: usize, last: usize) -> Result<(), Damaged> {
         let unverified = |c: usize| self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) == 0;
         if let (Some(a), Some(b)) =
             ((first..=last).find(|&c| unverified(c)), (first..=last).rfind(|&c| unverified(c)))
@@ -531,6 +544,7 @@ impl Segment {
     }
 
     /// Bytes `lo..hi` of section `k`, verified.
+    #[inline]
     pub(crate) fn slice(&self, k: usize, lo: usize, hi: usize) -> Result<&[u8], Damaged> {
         let (s, e) = self.sections[k];
         if lo > hi || s + hi > e {

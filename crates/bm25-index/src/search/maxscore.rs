@@ -3,7 +3,10 @@
 //! that can still lift a document into the top k generate, scored a window
 //! of documents at a time (or document at a time behind a filter's
 //! document lists), each bounded by the block maxima of the other terms
-//! before they are probed.
+//! before they are probed. A window is partitioned again by the maxima of
+//! the blocks it meets: a term whose blocks there cannot lift a document
+//! is only probed in it, and a window no document of which can enter is
+//! passed over, its cursors moved past it by their skip entries.
 
 use super::filter::{self, align, Docs, Driver};
 use super::topk::{Threshold, TopK};
@@ -58,6 +61,27 @@ impl Cursor<'_> {
             (0.0, u32::MAX)
         };
         self.shallow_ub
+    }
+
+    /// The bound of its score in any document of `start..end`, where
+    /// `start` is at or past every document it was moved to or asked
+    /// about: the largest of the blocks that may hold one, 0 when none
+    /// does.
+    #[inline]
+    fn window_ub(&mut self, start: u32, end: u32, q: &Query<'_>) -> f64 {
+        // It has passed over nothing at or past `start`.
+        if self.doc() >= end {
+            return 0.0;
+        }
+        let mut ub = self.block_ub(start, q);
+        let p = *self.c.postings();
+        let (nb, mut b) = (p.blocks(), self.shallow);
+        while b + 1 < nb && p.last_doc(b).saturating_add(1) < end {
+            b += 1;
+            let (tf, dl) = p.block_maxima(b);
+            ub = ub.max(self.idf * tf_part(q.p, tf, dl, q.avgdl));
+        }
+        ub
     }
 
     fn rewind(&mut self) {
@@ -158,9 +182,9 @@ struct MaxScore<'s, 'q> {
     prefix_ub: Vec<f64>,
     drivers: Vec<Driver<'s>>,
     docs: Docs<'s>,
-    /// Per query term: its score in the current document, when `matched`.
+    /// Per query term: its score in the current document, 0 where it
+    /// does not occur.
     contrib: Vec<f64>,
-    matched: Vec<bool>,
     top: TopK,
     /// Per cursor, a second cursor on its postings that the windowed loop
     /// moves to the documents it completes, for their exact score.
@@ -170,7 +194,7 @@ struct MaxScore<'s, 'q> {
 }
 
 /// Documents the windowed loop scores together.
-const WINDOW: usize = 2048;
+const WINDOW: usize = 4096;
 
 impl<'s, 'q> MaxScore<'s, 'q> {
     fn new(
@@ -193,7 +217,6 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             drivers,
             docs,
             contrib: vec![0.0f64; q.terms.len()],
-            matched: vec![false; q.terms.len()],
             top: TopK::new(limit),
         }
     }
@@ -201,8 +224,8 @@ impl<'s, 'q> MaxScore<'s, 'q> {
     /// Offers every candidate document of `lo..hi` that can still enter.
     fn range(&mut self, lo: u32, hi: u32) {
         // Borrowed field by field, so that the loop works on slices.
-        let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, matched, top, .. } = self;
-        let mut terms = Terms { q, docs, contrib, matched };
+        let MaxScore { q, cursors, prefix_ub, drivers, docs, contrib, top, .. } = self;
+        let mut terms = Terms { q, docs, contrib };
         for c in cursors.iter_mut() {
             c.rewind();
             c.c.seek(lo);
@@ -232,9 +255,10 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             }
             let bound = partial + probed_ub;
             if terms.probe(probed, d, bound, threshold) {
-                top.offer((terms.total(), d));
+                top.offer((terms.take_total(), d));
+            } else {
+                terms.forget(generating);
             }
-            terms.matched.iter_mut().for_each(|m| *m = false);
         }
     }
 
@@ -267,18 +291,15 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             return;
         }
         let mut full: Vec<PostingCursor<'s>> = self.cursors.iter().map(fresh).collect();
-        let terms =
-            Terms { q: self.q, docs: &self.docs, contrib: &mut self.contrib, matched: &mut self.matched };
+        let mut terms = Terms { q: self.q, docs: &self.docs, contrib: &mut self.contrib };
         for d in found {
             for (c, f) in self.cursors.iter().zip(full.iter_mut()) {
                 f.seek(d);
                 if f.doc() == d {
                     terms.contrib[c.q] = c.idf * self.q.tf_part(f.tf(), terms.docs.length(d));
-                    terms.matched[c.q] = true;
                 }
             }
-            self.top.offer((terms.total(), d));
-            terms.matched.iter_mut().for_each(|m| *m = false);
+            self.top.offer((terms.take_total(), d));
         }
         self.keep_failures(full.iter_mut().chain([&mut a, &mut b]));
     }
@@ -301,8 +322,8 @@ impl<'s, 'q> MaxScore<'s, 'q> {
     /// hold is bounded, probed and completed in order, its exact score
     /// summed in query-term order from the lagging cursors.
     fn windows(&mut self, lo: u32, hi: u32) {
-        let MaxScore { q, cursors, prefix_ub, docs, contrib, matched, top, lagging, .. } = self;
-        let mut terms = Terms { q, docs, contrib, matched };
+        let MaxScore { q, cursors, prefix_ub, docs, contrib, top, lagging, .. } = self;
+        let mut terms = Terms { q, docs, contrib };
         for c in cursors.iter_mut() {
             c.rewind();
             c.c.seek(lo);
@@ -319,13 +340,22 @@ impl<'s, 'q> MaxScore<'s, 'q> {
             while essential < cursors.len() && top.threshold().excludes(prefix_ub[essential + 1], from) {
                 essential += 1;
             }
-            let (probed, generating) = cursors.split_at_mut(essential);
-            let start = generating.iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
+            let start = cursors[essential..].iter().map(Cursor::doc).min().unwrap_or(u32::MAX);
             if start >= hi {
                 break;
             }
             let end = hi.min(start.saturating_add(WINDOW as u32));
             from = end;
+            // The window's own partition, by the bounds of the blocks it
+            // meets: terms the whole stack could need may generate nothing
+            // here, and a window no document of which can enter is passed.
+            let local = window_essential(cursors, essential, start, end, q, top.threshold());
+            if local == cursors.len() {
+                cursors[essential..].iter_mut().for_each(|c| c.c.seek(end));
+                continue;
+            }
+            let (probed, generating) = cursors.split_at_mut(local);
+            let mut probed_ub = ProbedBound::default();
             for c in generating.iter_mut() {
                 let (idf, docs) = (c.idf, terms.docs);
                 c.c.for_each_before(end, |d, tf| {
@@ -347,26 +377,43 @@ impl<'s, 'q> MaxScore<'s, 'q> {
                     if !terms.docs.passes(d) {
                         continue;
                     }
-                    let mut bound = partial;
-                    for c in probed.iter_mut() {
-                        bound += c.block_ub(d, q);
-                    }
+                    let bound = partial + probed_ub.at(probed, d, q);
                     if terms.probe(probed, d, bound, top.threshold()) {
-                        for (c, lag) in generating.iter().zip(&mut lagging[essential..]) {
+                        for (c, lag) in generating.iter().zip(&mut lagging[local..]) {
                             lag.seek(d);
                             if lag.doc() == d {
-                                let s = c.idf * q.tf_part(lag.tf(), terms.docs.length(d));
-                                terms.contrib[c.q] = s;
-                                terms.matched[c.q] = true;
+                                terms.contrib[c.q] = c.idf * q.tf_part(lag.tf(), terms.docs.length(d));
                             }
                         }
-                        top.offer((terms.total(), d));
+                        top.offer((terms.take_total(), d));
                     }
-                    terms.matched.iter_mut().for_each(|m| *m = false);
                 }
             }
+            probed[essential..].iter_mut().for_each(|c| c.c.seek(end));
         }
     }
+}
+
+/// How many of the `cursors` (lowest bound first; the first `essential`
+/// already only probed) can only be probed in the window `start..end`:
+/// the most whose window bounds together cannot reach `threshold`. All of
+/// them when no document of the window can enter.
+fn window_essential(
+    cursors: &mut [Cursor<'_>],
+    essential: usize,
+    start: u32,
+    end: u32,
+    q: &Query<'_>,
+    threshold: Threshold,
+) -> usize {
+    let (mut sum, mut local) = (0.0, essential);
+    for (k, c) in cursors.iter_mut().enumerate() {
+        sum += c.window_ub(start, end, q);
+        if k >= essential && threshold.excludes(sum, start) {
+            local = k + 1;
+        }
+    }
+    local
 }
 
 /// The next document below `hi` one of the `generating` cursors holds and
@@ -387,13 +434,38 @@ fn next_candidate(generating: &mut [Cursor<'_>], drivers: &mut [Driver<'_>], hi:
     (d < hi).then_some(d)
 }
 
+/// The sum of the probed cursors' block bounds at a document, kept until
+/// one of those blocks ends.
+#[derive(Default)]
+struct ProbedBound {
+    sum: f64,
+    /// The first document it does not hold for.
+    until: u32,
+}
+
+impl ProbedBound {
+    /// The bound of the `probed` cursors' scores in `d` (≥ every document
+    /// asked before, with the same cursors).
+    #[inline]
+    fn at(&mut self, probed: &mut [Cursor<'_>], d: u32, q: &Query<'_>) -> f64 {
+        if d >= self.until {
+            (self.sum, self.until) = (0.0, u32::MAX);
+            for c in probed.iter_mut() {
+                self.sum += c.block_ub(d, q);
+                self.until = self.until.min(c.shallow_end);
+            }
+        }
+        self.sum
+    }
+}
+
 /// The scores of the query terms in the document being scored.
 struct Terms<'a, 's> {
     q: &'a Query<'a>,
     docs: &'a Docs<'s>,
-    /// Per query term: its score in the document, when `matched`.
+    /// Per query term: its score in the document, 0 where it is not
+    /// scored (adding 0 changes no sum); back to all 0 between documents.
     contrib: &'a mut [f64],
-    matched: &'a mut [bool],
 }
 
 impl Terms<'_, '_> {
@@ -402,8 +474,15 @@ impl Terms<'_, '_> {
     fn score(&mut self, c: &mut Cursor<'_>, d: u32) -> f64 {
         let s = c.idf * self.q.tf_part(c.c.tf(), self.docs.length(d));
         self.contrib[c.q] = s;
-        self.matched[c.q] = true;
         s
+    }
+
+    /// Forgets what the `cursors`' terms scored in the document.
+    #[inline]
+    fn forget(&mut self, cursors: &[Cursor<'_>]) {
+        for c in cursors {
+            self.contrib[c.q] = 0.0;
+        }
     }
 
     /// Moves the `generating` cursors past `d`; when `ok`, scores the terms
@@ -424,29 +503,36 @@ impl Terms<'_, '_> {
 
     /// Probes the `probed` cursors for `d`, best bound first, while its
     /// `bound` (with their block bounds for `d`) can still reach
-    /// `threshold`; true when it still can after all.
-    #[inline]
+    /// `threshold`; true when it still can after all. When false, what it
+    /// scored is forgotten.
+    #[inline(always)]
     fn probe(&mut self, probed: &mut [Cursor<'_>], d: u32, mut bound: f64, threshold: Threshold) -> bool {
-        for c in probed.iter_mut().rev() {
+        for i in (0..probed.len()).rev() {
             if threshold.excludes(bound, d) {
+                self.forget(&probed[i + 1..]);
                 return false;
             }
+            let c = &mut probed[i];
             bound -= c.block_ub(d, self.q);
             c.c.seek(d);
             if c.doc() == d {
                 bound += self.score(c, d);
             }
         }
-        !threshold.excludes(bound, d)
+        if threshold.excludes(bound, d) {
+            self.forget(probed);
+            return false;
+        }
+        true
     }
 
-    /// The sum of the matched terms' scores, in query-term order.
-    fn total(&self) -> f64 {
+    /// The sum of the terms' scores, in query-term order; every score is
+    /// back to 0 after.
+    #[inline]
+    fn take_total(&mut self) -> f64 {
         let mut score = 0.0;
-        for k in 0..self.contrib.len() {
-            if self.matched[k] {
-                score += self.contrib[k];
-            }
+        for s in self.contrib.iter_mut() {
+            score += std::mem::take(s);
         }
         score
     }

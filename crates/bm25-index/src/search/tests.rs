@@ -350,3 +350,49 @@ fn replicated_documents_tie_and_keep_the_lowest_numbers() {
         }
     }
 }
+
+#[test]
+fn windows_passed_over_or_partitioned_keep_the_exact_top_k() {
+    // Many windows of documents, with words that live in one region only
+    // (as a name lives in one conversation): the windows without them are
+    // passed over or probe their common words only.
+    let common = ["what", "did", "the", "to", "is", "and", "go", "see"];
+    let regions =
+        [("zeta", 0..3_000), ("omega", 20_000..22_500), ("kappa", 9_000..9_040), ("sigma", 0..30_000)];
+    let mut docs = Vec::new();
+    let mut x = 11u64;
+    for i in 0..30_000u32 {
+        let mut text = Vec::new();
+        for _ in 0..(2 + i % 23) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push(common[(x >> 33) as usize % common.len()]);
+        }
+        for (word, range) in &regions {
+            if range.contains(&i) && (x >> 20).is_multiple_of(2 + u64::from(i % 5)) {
+                text.push(word);
+            }
+        }
+        docs.push(doc(&format!("b{i:06}"), &text.join(" ")));
+    }
+    let units = vec![unit(Kind::Source, "sources/r/_v2/t.md", docs)];
+    let config = TokenizerConfig { stem: true, stop_words: false };
+    let bytes = build(units.clone(), config, None);
+    let view = View::new(Segment::open_vec(bytes, config).unwrap(), None).unwrap();
+    let f = Filters::default();
+    for p in [Bm25::default(), Bm25 { k1: 1.2, b: 0.75 }] {
+        for q in [
+            "what did zeta see",
+            "the omega",
+            "kappa is what",
+            "sigma and zeta to go",
+            "did omega kappa zeta",
+        ] {
+            // A shorter top k is a prefix of a longer one (ties go to the
+            // lower number).
+            let best = brute(&units, q, &f, 40, p, config);
+            for limit in [1, 5, 40] {
+                assert_eq!(rows(&view, q, &f, limit, p), best[..limit.min(best.len())], "{q} {limit}");
+            }
+        }
+    }
+}

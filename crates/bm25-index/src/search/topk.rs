@@ -5,12 +5,14 @@
 pub(super) struct TopK {
     pub(super) k: usize,
     pub(super) items: Vec<(f64, u32)>,
+    /// The test against the k-th, kept in step with `items`.
+    threshold: Threshold,
 }
 
 impl TopK {
     /// An empty top `k`.
     pub(super) fn new(k: usize) -> TopK {
-        TopK { k, items: Vec::new() }
+        TopK { k, items: Vec::new(), threshold: Threshold::NONE }
     }
 
     fn better(a: (f64, u32), b: (f64, u32)) -> bool {
@@ -33,33 +35,43 @@ impl TopK {
         }
         let at = self.items.partition_point(|&x| TopK::better(x, item));
         self.items.insert(at, item);
+        if let Some(&(score, doc)) = self.items.last().filter(|_| self.items.len() == self.k) {
+            self.threshold = Threshold::of(score, doc);
+        }
     }
 
     /// The k-th so far.
+    #[inline]
     pub(super) fn threshold(&self) -> Threshold {
-        match self.items.last() {
-            Some(&(score, doc)) if self.items.len() == self.k => Threshold { score, doc },
-            _ => Threshold { score: f64::NEG_INFINITY, doc: 0 },
-        }
+        self.threshold
     }
 }
 
-/// The k-th best so far: its score (−∞ until there are k) and document.
+/// The k-th best so far: its score lowered by a margin (−∞ until there
+/// are k), and its document.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Threshold {
-    score: f64,
+    cut: f64,
     doc: u32,
 }
 
 impl Threshold {
+    /// Before there are k: nothing is excluded.
+    const NONE: Threshold = Threshold { cut: f64::NEG_INFINITY, doc: 0 };
+
+    /// The test against a k-th of `score` in document `doc`. Bounds are
+    /// compared with a margin (two billionths of the score, and a little), so
+    /// rounding in a partial sum can never prune a document that would
+    /// enter.
+    fn of(score: f64, doc: u32) -> Threshold {
+        Threshold { cut: score - score.abs() * 2e-9 - 1e-12, doc }
+    }
+
     /// True when no document numbered `from` or above whose score is at
     /// most `bound` can enter. A tie goes to the lower number, so a score
-    /// equal to the k-th's enters only below its number. Bounds are
-    /// compared with a margin, so rounding in a partial sum can never prune
-    /// a document that would enter.
+    /// equal to the k-th's enters only below its number.
     #[inline]
     pub(super) fn excludes(self, bound: f64, from: u32) -> bool {
-        let bound = bound + bound.abs() * 1e-9 + 1e-12;
-        bound < self.score || (bound <= self.score && from > self.doc)
+        bound < self.cut || (bound <= self.cut && from > self.doc)
     }
 }
