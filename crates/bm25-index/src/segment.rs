@@ -507,8 +507,7 @@ impl Segment {
         }
         let first = (lo - self.data_start) / format::CHUNK;
         let last = (hi - 1 - self.data_start) / format::CHUNK;
-        let unverified = |c: usize| self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) == 0;
-        if (first..=last).any(unverified) {
+        if (first..=last).any(|c| !self.chunk_verified(c)) {
             self.verify_new_chunks(first, last)
         } else {
             Ok(())
@@ -519,7 +518,7 @@ impl Segment {
     /// first in one request.
     #[cold]
     fn verify_new_chunks(&self, first: usize, last: usize) -> Result<(), Damaged> {
-        let unverified = |c: usize| self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) == 0;
+        let unverified = |c: usize| !self.chunk_verified(c);
         if let (Some(a), Some(b)) =
             ((first..=last).find(|&c| unverified(c)), (first..=last).rfind(|&c| unverified(c)))
         {
@@ -528,8 +527,7 @@ impl Segment {
             self.bytes.will_need(start..self.data_start + (b + 1) * format::CHUNK);
         }
         for c in first..=last {
-            let (word, bit) = (&self.verified[c / 64], 1u64 << (c % 64));
-            if word.load(Ordering::Relaxed) & bit != 0 {
+            if self.chunk_verified(c) {
                 continue;
             }
             let start = self.data_start + c * format::CHUNK;
@@ -538,9 +536,15 @@ impl Segment {
             if get_u64(&raw[self.sums.0..self.sums.1], c * 8) != Some(checksum(&raw[start..end])) {
                 return damaged(format!("chunk {c} checksum mismatch"));
             }
-            word.fetch_or(bit, Ordering::Relaxed);
+            self.verified[c / 64].fetch_or(1u64 << (c % 64), Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Whether chunk `c` has been verified.
+    #[inline]
+    fn chunk_verified(&self, c: usize) -> bool {
+        self.verified[c / 64].load(Ordering::Relaxed) & (1u64 << (c % 64)) != 0
     }
 
     /// Bytes `lo..hi` of section `k`, verified.
